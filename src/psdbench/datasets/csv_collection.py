@@ -1,0 +1,69 @@
+"""``uci/<stem>``: the CSV collection under ``PSDBENCH_DATA/binary_classification``.
+
+Files have no header, features first and the label last.  As both papers' code does, label 1 maps
+to +1 and anything else to -1, and NaN features are replaced by 0 (the count is recorded in
+``meta["n_nan_replaced"]``).  ``.csv`` and gzipped ``.csv.gz`` are both read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..api import Dataset, DataError
+from . import DATA_ENV, data_dir
+
+SUBDIR = "binary_classification"
+
+
+class UciCollection:
+    """The papers' binary UCI / LIBSVM sets, read from ``PSDBENCH_DATA`` (never downloaded implicitly)."""
+
+    def _dir(self) -> Path:
+        path = data_dir() / SUBDIR
+        if not path.is_dir():
+            raise DataError(f"missing data directory {path}: set {DATA_ENV} to a folder holding {SUBDIR}/")
+        return path
+
+    def names(self) -> list[str]:
+        out = []
+        for p in self._dir().iterdir():
+            if p.name.endswith(".csv.gz"):
+                out.append(p.name[: -len(".csv.gz")])
+            elif p.suffix == ".csv":
+                out.append(p.stem)
+        return sorted(out)
+
+    def path(self, name: str) -> Path:
+        base = self._dir()
+        for suffix in (".csv", ".csv.gz"):
+            p = base / f"{name}{suffix}"
+            if p.is_file():
+                return p
+        raise DataError(f"missing data file {base / (name + '.csv')}[.gz]: check {DATA_ENV} or the dataset name 'uci/{name}'")
+
+    def check(self, name: str) -> None:
+        self.path(name)
+
+    def load(self, name: str) -> Dataset:
+        path = self.path(name)
+        try:
+            raw = np.loadtxt(path, delimiter=",", dtype=float)
+        except ValueError as exc:
+            raise DataError(f"cannot parse {path}: {str(exc).splitlines()[0]}") from None
+        if raw.ndim != 2 or raw.shape[1] < 2:
+            raise DataError(f"{path}: expected rows of features followed by a label")
+        X, label = raw[:, :-1], raw[:, -1]
+        if np.isnan(label).any():
+            raise DataError(f"{path}: {int(np.isnan(label).sum())} labels are NaN")
+        nan = np.isnan(X)
+        X = np.where(nan, 0.0, X)
+        return Dataset(
+            name=f"uci/{name}",
+            X=X,
+            y=np.where(label == 1, 1.0, -1.0),
+            source=str(path),
+            label_coding="label 1 -> +1, anything else -> -1",
+            meta={"n_nan_replaced": int(nan.sum())},
+        )

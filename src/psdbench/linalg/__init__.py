@@ -1,0 +1,1 @@
+"""Shared kernels: PSD checks, GDPA scalars with warm-started LOBPCG, LP helpers."""

@@ -1,0 +1,23 @@
+"""PSD checks used by every verifier."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+
+
+def asymmetry(A: np.ndarray) -> float:
+    """Largest absolute entry of ``A - A.T``."""
+    return float(np.max(np.abs(A - A.T))) if A.size else 0.0
+
+
+def min_eig(A: np.ndarray) -> float:
+    """Smallest eigenvalue of the symmetric part of ``A`` (dense LAPACK, exact to rounding)."""
+    S = 0.5 * (A + A.T)
+    return float(sla.eigh(S, eigvals_only=True, subset_by_index=[0, 0], driver="evr")[0])
+
+
+def nearest_psd(A: np.ndarray) -> np.ndarray:
+    """Frobenius projection of the symmetric part of ``A`` onto the PSD cone (eigenvalue clipping)."""
+    w, V = np.linalg.eigh(0.5 * (A + A.T))
+    return (V * np.clip(w, 0.0, None)) @ V.T

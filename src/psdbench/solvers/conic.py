@@ -1,0 +1,132 @@
+"""Generic conic solvers on an instance's cvxpy reference formulation.
+
+``scs`` (ADMM, O'Donoghue et al.), ``clarabel`` (interior point) and ``mosek`` (interior point,
+when a license is present) solve whatever :meth:`Instance.reference_formulation` returns, so any
+problem that offers a cvxpy formulation gets all three without new code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Callable
+
+import numpy as np
+
+from ..api import Budget, Solution, Status
+
+
+@dataclass
+class Formulation:
+    """A cvxpy problem plus a function that reads the solution variables after a solve."""
+
+    problem: Any  # cvxpy.Problem
+    extract: Callable[[], dict[str, np.ndarray]]
+
+
+def _version(pkg: str) -> str:
+    try:
+        return version(pkg)
+    except PackageNotFoundError:
+        return "absent"
+
+
+class CvxpySolver:
+    """Base class: solve the reference formulation with one cvxpy backend."""
+
+    name = "cvxpy"
+    backend = ""
+    package = ""
+    kinds: tuple[str, ...] = ("*",)
+    default_params: dict[str, Any] = {}
+    time_limit_option: str | None = None
+
+    def library_versions(self) -> dict[str, str]:
+        return {"cvxpy": _version("cvxpy"), self.package: _version(self.package)}
+
+    def available(self) -> tuple[bool, str]:
+        import cvxpy as cp
+
+        ok = self.backend in cp.installed_solvers()
+        return ok, "" if ok else f"{self.backend} is not installed"
+
+    def supports(self, instance: Any) -> bool:
+        return self.available()[0] and hasattr(instance, "reference_formulation")
+
+    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+        import cvxpy as cp
+
+        ok, why = self.available()
+        if not ok:
+            return Solution(variables={}, status=Status.SKIPPED, message=why)
+        form = instance.reference_formulation()
+        if form is None:
+            return Solution(variables={}, status=Status.SKIPPED, message="no cvxpy formulation for this problem")
+        opts = {**self.default_params, **params}
+        if budget.time_limit_s and self.time_limit_option:
+            opts.setdefault(self.time_limit_option, float(budget.time_limit_s))
+        form.problem.solve(solver=self.backend, **opts)
+        stats = form.problem.solver_stats
+        status = {
+            cp.OPTIMAL: Status.OK,
+            cp.OPTIMAL_INACCURATE: Status.MAX_ITER,
+            cp.USER_LIMIT: Status.MAX_ITER,
+            cp.INFEASIBLE: Status.INFEASIBLE,
+            cp.INFEASIBLE_INACCURATE: Status.INFEASIBLE,
+            cp.UNBOUNDED: Status.DIVERGED,
+            cp.UNBOUNDED_INACCURATE: Status.DIVERGED,
+        }.get(form.problem.status, Status.ERROR)
+        variables = form.extract() if form.problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) else {}
+        if status is not Status.OK and not variables:
+            return Solution(variables={}, status=status, message=f"cvxpy status {form.problem.status}")
+        return Solution(
+            variables=variables,
+            status=status,
+            iterations=int(stats.num_iters or 0),
+            info={"solver_objective": float(form.problem.value), "solve_time_s": float(stats.solve_time or 0.0),
+                  "cvxpy_status": form.problem.status},
+            message="" if status is Status.OK else f"cvxpy status {form.problem.status}",
+        )
+
+
+class Scs(CvxpySolver):
+    """SCS (ADMM on the homogeneous self-dual embedding) with its own default accuracy 1e-4."""
+
+    name = "scs"
+    backend = "SCS"
+    package = "scs"
+    default_params = {"eps_abs": 1e-4, "eps_rel": 1e-4, "max_iters": 100000}
+    time_limit_option = "time_limit_secs"
+
+
+class Clarabel(CvxpySolver):
+    """Clarabel (primal-dual interior point).  Its KKT system grows as n^4 on an n x n PSD cone."""
+
+    name = "clarabel"
+    backend = "CLARABEL"
+    package = "clarabel"
+    default_params: dict[str, Any] = {}
+    time_limit_option = "time_limit"
+
+
+class Mosek(CvxpySolver):
+    """MOSEK interior point; ``skipped`` unless the package and a license are present."""
+
+    name = "mosek"
+    backend = "MOSEK"
+    package = "mosek"
+    default_params: dict[str, Any] = {}
+    time_limit_option = None
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = super().available()
+        if not ok:
+            return ok, why
+        try:  # a license check that costs nothing
+            import mosek
+
+            with mosek.Env() as env:
+                env.checkoutlicense(mosek.feature.pton)
+        except Exception as exc:  # no license: skipped, not an error
+            return False, f"MOSEK license unavailable: {str(exc).splitlines()[0]}"
+        return True, ""

@@ -1,0 +1,183 @@
+"""GDPA-LP: the graph-classifier SDP dual by a sequence of GDPA-linearized LPs.
+
+Paper: "Projection-free Graph-based Classifier Learning using Gershgorin Disc Perfect Alignment"
+(../shared/papers/gdpa-graph-classifier-sdp.txt), sections 4.3-5.2.  Matrices come from the
+instance (:meth:`split_dual_matrix` is H-bar of (15)/(20), :meth:`dual_matrix` is H of (12)).
+
+Each outer iteration t
+  1. takes the first eigenvector v^t of H-bar^t (warm-started LOBPCG, section 5.1; per connected
+     component, see :mod:`psdbench.linalg.gdpa`),
+  2. solves the LP of (20) with the PSD constraint replaced by the N+2 Gershgorin rows (21) of
+     S H-bar S^-1 >= rho, s_i = 1 / v_i^t, with HiGHS,
+  3. stops when the LP objective changes by less than ``tol`` relative (the authors' absolute
+     test with L scaled by 1e-15 stopped after about two LPs; see reference-settings.md).
+Labels (section 5.2): x = sign(xhat_1 v_1 v) with v the first eigenvector of H of (12) at the
+final (y, z).
+
+The parameter ``epsilon`` chooses how eps of (15) is set: ``"free"`` (default) makes eps an LP
+variable; ``"paper"`` uses the rule of section 5.2, eps^t = 1'y^{t-1} + 1'z^{t-1}, a constant inside
+each LP.  Under that rule rows N+1 and N+2 of (21) force y_{N+1} >= 2 eps^t, so 1'y^t + 1'z^t
+roughly doubles at every LP and the iteration diverges (measured on WDBC; the run ends with status
+``diverged``).
+The modified dual (20) is degenerate (u'H-bar u = 1'y + b'z for u = [1_N; 1; -1], see
+reference-settings.md), so its optimum is 0 and each LP has an optimal face: HiGHS dual simplex
+makes the returned vertex deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import version
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from ..api import Budget, Solution, Status, TraceRecorder
+from ..linalg.gdpa import first_eigvec, magnitudes
+from ..linalg.lp import solve_lp
+from ..linalg.psd import min_eig
+
+
+@dataclass
+class SplitDualLP:
+    """The LP (20)+(21) for one set of GDPA magnitudes ``a = |v|``.
+
+    Variables are ``[y (N+1), z (M)]`` plus ``eps`` when ``free_eps``.  Row ``i`` of the
+    Gershgorin condition of ``S H-bar S^-1`` (entry (i, j) = v_j Hbar_ij / v_i) is
+    ``Hbar_ii - sum_j (a_j / a_i) |Hbar_ij| >= rho``; the signs of ``L_ij`` (<= 0) and of ``z_i``
+    (``<= 0`` for xhat_i = +1, ``>= 0`` for xhat_i = -1, section 4.2) are known, so every
+    absolute value is linear.
+    """
+
+    L: np.ndarray
+    xhat: np.ndarray
+    rho: float = 0.0
+    free_eps: bool = False
+
+    def build(self, a: np.ndarray, eps: float) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, list]:
+        L, xhat = self.L, self.xhat
+        N, m = L.shape[0], len(xhat)
+        g1 = xhat > 0  # z_i <= 0, edges to node N+1 (index N)
+        sig = np.where(g1, -1.0, 1.0)  # |z_i| = sig_i z_i
+        hub = np.where(g1, N, N + 1)  # which split node labelled i connects to
+        nv = N + 1 + m + (1 if self.free_eps else 0)
+        iy, iz, ie = np.arange(N + 1), N + 1 + np.arange(m), N + 1 + m
+        A = sp.lil_matrix((N + 2, nv))
+        rhs = np.empty(N + 2)
+        # rows i < N of (21):  y_i + d_i - sum_j (a_j/a_i) w_ij - (a_hub/a_i) |z_i| >= rho
+        ratio = a[None, :N] / a[:N, None]
+        offL = np.abs(L) * ratio
+        np.fill_diagonal(offL, 0.0)
+        rhs[:N] = np.diag(L) - offL.sum(axis=1) - self.rho
+        A[np.arange(N), iy[:N]] = -1.0
+        lab = np.arange(m)
+        A[lab, iz] = sig * a[hub] / a[lab]
+        # row N (node N+1):  (y_N - sum_g1 z + sum_g2 z)/2 - eps - sum_{g1} (a_j/a_N) |z_j| >= rho
+        # row N+1 (node N+2): (y_N + sum_g1 z - sum_g2 z)/2 + eps - sum_{g2} (a_j/a_{N+1}) |z_j| >= rho
+        half = np.where(g1, 0.5, -0.5)  # coefficient of z_j in (sum_g1 z - sum_g2 z)/2
+        for row, sgn, grp in ((N, -1.0, g1), (N + 1, 1.0, ~g1)):
+            A[row, iy[N]] = -0.5
+            coef = -sgn * half  # minus the row's own z coefficient (<= form)
+            coef = coef + np.where(grp, sig * a[lab] / a[row], 0.0)
+            A[row, iz] = coef
+            if self.free_eps:
+                A[row, ie] = -sgn
+                rhs[row] = -self.rho
+            else:
+                rhs[row] = sgn * eps - self.rho
+        c = np.concatenate([np.ones(N + 1), 2.0 * xhat, [0.0] if self.free_eps else []])
+        bounds = [(None, None)] * (N + 1) + [(None, 0.0) if g else (0.0, None) for g in g1]
+        if self.free_eps:
+            bounds.append((None, None))
+        return c, A.tocsr(), rhs, bounds
+
+
+class GdpaLp:
+    """Solver ``gdpa-lp``: the published GDPA linearization of the modified SDP dual (20)."""
+
+    name = "gdpa-lp"
+    kinds = ("graph-classification",)
+    default_params: dict[str, Any] = {
+        "tol": 1e-4,  # relative change of the LP objective
+        "max_lp": 100,
+        "lobpcg_tol": 1e-4,
+        "lobpcg_maxiter": 200,
+        "rho": 0.0,
+        # "free": eps of (15) is an LP variable (default); "paper": the rule of section 5.2,
+        # eps^t = 1'y^{t-1} + 1'z^{t-1}, which doubles eps at every LP and diverges (status diverged).
+        "epsilon": "free",
+        "diverge_at": 1e12,  # |LP objective| / (1 + tr L) beyond which the run is declared diverged
+        "lp_tol": 1e-7,
+    }
+
+    def library_versions(self) -> dict[str, str]:
+        return {"scipy": version("scipy")}
+
+    def supports(self, instance: Any) -> bool:
+        return getattr(instance, "kind", None) in self.kinds
+
+    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+        p = {**self.default_params, **params}
+        if p["epsilon"] not in ("paper", "free"):
+            raise ValueError(f"gdpa-lp: epsilon must be 'paper' or 'free', not {p['epsilon']!r}")
+        N, m, xhat = instance.n, instance.m, instance.xhat
+        lp = SplitDualLP(L=instance.L, xhat=xhat, rho=float(p["rho"]), free_eps=p["epsilon"] == "free")
+        rec = TraceRecorder()
+        # Initialization of section 5.2: y0 = [1_M; 0_{N-M}; M], z0 = -xhat, eps from the same rule.
+        y = np.concatenate([np.ones(m), np.zeros(N - m), [float(m)]])
+        z = -xhat.copy()
+        eps = float(y.sum() + z.sum())  # eps paired with the current (y, z)
+        v = None
+        prev = None
+        status, n_lp, lobpcg_iters = Status.MAX_ITER, 0, 0
+        max_lp = int(budget.max_iter or p["max_lp"])
+        t_eig = t_lp = 0.0
+        for _ in range(max_lp):
+            t0 = rec.elapsed()
+            eig = first_eigvec(instance.split_dual_matrix(y, z, eps), v, p["lobpcg_tol"], int(p["lobpcg_maxiter"]))
+            v, lobpcg_iters = eig.v, lobpcg_iters + eig.lobpcg_iters
+            t1 = rec.elapsed()
+            eps_lp = float(y.sum() + z.sum())  # section 5.2: eps^t = 1'y^{t-1} + 1'z^{t-1}
+            c, A, rhs, bounds = lp.build(magnitudes(v), eps_lp)
+            res = solve_lp(c, A, rhs, bounds, tol=float(p["lp_tol"]))
+            t_eig, t_lp = t_eig + t1 - t0, t_lp + rec.elapsed() - t1
+            n_lp += 1
+            y, z = res.x[: N + 1], res.x[N + 1 : N + 1 + m]
+            eps = float(res.x[-1]) if lp.free_eps else eps_lp
+            rec.add(lp_objective=res.fun, lower_bound=-res.fun, lambda_min_Hbar_prev=eig.lam_min, eps=eps)
+            if abs(res.fun) > p["diverge_at"] * (1.0 + float(np.trace(instance.L))):
+                status = Status.DIVERGED
+                break
+            if prev is not None and abs(res.fun - prev) <= p["tol"] * max(abs(res.fun), abs(prev), 1e-12):
+                status = Status.OK
+                break
+            prev = res.fun
+        x = self.labels(instance, y, z)
+        Hb = instance.split_dual_matrix(y, z, eps)
+        return Solution(
+            variables={"y": y, "z": z, "eps": np.array(eps), "x": x},
+            status=status,
+            iterations=n_lp,
+            trace=rec.points,
+            info={
+                "lp_count": n_lp,
+                "lp_objective": float(np.sum(y) + 2.0 * xhat @ z),
+                "lambda_min_Hbar": min_eig(Hb),
+                "lobpcg_iterations": lobpcg_iters,
+                "time_eig_s": t_eig,
+                "time_lp_s": t_lp,
+            },
+        )
+
+    @staticmethod
+    def labels(instance: Any, y: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """Section 5.2: x = sign(xhat_1 v_1 v), v the first eigenvector of H (12); known labels kept."""
+        _, V = sla.eigh(instance.dual_matrix(y, z), subset_by_index=[0, 0])
+        v = V[: instance.n, 0]
+        x = np.sign(instance.xhat[0] * v[0] * v)
+        majority = 1.0 if instance.xhat.sum() >= 0 else -1.0
+        x[x == 0] = majority
+        x[: instance.m] = instance.xhat
+        return x
