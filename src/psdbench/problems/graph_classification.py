@@ -120,7 +120,7 @@ class GraphClassification:
         "k": 10,
         "noise": 0.0,  # the paper adds 1e-12 noise to avoid NaN in normalization
         "feas_tol": 1e-3,  # equality residuals (entries are O(1))
-        "psd_tol": 1e-6,  # relative to max(1, ||matrix||_2)
+        "psd_tol": 1e-4,  # lambda_min >= -psd_tol * max(1, ||matrix||): matches 1e-4 first-order solvers
     }
 
     def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> "GraphClassificationInstance":

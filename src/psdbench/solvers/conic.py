@@ -39,6 +39,7 @@ class CvxpySolver:
     package = ""
     kinds: tuple[str, ...] = ("*",)
     default_params: dict[str, Any] = {}
+    accepts_any_params = True  # parameters are passed through to the backend as solver options
     time_limit_option: str | None = None
 
     def library_versions(self) -> dict[str, str]:

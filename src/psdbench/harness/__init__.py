@@ -1,0 +1,1 @@
+"""Grid expansion, process-isolated runner, verification, references, store and reports."""
