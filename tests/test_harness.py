@@ -79,12 +79,28 @@ def plugin_path(tmp_path_factory):
     return d
 
 
-def cli(args, plugin_path=None, cwd=None):
-    env = dict(os.environ)
+class Out:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def cli(args, plugin_path=None):
+    """The command line, in process (imports are paid once; cells still run in worker processes)."""
+    import contextlib
+    import io
+
+    from psdbench.cli import main
+
+    old = list(sys.path)
     if plugin_path is not None:
-        env["PYTHONPATH"] = str(plugin_path) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "psdbench.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=600)
+        sys.path.insert(0, str(plugin_path))
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([str(a) for a in args])
+    finally:
+        sys.path[:] = old
+    return Out(code, out.getvalue(), err.getvalue())
 
 
 def grid(tmp_path, solvers, seeds=(0,), timeout=8, name="g.toml", dataset="sklearn/breast-cancer"):

@@ -37,13 +37,14 @@ def _context() -> mp.context.BaseContext:
     if _CTX is None:
         if "forkserver" in mp.get_all_start_methods():
             _CTX = mp.get_context("forkserver")
-            _CTX.set_forkserver_preload(["numpy", "scipy.linalg", "cvxpy", "sklearn.neighbors", "psdbench.harness.worker"])
+            _CTX.set_forkserver_preload(["psdbench.harness.worker", "psdbench.problems.graph_classification"])
         else:
             _CTX = mp.get_context("spawn")
     return _CTX
 
 
-def _child(fn_name: str, task: dict[str, Any], conn: Any, memory_mb: int | None) -> None:
+def _child(fn_name: str, task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str]) -> None:
+    sys.path[:] = path  # plugins made importable after the forkserver started are found too
     if memory_mb:
         limit = int(memory_mb) * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -61,7 +62,7 @@ def run_isolated(fn_name: str, task: dict[str, Any], timeout: float, memory_mb: 
     """Run ``worker.<fn_name>(task)`` in a fresh process; kill it after ``timeout`` seconds."""
     ctx = _context()
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(fn_name, task, send, memory_mb), daemon=True)
+    proc = ctx.Process(target=_child, args=(fn_name, task, send, memory_mb, list(sys.path)), daemon=True)
     t0 = time.perf_counter()
     proc.start()
     send.close()
@@ -115,7 +116,7 @@ class Progress:
 
     def update(self, status: str) -> None:
         self.done += 1
-        self.failed += status not in ("ok", "skipped")
+        self.failed += status in ("max_iter", "timeout", "infeasible", "diverged", "error", "crashed")
         if not self.enabled:
             return
         el = time.perf_counter() - self.t0
