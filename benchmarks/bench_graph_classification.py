@@ -1,5 +1,11 @@
 """asv benchmarks: GDPA-LP versus SCS on one WDBC graph-classification instance.
 
+Run from the repository root (configuration in ``asv.conf.json``)::
+
+    asv machine --yes
+    asv run --quick --python=same      # in the current environment
+    asv run --quick                    # CI: a fresh virtualenv per commit, the project installed as a wheel
+
 Instance: ``sklearn/breast-cancer``, ``n=100`` (50 labelled), kNN graph with ``k=10``, seed 0.
 BLAS is pinned to one thread (threadpoolctl) so that timings compare the algorithms, not the
 thread pools.  SCS runs with ``acceleration_lookback=0`` (the setting of the smoke suite).
