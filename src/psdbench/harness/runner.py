@@ -32,12 +32,36 @@ CERTIFIED_RTOL = 1e-5  # reference interval width / max(1, |p*|) below which it 
 _CTX = None
 
 
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+#: Imported once by the fork server, so that a cell's worker starts without paying for them.
+PRELOAD = ["psdbench.harness.worker", "psdbench.problems.graph_classification", "psdbench.solvers.gdpa_lp",
+           "cvxpy", "scs", "clarabel"]
+
+
 def _context() -> mp.context.BaseContext:
+    """Forkserver context whose server loads the numerical libraries with one BLAS thread.
+
+    threadpoolctl reaches only libraries already loaded, and SCS ships its own OpenBLAS, so the
+    thread variables are set for the server process before it imports anything.
+    """
     global _CTX  # a process-wide cache of the multiprocessing context, not algorithm state
     if _CTX is None:
         if "forkserver" in mp.get_all_start_methods():
-            _CTX = mp.get_context("forkserver")
-            _CTX.set_forkserver_preload(["psdbench.harness.worker", "psdbench.problems.graph_classification"])
+            ctx = mp.get_context("forkserver")
+            ctx.set_forkserver_preload(PRELOAD)
+            from multiprocessing import forkserver
+
+            saved = {k: os.environ.get(k) for k in THREAD_VARS}
+            os.environ.update({k: "1" for k in THREAD_VARS})
+            try:
+                forkserver.ensure_running()
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            _CTX = ctx
         else:
             _CTX = mp.get_context("spawn")
     return _CTX
@@ -45,6 +69,7 @@ def _context() -> mp.context.BaseContext:
 
 def _child(fn_name: str, task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str]) -> None:
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
+    os.environ.update({k: "1" for k in THREAD_VARS})
     if memory_mb:
         limit = int(memory_mb) * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
