@@ -85,3 +85,31 @@ def test_uci_loader_and_missing_data(registry, data_dir, monkeypatch, tmp_path):
     monkeypatch.setenv("PSDBENCH_DATA", str(tmp_path / "nowhere"))
     with pytest.raises(DataError, match="PSDBENCH_DATA"):
         registry.load_dataset("uci/sonar")
+
+
+def test_reduced_formulation_lifts_to_a_feasible_point_of_8(registry, wdbc):
+    """Conic solvers on the reduced SDP return an M of (8): exactly feasible, same optimum."""
+    inst = random_instance(registry, wdbc, n=24, graph="complete", seed=3)
+    full = Clarabel().solve(inst, Budget())
+    red = Clarabel().solve(inst, Budget(), formulation="reduced")
+    assert red.status is Status.OK
+    M = red.variables["M"]
+    assert M.shape == (inst.n + 1, inst.n + 1)
+    np.testing.assert_allclose(M[: inst.m, inst.n], inst.xhat * M[inst.n, inst.n], atol=1e-12)
+    assert inst.verify(red).ok
+    assert inst.objective(red) == pytest.approx(inst.objective(full), rel=1e-6)
+    with pytest.raises(PsdbenchError):
+        inst.reference_formulation("dual")
+
+
+def test_lift_preserves_objective_and_psd(registry, wdbc):
+    inst = random_instance(registry, wdbc, n=20, seed=2)
+    Q, const = inst.reduced_sdp()
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(3, Q.shape[0]))
+    V /= np.linalg.norm(V, axis=0)
+    Z = V.T @ V  # any feasible point of the reduced SDP
+    M = inst.lift(Z)
+    sol = Solution(variables={"M": M})
+    assert inst.verify(sol).ok
+    assert inst.objective(sol) == pytest.approx(float(np.sum(Q * Z)) + const, rel=1e-10)

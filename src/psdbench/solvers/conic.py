@@ -1,5 +1,9 @@
 """Generic conic solvers on an instance's cvxpy reference formulation.
 
+The parameter ``formulation`` selects one of the instance's equivalent formulations (for
+graph-classification: ``primal``, the SDP (8), or ``reduced``); every other parameter is passed to
+the backend as a solver option.
+
 ``scs`` (ADMM, O'Donoghue et al.), ``clarabel`` (interior point) and ``mosek`` (interior point,
 when a license is present) solve whatever :meth:`Instance.reference_formulation` returns, so any
 problem that offers a cvxpy formulation gets all three without new code.
@@ -60,10 +64,13 @@ class CvxpySolver:
         ok, why = self.available()
         if not ok:
             return Solution(variables={}, status=Status.SKIPPED, message=why)
-        form = instance.reference_formulation()
+        opts = {**self.default_params, **params}
+        # "formulation" picks one of the instance's equivalent cvxpy formulations; the rest are
+        # backend options.
+        variant = opts.pop("formulation", None)
+        form = instance.reference_formulation() if variant is None else instance.reference_formulation(variant)
         if form is None:
             return Solution(variables={}, status=Status.SKIPPED, message="no cvxpy formulation for this problem")
-        opts = {**self.default_params, **params}
         if budget.time_limit_s and self.time_limit_option:
             opts.setdefault(self.time_limit_option, float(budget.time_limit_s))
         form.problem.solve(solver=self.backend, **opts)
