@@ -132,7 +132,15 @@ def _prepare(df: pd.DataFrame) -> pd.DataFrame:
     for k in ("problem", "dataset", "graph", "scaling", "k", "solver", "status"):
         df[k] = df[k].map(lambda v: MISSING if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
     df["instance_key"] = df["instance_key"].fillna(df["cell_key"]).fillna("")
+    df["solver"] = [_solver_label(name, sp) for name, sp in zip(df["solver"], df.get("solver_params", [None] * len(df)))]
     return df
+
+
+def _solver_label(name: str, params: Any) -> str:
+    """``scs (formulation=reduced, eps_abs=1e-06)``: one table row per solver configuration."""
+    if not isinstance(params, dict) or not params:
+        return name
+    return f"{name} (" + ", ".join(f"{k}={params[k]}" for k in sorted(params)) + ")"
 
 
 def _per_instance_mean(sub: pd.DataFrame, col: str) -> tuple[float, float, int]:
@@ -177,6 +185,7 @@ def _group_table(sub: pd.DataFrame, refs: pd.DataFrame) -> tuple[pd.DataFrame, l
             ratio = lb / pstar.where(pstar != 0)
             row["lower bound"] = fmt_num(_mean(lb))
             row["LB/p*"] = fmt_num(_mean(ratio))
+            row["p* − LB"] = fmt_num(_mean(pstar - lb))
         if has_hbar:
             row["λmin(H̄)"] = fmt_num(_mean(ok["metric_lambda_min_Hbar"]))
         wt = ok["wall_time_s"].dropna()
