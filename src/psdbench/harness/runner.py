@@ -27,8 +27,8 @@ from .. import __version__
 from ..api import PsdbenchError, Status
 from .grid import Grid
 from .store import Store, now
+from .worker import CERTIFIED_RTOL
 
-CERTIFIED_RTOL = 1e-5  # reference interval width / max(1, |p*|) below which it counts as certified
 _CTX = None
 
 
