@@ -224,3 +224,14 @@ def test_results_csv_has_design_columns(tmp_path):
     assert (tmp_path / "rep" / "report.html").is_file() and (tmp_path / "rep" / "report.md").is_file()
     listed = cli(["list", "solvers"]).stdout
     assert "gdpa-lp" in listed and "scs" in listed and "clarabel" in listed
+
+
+def test_dask_backend_isolates_cells(tmp_path, plugin_path):
+    pytest.importorskip("distributed")
+    db = tmp_path / "r.sqlite"
+    g = grid(tmp_path, ["gdpa-lp", "faulty-crash"])
+    out = cli(["run", "--grid", str(g), "--db", str(db), "--report", "", "--quiet", "--backend", "dask", "--jobs", "2"],
+              plugin_path)
+    assert out.returncode == 0, out.stderr
+    df = Store(db).results_frame()
+    assert dict(zip(df.solver, df.status)) == {"gdpa-lp": "ok", "faulty-crash": "crashed"}

@@ -154,21 +154,33 @@ class Progress:
         sys.stderr.flush()
 
 
-def _executor(backend: str, jobs: int, scheduler: str | None) -> tuple[Callable, Callable]:
-    """Return (submit(fn_name, task, timeout, mem) -> future, shutdown())."""
+def _executor(backend: str, jobs: int, scheduler: str | None) -> tuple[Callable, Callable, Callable]:
+    """Return ``submit(fn_name, task, timeout, mem) -> future``, ``as_completed`` and ``shutdown``."""
     if backend == "local":
         pool = ThreadPoolExecutor(max_workers=jobs)
-        return (lambda *a: pool.submit(run_isolated, *a)), (lambda: pool.shutdown(wait=False, cancel_futures=True))
+        return ((lambda *a: pool.submit(run_isolated, *a)), as_completed,
+                (lambda: pool.shutdown(wait=False, cancel_futures=True)))
     if backend == "dask":
         try:
+            import dask
             from distributed import Client, LocalCluster
+            from distributed import as_completed as dask_as_completed
         except ImportError:
             raise PsdbenchError("the dask backend needs 'distributed': pip install 'psdbench[dask]'") from None
+        # Each task starts its own worker process (timeouts, crashes): dask workers must not be daemons.
+        dask.config.set({"distributed.worker.daemon": False})
         if scheduler:
             client = Client(scheduler)
         else:
             client = Client(LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True))
-        return (lambda *a: client.submit(run_isolated, *a, pure=False)), client.close
+
+        def shutdown() -> None:
+            cluster = client.cluster
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+        return (lambda *a: client.submit(run_isolated, *a, pure=False)), dask_as_completed, shutdown
     raise PsdbenchError(f"unknown backend {backend!r} (local | dask)")
 
 
@@ -199,7 +211,7 @@ def run_grid(
     if grid.reference:
         refs = [k for k in grid.instances if force or store.reference(k) is None]
     prog = Progress(len(todo) + len(refs), enabled=progress)
-    submit, shutdown = _executor(backend, jobs, scheduler)
+    submit, completed, shutdown = _executor(backend, jobs, scheduler)
     futures: dict[Any, tuple[str, Any]] = {}
     try:
         for key in refs:
@@ -210,7 +222,7 @@ def run_grid(
             task = {"problem": cell.problem, "dataset": cell.dataset, "instance_params": cell.instance_params,
                     "seed": cell.seed, "solver": cell.solver, "solver_params": cell.solver_params, "timeout": timeout}
             futures[submit("run_cell", task, timeout, memory_mb)] = ("cell", cell)
-        for fut in as_completed(futures):
+        for fut in completed(list(futures)):
             what, obj = futures[fut]
             try:
                 res = fut.result()
