@@ -234,6 +234,7 @@ def _time_vs_n_png(df: pd.DataFrame) -> bytes | None:
     if ok.empty:
         return None
     from matplotlib.figure import Figure  # no pyplot: Agg canvas, no global backend state
+    from matplotlib.ticker import NullLocator
 
     panels = sorted(ok.groupby(["problem", "dataset", "graph"]).groups.keys())
     multi_scaling = ok.groupby(["problem", "dataset", "graph"])["scaling"].nunique().max() > 1
@@ -241,15 +242,21 @@ def _time_vs_n_png(df: pd.DataFrame) -> bytes | None:
     nrow = math.ceil(len(panels) / ncol)
     fig = Figure(figsize=(4.6 * ncol, 3.6 * nrow))
     axes = fig.subplots(nrow, ncol, squeeze=False)
+    # one colour per solver configuration across every panel
+    palette = [f"C{i}" for i in range(10)]
+    colours = {lab: palette[i % 10] for i, lab in enumerate(sorted(ok["solver"].unique()))}
     for ax, key in zip(axes.flat, panels):
         sub = ok[(ok["problem"] == key[0]) & (ok["dataset"] == key[1]) & (ok["graph"] == key[2])]
         line_keys = ["solver", "scaling"] if multi_scaling else ["solver"]
         for lk, g in sub.groupby(line_keys):
             lk = lk if isinstance(lk, tuple) else (lk,)
             med = g.groupby("n")["wall_time_s"].median().sort_index()
-            ax.plot(med.index, med.values, marker="o", label=" / ".join(map(str, lk)))
+            ax.plot(med.index, med.values, marker="o", label=" / ".join(map(str, lk)), color=colours[lk[0]])
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ns = sorted(sub["n"].unique())
+        ax.set_xticks(ns, [f"{int(v)}" for v in ns])
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("N")
         ax.set_ylabel("median wall time (s)")
         ax.set_title(f"{key[1]} ({key[2]})" if key[0] == MISSING else f"{key[0]}: {key[1]} ({key[2]})", fontsize=9)

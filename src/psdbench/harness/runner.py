@@ -70,6 +70,9 @@ def _context() -> mp.context.BaseContext:
 def _child(fn_name: str, task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str]) -> None:
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
     os.environ.update({k: "1" for k in THREAD_VARS})
+    import warnings
+
+    warnings.simplefilter("ignore")  # solver chatter would break the progress line; statuses carry it
     if memory_mb:
         limit = int(memory_mb) * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
