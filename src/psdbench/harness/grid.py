@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..api import DataError, PsdbenchError
+from ..api import PsdbenchError
 from ..registry import Registry
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name"}
@@ -136,10 +136,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         if not isinstance(datasets, list) or not datasets:
             raise PsdbenchError(f"{where}: 'datasets' must be a non-empty list")
         for d in datasets:
-            try:
-                reg.check_dataset(d)
-            except DataError:
-                raise
+            reg.check_dataset(d)  # one-line DataError (exit 2) before anything runs
         combos = _product(p.get("params", {}), where)
         known = set(getattr(problem, "default_params", {}))
         for c in combos:
