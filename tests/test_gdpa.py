@@ -5,6 +5,7 @@ import pytest
 
 from psdbench.api import Budget, Status
 from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends
+from psdbench.linalg.gershgorin_lp import gershgorin_rows
 from psdbench.linalg.psd import min_eig
 from psdbench.solvers.gdpa_lp import GdpaLp
 
@@ -103,4 +104,25 @@ def test_paper_epsilon_rule_diverges(registry, wdbc):
     sol = GdpaLp().solve(inst, Budget(), epsilon="paper")
     assert sol.status is Status.DIVERGED
     lp = [p["lp_objective"] for p in sol.trace]
-    assert lp[-1] > 1e6 * abs(lp[0])  # eps roughly doubles at every LP
+    assert lp[-1] > 1e6 * abs(lp[0])  # eps roughly triples at every LP
+
+
+@pytest.mark.parametrize("free_eps", [True, False])
+def test_affine_split_matrix_matches_the_instance(registry, wdbc, free_eps):
+    """The LP's H-bar(x) is the instance's H-bar of (15) (two independent constructions)."""
+    from psdbench.solvers.gdpa_lp import SplitDualLP
+
+    inst = random_instance(registry, wdbc, n=26, seed=1)
+    rng = np.random.default_rng(0)
+    N, m = inst.n, inst.m
+    y = rng.normal(size=N + 1)
+    z = np.abs(rng.normal(size=m)) * np.where(inst.xhat > 0, -1.0, 1.0)
+    eps = 0.7
+    lp = SplitDualLP(inst.L, inst.xhat, free_eps=free_eps)
+    x = np.concatenate([y, z, [eps] if free_eps else []])
+    H = lp.matrix(0.0 if free_eps else eps).evaluate(x)
+    np.testing.assert_allclose(H, inst.split_dual_matrix(y, z, eps), atol=1e-12)
+    # Gershgorin rows: A x <= b  <=>  left ends of S H S^-1 >= 0, checked against the direct formula
+    a = rng.uniform(0.5, 2.0, N + 2)
+    A, b = gershgorin_rows(lp.matrix(0.0 if free_eps else eps), a)
+    np.testing.assert_allclose(b - A @ x, gershgorin_left_ends(H, a), atol=1e-9)

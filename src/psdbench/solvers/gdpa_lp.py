@@ -36,19 +36,18 @@ import scipy.sparse as sp
 
 from ..api import Budget, Solution, Status, TraceRecorder
 from ..linalg.gdpa import first_eigvec, magnitudes
+from ..linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
 from ..linalg.lp import solve_lp
 from ..linalg.psd import min_eig
 
 
 @dataclass
 class SplitDualLP:
-    """The LP (20)+(21) for one set of GDPA magnitudes ``a = |v|``.
+    """The LP (20)+(21): H-bar of (15)/(20) as an affine signed matrix of ``[y (N+1), z (M)]``
+    (plus ``eps`` when ``free_eps``), its Gershgorin rows built by :mod:`psdbench.linalg.gershgorin_lp`.
 
-    Variables are ``[y (N+1), z (M)]`` plus ``eps`` when ``free_eps``.  Row ``i`` of the
-    Gershgorin condition of ``S H-bar S^-1`` (entry (i, j) = v_j Hbar_ij / v_i) is
-    ``Hbar_ii - sum_j (a_j / a_i) |Hbar_ij| >= rho``; the signs of ``L_ij`` (<= 0) and of ``z_i``
-    (``<= 0`` for xhat_i = +1, ``>= 0`` for xhat_i = -1, section 4.2) are known, so every
-    absolute value is linear.
+    Known signs: ``L_ij <= 0``; ``z_i <= 0`` for xhat_i = +1 (edges to node N+1) and ``z_i >= 0``
+    for xhat_i = -1 (edges to node N+2), section 4.2, so every absolute value in (21) is linear.
     """
 
     L: np.ndarray
@@ -56,42 +55,46 @@ class SplitDualLP:
     rho: float = 0.0
     free_eps: bool = False
 
-    def build(self, a: np.ndarray, eps: float) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, list]:
+    def matrix(self, eps: float = 0.0) -> AffineSignedMatrix:
+        """H-bar(x) of (15); a fixed ``eps`` (paper rule) goes into the constant part."""
         L, xhat = self.L, self.xhat
         N, m = L.shape[0], len(xhat)
-        g1 = xhat > 0  # z_i <= 0, edges to node N+1 (index N)
-        sig = np.where(g1, -1.0, 1.0)  # |z_i| = sig_i z_i
-        hub = np.where(g1, N, N + 1)  # which split node labelled i connects to
-        nv = N + 1 + m + (1 if self.free_eps else 0)
-        iy, iz, ie = np.arange(N + 1), N + 1 + np.arange(m), N + 1 + m
-        A = sp.lil_matrix((N + 2, nv))
-        rhs = np.empty(N + 2)
-        # rows i < N of (21):  y_i + d_i - sum_j (a_j/a_i) w_ij - (a_hub/a_i) |z_i| >= rho
-        ratio = a[None, :N] / a[:N, None]
-        offL = np.abs(L) * ratio
-        np.fill_diagonal(offL, 0.0)
-        rhs[:N] = np.diag(L) - offL.sum(axis=1) - self.rho
-        A[np.arange(N), iy[:N]] = -1.0
+        g1 = xhat > 0
+        hub = np.where(g1, N, N + 1)
         lab = np.arange(m)
-        A[lab, iz] = sig * a[hub] / a[lab]
-        # row N (node N+1):  (y_N - sum_g1 z + sum_g2 z)/2 - eps - sum_{g1} (a_j/a_N) |z_j| >= rho
-        # row N+1 (node N+2): (y_N + sum_g1 z - sum_g2 z)/2 + eps - sum_{g2} (a_j/a_{N+1}) |z_j| >= rho
-        half = np.where(g1, 0.5, -0.5)  # coefficient of z_j in (sum_g1 z - sum_g2 z)/2
-        for row, sgn, grp in ((N, -1.0, g1), (N + 1, 1.0, ~g1)):
-            A[row, iy[N]] = -0.5
-            coef = -sgn * half  # minus the row's own z coefficient (<= form)
-            coef = coef + np.where(grp, sig * a[lab] / a[row], 0.0)
-            A[row, iz] = coef
-            if self.free_eps:
-                A[row, ie] = -sgn
-                rhs[row] = -self.rho
-            else:
-                rhs[row] = sgn * eps - self.rho
+        C = np.zeros((N + 2, N + 2))
+        C[:N, :N] = L
+        iy, iz, ie = np.arange(N + 1), N + 1 + lab, N + 1 + m
+        half = np.where(g1, -0.5, 0.5)  # z_j's coefficient in kappa_{N+1}: (y_N - sum_g1 z + sum_g2 z)/2
+        terms = [
+            (np.arange(N), np.arange(N), iy[:N], np.ones(N)),  # y_i on the data diagonal
+            (np.array([N, N + 1]), np.array([N, N + 1]), np.array([N, N]), np.array([0.5, 0.5])),  # y_{N+1}/2
+            (lab, hub, iz, np.ones(m)),  # z_i on the edge to its split node
+            (np.full(m, N), np.full(m, N), iz, half),  # kappa_{N+1}
+            (np.full(m, N + 1), np.full(m, N + 1), iz, -half),  # kappa_{N+2}
+        ]
+        if self.free_eps:
+            terms.append((np.array([N, N + 1]), np.array([N, N + 1]), np.array([ie, ie]), np.array([-1.0, 1.0])))
+        else:
+            C[N, N] -= eps
+            C[N + 1, N + 1] += eps
+        sign = np.zeros((N + 2, N + 2))
+        sign[:N, :N] = -1.0
+        zsign = np.where(g1, -1.0, 1.0)
+        sign[lab, hub] = sign[hub, lab] = zsign
+        row, col, var, coef = (np.concatenate(t) for t in zip(*terms))
+        return AffineSignedMatrix(C, row, col, var, coef, sign, N + 1 + m + int(self.free_eps))
+
+    def build(self, a: np.ndarray, eps: float) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, list]:
+        """Objective 1'y + b'z (20), Gershgorin rows (21) for magnitudes ``a``, variable bounds."""
+        xhat = self.xhat
+        N = self.L.shape[0]
+        A, rhs = gershgorin_rows(self.matrix(eps), a, self.rho)
         c = np.concatenate([np.ones(N + 1), 2.0 * xhat, [0.0] if self.free_eps else []])
-        bounds = [(None, None)] * (N + 1) + [(None, 0.0) if g else (0.0, None) for g in g1]
+        bounds = [(None, None)] * (N + 1) + [(None, 0.0) if g else (0.0, None) for g in xhat > 0]
         if self.free_eps:
             bounds.append((None, None))
-        return c, A.tocsr(), rhs, bounds
+        return c, A, rhs, bounds
 
 
 class GdpaLp:
@@ -108,7 +111,7 @@ class GdpaLp:
         # "free": eps of (15) is an LP variable (default); "paper": the rule of section 5.2,
         # eps^t = 1'y^{t-1} + 1'z^{t-1}, which doubles eps at every LP and diverges (status diverged).
         "epsilon": "free",
-        "diverge_at": 1e12,  # |LP objective| / (1 + tr L) beyond which the run is declared diverged
+        "diverge_at": 1e8,  # |LP objective| / (1 + tr L) beyond which the run is declared diverged
         "lp_tol": 1e-7,
     }
 

@@ -1,0 +1,70 @@
+"""The GDPA linearization as an LP, for any matrix affine in the LP variables.
+
+A GDPA method writes its PSD matrix as ``H(x) = C + sum_t coef_t x_{k_t} (E_{i_t j_t} + E_{j_t i_t})``
+with the sign of every off-diagonal entry known in advance (a balanced signed graph).  Given
+magnitudes ``a = |v|`` of the first eigenvector of the current iterate, the Gershgorin rows of
+``S H(x) S^-1`` with ``s_i = 1 / v_i`` (entry (i, j) = ``v_j H_ij / v_i``) are
+
+    H_ii(x) - sum_{j != i} (a_j / a_i) sign_ij H_ij(x) >= rho,
+
+linear in ``x`` (graph-classifier paper, eq. (21); SGML paper, eq. (41)).  This module builds those
+rows once for every GDPA solver; the solvers only describe their matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@dataclass
+class AffineSignedMatrix:
+    """``H(x) = C + sum_t coef[t] * x[var[t]]`` at entries ``(row[t], col[t])`` and their mirror.
+
+    Attributes
+    ----------
+    C : ndarray (n, n)
+        Symmetric constant part.
+    row, col, var : ndarray of int
+        One entry per term; ``row == col`` puts the term on the diagonal (added once).
+    coef : ndarray of float
+    sign : ndarray (n, n)
+        Known sign (+1 / -1) of each off-diagonal entry, so ``|H_ij| = sign_ij H_ij``; 0 where the
+        entry is always zero.
+    n_vars : int
+    """
+
+    C: np.ndarray
+    row: np.ndarray
+    col: np.ndarray
+    var: np.ndarray
+    coef: np.ndarray
+    sign: np.ndarray
+    n_vars: int
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """The matrix ``H(x)``."""
+        H = self.C.copy()
+        vals = self.coef * np.asarray(x, float)[self.var]
+        np.add.at(H, (self.row, self.col), vals)
+        off = self.row != self.col
+        np.add.at(H, (self.col[off], self.row[off]), vals[off])
+        return H
+
+
+def gershgorin_rows(H: AffineSignedMatrix, a: np.ndarray, rho: float = 0.0) -> tuple[sp.csr_matrix, np.ndarray]:
+    """``A_ub, b_ub`` with ``A_ub x <= b_ub`` equivalent to every Gershgorin row of ``S H(x) S^-1`` >= rho."""
+    n = H.C.shape[0]
+    ratio = a[None, :] / a[:, None]  # ratio[i, j] = a_j / a_i
+    weighted = H.sign * ratio
+    np.fill_diagonal(weighted, 0.0)
+    g0 = np.diag(H.C) - np.sum(weighted * H.C, axis=1)
+    diag = H.row == H.col
+    r, c, k, w = H.row, H.col, H.var, H.coef
+    rows = np.concatenate([r[diag], r[~diag], c[~diag]])
+    cols = np.concatenate([k[diag], k[~diag], k[~diag]])
+    vals = np.concatenate([w[diag], -weighted[r[~diag], c[~diag]] * w[~diag], -weighted[c[~diag], r[~diag]] * w[~diag]])
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(n, H.n_vars))  # duplicates are summed
+    return -A, g0 - rho
