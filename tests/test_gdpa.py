@@ -78,8 +78,11 @@ def test_split_dual_objective_identity(registry, wdbc, seed):
     Hb = inst.split_dual_matrix(y, z, eps)
     u = np.concatenate([np.ones(N), [1.0, -1.0]])
     assert u @ Hb @ u == pytest.approx(y.sum() + inst.b @ z, rel=1e-10, abs=1e-9)
-    # Lemma 1: lambda_min(H-bar) <= lambda_min(H)
-    assert min_eig(Hb) <= min_eig(inst.dual_matrix(y, z)) + 1e-9
+    # Lemma 1's use: H-bar PSD implies H PSD (shift both to PSD through the y's)
+    delta = max(0.0, -min_eig(Hb))
+    y_psd = y + delta * np.append(np.ones(N), 2.0)  # H-bar + delta I
+    assert min_eig(inst.split_dual_matrix(y_psd, z, eps)) >= -1e-9
+    assert min_eig(inst.dual_matrix(y_psd, z)) >= -1e-9
 
 
 @pytest.mark.parametrize("graph", ["complete", "knn"])

@@ -294,6 +294,19 @@ class GraphClassificationInstance:
                 details.update(min_eig_Hbar=lam_Hb)
                 ok &= lam_Hb >= -ptol * scale
                 eigs.append(lam_Hb / scale)
+        if "y_reduced" in v:
+            yr = np.asarray(v["y_reduced"], float)
+            D = self.reduced_dual_matrix(yr)
+            scale = max(1.0, float(np.abs(D).sum(axis=1).max()))
+            lam_D = min_eig(D)
+            details.update(min_eig_reduced=lam_D)
+            ok &= lam_D >= -ptol * scale
+            eigs.append(lam_D / scale)
+            if "eps_reduced" in v:
+                lam_Hb = min_eig(self.reduced_split_matrix(yr, float(np.asarray(v["eps_reduced"]))))
+                details.update(min_eig_Hbar=lam_Hb)
+                ok &= lam_Hb >= -ptol * scale
+                eigs.append(lam_Hb / scale)
         if not eigs and not res:
             raise PsdbenchError("graph-classification: the solution carries no verifiable variable")
         return Feasibility(
@@ -334,6 +347,12 @@ class GraphClassificationInstance:
             out["dual_objective"] = float(np.sum(y) + self.b @ z)
             if "eps" in v:
                 out["lambda_min_Hbar"] = min_eig(self.split_dual_matrix(y, z, float(np.asarray(v["eps"]))))
+        if "y_reduced" in v:
+            yr = np.asarray(v["y_reduced"], float)
+            out["lower_bound"], out["lambda_min_H"] = self.reduced_dual_bound(yr)
+            out["dual_objective"] = float(np.sum(yr))
+            if "eps_reduced" in v:
+                out["lambda_min_Hbar"] = min_eig(self.reduced_split_matrix(yr, float(np.asarray(v["eps_reduced"]))))
         return out
 
     # ---- reference formulations
@@ -397,6 +416,9 @@ class GraphClassificationInstance:
         ``u_i = xhat_i u_t`` on the labelled nodes.  The objectives agree, so the optima do.
         Its dual is ``max -1'w`` s.t. ``Q + diag(w)`` PSD.
         """
+        if "reduced" in self._cache:
+            Q, const = self._cache["reduced"]
+            return Q.copy(), const
         m = self.m
         L_UU = self.L[m:, m:]
         c = self.L[m:, :m] @ self.xhat
@@ -405,7 +427,42 @@ class GraphClassificationInstance:
         Q = np.zeros((k + 1, k + 1))
         Q[:k, :k] = L_UU
         Q[:k, k] = Q[k, :k] = c
-        return Q, const
+        self._cache["reduced"] = (Q, const)
+        return Q.copy(), const
+
+    def reduced_dual_matrix(self, y: np.ndarray) -> np.ndarray:
+        """``Q + diag(y)``: the dual matrix of the reduced SDP (dual: min 1'y s.t. this PSD)."""
+        Q, _ = self.reduced_sdp()
+        return Q + np.diag(y)
+
+    def reduced_dual_bound(self, y: np.ndarray) -> tuple[float, float]:
+        """Certified lower bound on p* from any ``y``: ``const - 1'y - k max(0, -lambda_min(Q + diag y))``.
+
+        Weak duality for the reduced SDP: ``tr(Q Z) >= -1'y`` for Z feasible and Q + diag(y) PSD.
+        """
+        Q, const = self.reduced_sdp()
+        lam = min_eig(Q + np.diag(y))
+        return const - float(np.sum(y)) - Q.shape[0] * max(0.0, -lam), lam
+
+    def reduced_split_matrix(self, y: np.ndarray, eps: float) -> np.ndarray:
+        """H-bar of the reduced dual with the homogenizing node t split in two (size |U|+2).
+
+        t+ (index |U|) keeps the edges of t with ``c_i < 0`` (positive edges), t- (index |U|+1)
+        those with ``c_i > 0`` (negative edges); their diagonals are ``y_t/2 - eps`` and
+        ``y_t/2 + eps``.  It is the Laplacian of a balanced graph (colour t- apart), and for any w,
+        ``w'(Q + diag y)w = a' H-bar a`` with ``a = [w_U; w_t; w_t]`` (the argument of Lemma 1), so
+        H-bar PSD implies Q + diag(y) PSD.
+        """
+        Q, _ = self.reduced_sdp()
+        u = Q.shape[0] - 1
+        c = Q[:u, u]
+        H = np.zeros((u + 2, u + 2))
+        H[:u, :u] = Q[:u, :u] + np.diag(y[:u])
+        H[:u, u] = H[u, :u] = np.where(c < 0, c, 0.0)
+        H[:u, u + 1] = H[u + 1, :u] = np.where(c > 0, c, 0.0)
+        H[u, u] = 0.5 * y[u] - eps
+        H[u + 1, u + 1] = 0.5 * y[u] + eps
+        return H
 
     def certified_reference(self, time_limit_s: float | None = None, rtol: float = 1e-5) -> dict[str, Any]:
         """Certified interval [lower, upper] for p*, from the reduced SDP.
