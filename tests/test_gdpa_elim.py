@@ -53,7 +53,7 @@ def test_lemma_1_eigenvalue_inequality_needs_psd(registry, wdbc):
 @pytest.mark.parametrize("graph,seed", [("knn", 0), ("complete", 1), ("knn", 2)])
 def test_bound_is_certified_and_below_p_star(registry, wdbc, start, graph, seed):
     inst = random_instance(registry, wdbc, n=60, graph=graph, seed=seed, k=10)
-    sol = GdpaLpElim().solve(inst, Budget(), start=start)
+    sol = GdpaLpElim().solve(inst, Budget(), start=start, scalars="gdpa")
     assert sol.status is Status.OK
     feas = inst.verify(sol)
     assert feas.ok, feas.details
@@ -81,3 +81,33 @@ def test_lp_makes_every_row_tight_so_gdpa_is_stationary(registry, wdbc):
     colour = np.ones(len(a))
     colour[-1] = -1.0  # t- is the other colour
     np.testing.assert_allclose(Hb @ (colour * a), 0.0, atol=1e-7)
+
+
+@pytest.mark.parametrize("graph,seed", [("knn", 0), ("complete", 2)])
+def test_optimal_scalars_solve_the_split_dual_exactly(registry, wdbc, graph, seed):
+    """scalars='optimal' reaches the optimum of min 1'y s.t. H-bar(y, eps) PSD, solved by Clarabel."""
+    import cvxpy as cp
+
+    inst = random_instance(registry, wdbc, n=40, graph=graph, seed=seed, k=10)
+    Q, const = inst.reduced_sdp()
+    k = Q.shape[0]
+    H = reduced_split_affine(Q)
+    x = cp.Variable(k + 1)
+    Hx = H.C + sum(cp.multiply(c, cp.reshape(x[v], ())) * _unit(len(H.C), i, j)
+                   for i, j, v, c in zip(H.row, H.col, H.var, H.coef))
+    prob = cp.Problem(cp.Minimize(cp.sum(x[:k])), [0.5 * (Hx + Hx.T) >> 0])
+    prob.solve(solver="CLARABEL")
+    exact = const - prob.value
+    sol = GdpaLpElim().solve(inst, Budget(), start="harmonic", scalars="optimal")
+    ev = inst.evaluate(sol)
+    assert inst.verify(sol).ok
+    assert ev["lower_bound"] == pytest.approx(exact, rel=1e-4, abs=1e-4 * abs(const))
+    plain = inst.evaluate(GdpaLpElim().solve(inst, Budget(), start="harmonic", scalars="gdpa"))["lower_bound"]
+    assert ev["lower_bound"] >= plain - 1e-8
+    assert ev["lower_bound"] <= inst.certified_reference()["value"]
+
+
+def _unit(n, i, j):
+    E = np.zeros((n, n))
+    E[i, j] = E[j, i] = 1.0
+    return E

@@ -123,7 +123,10 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         if not isinstance(filt, dict):
             raise PsdbenchError(f"{where}: 'where' must be a table")
         versions = solver.library_versions() if hasattr(solver, "library_versions") else {}
-        solver_entries.append((s["name"], combos, {k: v if isinstance(v, list) else [v] for k, v in filt.items()}, versions))
+        # the key hashes the *effective* parameters, so a changed default never reuses old cells
+        defaults = dict(getattr(solver, "default_params", {}))
+        solver_entries.append((s["name"], combos, {k: v if isinstance(v, list) else [v] for k, v in filt.items()},
+                               [versions, defaults]))
 
     cells: list[Cell] = []
     instances: dict[str, dict[str, Any]] = {}
