@@ -170,7 +170,7 @@ def test_interrupted_run_keeps_stored_rows(tmp_path, plugin_path):
     g = grid(tmp_path, ["gdpa-lp", "faulty-hang"], seeds=(0, 1, 2), timeout=30)
     env = dict(os.environ, PYTHONPATH=str(plugin_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(g), "--db", str(db),
-                             "--report", "", "--quiet", "--jobs", "1"], env=env)
+                             "--report", "", "--quiet", "--jobs", "1"], env=env, start_new_session=True)
     import time
 
     deadline = time.time() + 120
@@ -180,6 +180,21 @@ def test_interrupted_run_keeps_stored_rows(tmp_path, plugin_path):
         time.sleep(0.5)
     proc.kill()  # abrupt end: nothing gets a chance to clean up
     proc.wait()
+    # its workers notice and end on their own (no orphan keeps running the hanging solver)
+    import signal
+
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.5)
+    else:
+        leftover = subprocess.run(["ps", "-o", "pid,args", "-g", str(proc.pid)], capture_output=True, text=True).stdout
+        os.killpg(proc.pid, signal.SIGKILL)
+        if "faulty" in leftover or "forkserver" in leftover:
+            pytest.fail(f"worker processes outlived the killed run:\n{leftover}")
     stored = sqlite3.connect(db).execute("SELECT count(*) FROM results").fetchone()[0]
     assert 1 <= stored < 6
     g2 = grid(tmp_path, ["gdpa-lp"], seeds=(0, 1, 2), name="g2.toml")

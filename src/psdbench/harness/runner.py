@@ -67,8 +67,26 @@ def _context() -> mp.context.BaseContext:
     return _CTX
 
 
-def _child(fn_name: str, task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str]) -> None:
+def _watch_parent(pid: int) -> None:
+    """End this worker if the process that runs the grid dies (no orphans after a hard kill)."""
+    import threading
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(70)
+            except PermissionError:
+                pass
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _child(fn_name: str, task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str], parent: int) -> None:
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
+    _watch_parent(parent)
     os.environ.update({k: "1" for k in THREAD_VARS})
     import warnings
 
@@ -90,7 +108,7 @@ def run_isolated(fn_name: str, task: dict[str, Any], timeout: float, memory_mb: 
     """Run ``worker.<fn_name>(task)`` in a fresh process; kill it after ``timeout`` seconds."""
     ctx = _context()
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(fn_name, task, send, memory_mb, list(sys.path)), daemon=True)
+    proc = ctx.Process(target=_child, args=(fn_name, task, send, memory_mb, list(sys.path), os.getpid()), daemon=True)
     t0 = time.perf_counter()
     proc.start()
     send.close()
