@@ -280,33 +280,28 @@ class GraphClassificationInstance:
             details.update(residual_x=r)
             ok &= r <= ftol
             res.append(r)
+        def psd(name: str, A: np.ndarray, scale: float) -> None:
+            """Check one dual matrix PSD to psd_tol relative to ``scale`` (its largest row sum)."""
+            nonlocal ok
+            lam = min_eig(A)
+            details[f"min_eig_{name}"] = lam
+            ok &= lam >= -ptol * scale
+            eigs.append(lam / scale)
+
         if "y" in v and "z" in v:
             y, z = np.asarray(v["y"], float), np.asarray(v["z"], float)
             H = self.dual_matrix(y, z)
             scale = max(1.0, float(np.abs(H).sum(axis=1).max()))
-            lam_H = min_eig(H)
-            details.update(min_eig_H=lam_H)
-            ok &= lam_H >= -ptol * scale
-            eigs.append(lam_H / scale)
+            psd("H", H, scale)
             if "eps" in v:
-                Hb = self.split_dual_matrix(y, z, float(np.asarray(v["eps"])))
-                lam_Hb = min_eig(Hb)
-                details.update(min_eig_Hbar=lam_Hb)
-                ok &= lam_Hb >= -ptol * scale
-                eigs.append(lam_Hb / scale)
+                psd("Hbar", self.split_dual_matrix(y, z, float(np.asarray(v["eps"]))), scale)
         if "y_reduced" in v:
             yr = np.asarray(v["y_reduced"], float)
             D = self.reduced_dual_matrix(yr)
             scale = max(1.0, float(np.abs(D).sum(axis=1).max()))
-            lam_D = min_eig(D)
-            details.update(min_eig_reduced=lam_D)
-            ok &= lam_D >= -ptol * scale
-            eigs.append(lam_D / scale)
+            psd("reduced", D, scale)
             if "eps_reduced" in v:
-                lam_Hb = min_eig(self.reduced_split_matrix(yr, float(np.asarray(v["eps_reduced"]))))
-                details.update(min_eig_Hbar=lam_Hb)
-                ok &= lam_Hb >= -ptol * scale
-                eigs.append(lam_Hb / scale)
+                psd("Hbar", self.reduced_split_matrix(yr, float(np.asarray(v["eps_reduced"]))), scale)
         if not eigs and not res:
             raise PsdbenchError("graph-classification: the solution carries no verifiable variable")
         return Feasibility(
