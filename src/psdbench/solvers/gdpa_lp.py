@@ -97,11 +97,22 @@ class SplitDualLP:
         return c, A, rhs, bounds
 
 
-class GdpaLp:
+class GraphGdpaSolver:
+    """What the graph-classifier GDPA solvers share besides the LP builder and the scalars."""
+
+    kinds = ("graph-classification",)
+
+    def library_versions(self) -> dict[str, str]:
+        return {"scipy": version("scipy")}
+
+    def supports(self, instance: Any) -> bool:
+        return getattr(instance, "kind", None) in self.kinds
+
+
+class GdpaLp(GraphGdpaSolver):
     """Solver ``gdpa-lp``: the published GDPA linearization of the modified SDP dual (20)."""
 
     name = "gdpa-lp"
-    kinds = ("graph-classification",)
     default_params: dict[str, Any] = {
         "tol": 1e-4,  # relative change of the LP objective
         "max_lp": 100,
@@ -114,12 +125,6 @@ class GdpaLp:
         "diverge_at": 1e8,  # |LP objective| / (1 + tr L) beyond which the run is declared diverged
         "lp_tol": 1e-7,
     }
-
-    def library_versions(self) -> dict[str, str]:
-        return {"scipy": version("scipy")}
-
-    def supports(self, instance: Any) -> bool:
-        return getattr(instance, "kind", None) in self.kinds
 
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
         p = {**self.default_params, **params}

@@ -31,7 +31,6 @@ Labels: the first eigenvector ``v`` of ``Q + diag(y)``, ``x_U = sign(v_U) sign(v
 
 from __future__ import annotations
 
-from importlib.metadata import version
 from typing import Any
 
 import numpy as np
@@ -42,6 +41,7 @@ from ..linalg.gdpa import first_eigvec, magnitudes
 from ..linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
 from ..linalg.lp import solve_lp
 from ..linalg.psd import min_eig
+from .gdpa_lp import GraphGdpaSolver
 
 
 def reduced_split_affine(Q: np.ndarray) -> AffineSignedMatrix:
@@ -79,11 +79,10 @@ def optimal_scalars(H: AffineSignedMatrix, a0: np.ndarray) -> np.ndarray:
     return np.exp(s)
 
 
-class GdpaLpElim:
+class GdpaLpElim(GraphGdpaSolver):
     """Solver ``gdpa-lp-elim``: GDPA-LP on the split dual of the reduced SDP (certified bound)."""
 
     name = "gdpa-lp-elim"
-    kinds = ("graph-classification",)
     default_params: dict[str, Any] = {
         # Defaults reach the split dual's optimum.  The plain GDPA iteration from a strictly
         # diagonally dominant start (start="dominant", scalars="gdpa") stops after one LP at a
@@ -97,12 +96,6 @@ class GdpaLpElim:
         "rho": 0.0,
         "lp_tol": 1e-7,
     }
-
-    def library_versions(self) -> dict[str, str]:
-        return {"scipy": version("scipy")}
-
-    def supports(self, instance: Any) -> bool:
-        return getattr(instance, "kind", None) in self.kinds
 
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
         p = {**self.default_params, **params}
