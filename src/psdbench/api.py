@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -234,5 +234,3 @@ class Solver(Protocol):
     def library_versions(self) -> dict[str, str]:
         """Versions of the libraries whose behaviour the results depend on (part of the cell key)."""
 
-
-DatasetLoader = Callable[[], Dataset]
