@@ -72,15 +72,18 @@ def first_eigvec(
     pattern = sp.csr_matrix(np.abs(A) > 0)
     n_comp, comp = connected_components(pattern, directed=False)
     v = np.zeros(n)
-    lam = np.inf
     iters = 0
     rng = np.random.default_rng(0)
-    for c in range(n_comp):
-        idx = np.flatnonzero(comp == c)
+    sizes = np.bincount(comp, minlength=n_comp)
+    single = sizes[comp] == 1  # isolated nodes: eigenpair (A_ii, e_i), all at once
+    v[single] = 1.0
+    lam = float(np.min(np.diag(A)[single])) if single.any() else np.inf
+    order = np.argsort(comp, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    for c in np.flatnonzero(sizes > 1):
+        idx = order[starts[c]:starts[c + 1]]
         block = A[np.ix_(idx, idx)]
-        if len(idx) == 1:
-            lam_c, vec = float(block[0, 0]), np.ones(1)
-        elif tol == 0 or len(idx) < DENSE_BELOW:
+        if tol == 0 or len(idx) < DENSE_BELOW:
             lam_c, vec = _dense_first(block)
         else:
             x0 = v0[idx] if v0 is not None else rng.standard_normal(len(idx))

@@ -21,3 +21,23 @@ def nearest_psd(A: np.ndarray) -> np.ndarray:
     """Frobenius projection of the symmetric part of ``A`` onto the PSD cone (eigenvalue clipping)."""
     w, V = np.linalg.eigh(0.5 * (A + A.T))
     return (V * np.clip(w, 0.0, None)) @ V.T
+
+
+def project_spectraplex(A: np.ndarray, rho: float, C: float) -> np.ndarray:
+    """Frobenius projection of sym(A) onto ``{M : M >= rho I, tr(M) <= C}`` (needs ``K rho <= C``).
+
+    The eigenvectors stay; the eigenvalues ``w`` go to ``max(rho, w - tau)`` with the smallest
+    ``tau >= 0`` that makes their sum at most ``C`` (found by bisection to rounding).
+    """
+    w, V = np.linalg.eigh(0.5 * (A + A.T))
+    lam = np.maximum(w, rho)
+    if lam.sum() > C:
+        lo, hi = 0.0, float(w.max() - rho)
+        for _ in range(200):
+            tau = 0.5 * (lo + hi)
+            if np.maximum(w - tau, rho).sum() > C:
+                lo = tau
+            else:
+                hi = tau
+        lam = np.maximum(w - hi, rho)
+    return (V * lam) @ V.T

@@ -1,0 +1,544 @@
+"""SGML: signed graph metric learning by GDPA and Frank-Wolfe (Algorithm 1 of the SGML paper).
+
+Paper: "Signed Graph Metric Learning via Gershgorin Disc Perfect Alignment"
+(../shared/papers/sgml-signed-graph-metric-learning-gdpa.txt).  Settings the paper leaves open
+follow ../shared/notes/reference-settings.md (SGML section) and Table 3.
+
+``M`` stays the generalized Laplacian of a balanced signed graph: every node has a colour
+``c_i = +-1`` and an off-diagonal entry must be ``M_ij <= 0`` between equal colours and
+``M_ij >= 0`` between different colours (section 5.2).  With ``a = |v|`` from the first eigenvector
+``v`` of the current ``M`` (GDPA scalars ``s_i = 1 / v_i``, Theorem 3), positive-definiteness is
+replaced by the Gershgorin rows of ``S M S^-1`` (eq. (30)),
+
+    M_ii - sum_{k != i} (a_k / a_i) |M_ik| >= rho,
+
+which are linear because every ``|M_ik|`` has a known sign.  Each subproblem is solved by
+Frank-Wolfe (section 4.4): the direction is the LP (41) (HiGHS), the step ``gamma in [0, 1]``
+minimizes ``Q`` along it by safeguarded Newton-Raphson on ``Q'(gamma)`` (eqs. (35)-(38)).
+
+Algorithm 1:
+
+* lines 3-11, block coordinate descent over nodes ``j``: variables are the off-diagonals of
+  column ``j`` and all diagonals.  The block is solved twice, with ``j`` keeping its colour
+  (Frank-Wolfe from the current ``M``) and with ``j`` flipped (from ``M`` with column ``j``
+  zeroed, which satisfies both colourings' constraints); the lower objective is kept, so a colour
+  changes only when that lowers ``Q``.  Off-diagonal entries below ``zero_below`` are set to 0
+  and the scalars are recomputed by warm-started LOBPCG (section 4.3.2) after every block.
+* lines 13-16: Frank-Wolfe over the whole matrix with colours fixed, scalars updated after each
+  LP.
+* Disconnected sub-graphs (section 5.3): :func:`psdbench.linalg.gdpa.first_eigvec` gives every
+  connected component its own first eigenvector.
+
+By Lemma 2 the current ``M`` stays feasible when the scalars change, so ``Q`` never increases
+across scalar updates; every Frank-Wolfe iterate is a convex combination of points of the
+polytope and is PD by the Gershgorin circle theorem.
+
+``graph = "positive"`` restricts every colour to +1 (all ``M_ij <= 0``, no colour trials): that is
+PGML, the authors' earlier positive-graph method (the paper's reference [10]), registered as
+solver ``pgml``.
+
+Initialization (``init``): ``tree`` is section 4.2.1 (diagonals ``C/K``; a maximum-``|E_ij|``
+spanning tree of the empirical covariance ``E`` with entries ``sign(E_ij) C / K^2``, grown from a
+random node); ``near-identity`` is the authors' experiment code's start (``(C/K) I`` with
+``0.1 C/K`` on the first off-diagonals).  Colours are read off the initial graph by 2-colouring.
+
+DEML is maximized: the method minimizes ``-Q``.  The trace records the objective after every block
+and the cumulative LOBPCG, LP and step-size times (``lobpcg_s``, ``lp_s``, ``step_s``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from ..api import Budget, Solution, Status, TraceRecorder
+from ..linalg.balance import two_colouring
+from ..linalg.gdpa import first_eigvec, magnitudes
+from ..problems.metric_objectives import pair_distances
+
+
+# ------------------------------------------------------------------------------ initialization
+def tree_start(F: np.ndarray, C: float, rng: np.random.Generator, positive: bool = False) -> np.ndarray:
+    """Section 4.2.1: diagonals ``C/K`` and a spanning tree of largest ``|E_ij|`` with ``sign(E_ij) C/K^2``."""
+    K = F.shape[1]
+    E = np.cov(F, rowvar=False) if F.shape[0] > 1 else np.eye(K)
+    E = np.atleast_2d(E)
+    M = (C / K) * np.eye(K)
+    start = int(rng.integers(K))
+    inside = np.zeros(K, dtype=bool)
+    inside[start] = True
+    best = np.abs(E[start]).astype(float)
+    parent = np.full(K, start)
+    best[start] = -np.inf
+    for _ in range(K - 1):  # Prim's algorithm on |E| (one leaf at a time keeps a tree)
+        j = int(np.argmax(np.where(inside, -np.inf, best)))
+        i = int(parent[j])
+        s = -1.0 if positive else (1.0 if E[i, j] >= 0 else -1.0)
+        M[i, j] = M[j, i] = s * C / K**2
+        inside[j] = True
+        closer = (~inside) & (np.abs(E[j]) > best)
+        best[closer] = np.abs(E[j])[closer]
+        parent[closer] = j
+    return M
+
+
+def near_identity_start(K: int, C: float, positive: bool = False) -> np.ndarray:
+    """The experiment code's start: ``(C/K) I`` with ``0.1 C/K`` on the first off-diagonals."""
+    M = (C / K) * np.eye(K)
+    off = (-0.1 if positive else 0.1) * C / K
+    idx = np.arange(K - 1)
+    M[idx, idx + 1] = M[idx + 1, idx] = off
+    return M
+
+
+# ------------------------------------------------------------------------------------ line search
+def newton_step_size(dq: Callable[[float], float], tol: float = 1e-3, max_iter: int = 60) -> float:
+    """``argmin_{gamma in [0, 1]} Q(gamma)`` from ``Q'(gamma)`` (eqs. (35)-(38)).
+
+    ``Q`` is convex along the direction, so its minimizer is the root of ``Q'`` clipped to [0, 1]
+    (eq. (38)).  The root is found by Newton-Raphson with ``Q''`` replaced by the difference
+    quotient of the bracketing points (regula falsi with the Illinois safeguard: one ``Q'`` call
+    per step, never leaves the bracket).  ``tol`` is relative to ``|Q'(0)|``.
+    """
+    g0 = dq(0.0)
+    if g0 >= 0:
+        return 0.0
+    g1 = dq(1.0)
+    if g1 <= 0:
+        return 1.0
+    lo, hi, glo, ghi = 0.0, 1.0, g0, g1
+    gamma, side = 0.0, 0
+    for _ in range(max_iter):
+        gamma = hi - ghi * (hi - lo) / (ghi - glo)
+        g = dq(gamma)
+        if abs(g) <= tol * abs(g0) or hi - lo < 1e-12:
+            break
+        if g < 0:
+            lo, glo = gamma, g
+            if side == -1:
+                ghi *= 0.5
+            side = -1
+        else:
+            hi, ghi = gamma, g
+            if side == 1:
+                glo *= 0.5
+            side = 1
+    return gamma
+
+
+# ------------------------------------------------------------------------ the LPs in closed form
+def knapsack_lp(kappa: np.ndarray, w: np.ndarray, budget: float) -> np.ndarray | None:
+    """``argmin kappa' x`` s.t. ``w' x <= budget``, ``x >= 0`` (``w > 0``): a vertex, in closed form.
+
+    Both LPs of SGML reduce to this form (see :meth:`Sgml._block_knapsack`): every Gershgorin row
+    has its own diagonal, so writing ``M_ii`` as its row's lower bound plus a slack ``s_i >= 0``
+    leaves the trace as the only coupling constraint.  The optimum puts the whole budget on the
+    variable with the most negative ``kappa_k / w_k`` (or nothing if no ``kappa_k`` is negative).
+    Returns None when the LP is infeasible (``budget < 0``).
+    """
+    if budget < -1e-12 * max(1.0, float(np.sum(np.abs(w)))):
+        return None
+    x = np.zeros_like(kappa)
+    ratio = kappa / w
+    k = int(np.argmin(ratio))
+    if ratio[k] < 0:
+        x[k] = max(budget, 0.0) / w[k]
+    return x
+
+
+# ----------------------------------------------------------------------------------------- solver
+@dataclass
+class _State:
+    M: np.ndarray
+    colours: np.ndarray
+    v: np.ndarray
+    f: float  # sign * Q(M)
+    D: np.ndarray | None = None  # pair distances of M
+    T: np.ndarray | None = None  # |offdiag(M)| a, cached for the LP rows
+    timers: dict[str, float] = field(default_factory=lambda: {"lobpcg_s": 0.0, "lp_s": 0.0, "step_s": 0.0})
+    n_lp: int = 0
+    n_fw: int = 0
+    min_lambda_margin: float = np.inf  # min over checked iterates of lambda_min - rho
+
+
+class Sgml:
+    """Solver ``sgml``: Algorithm 1 of the SGML paper (GDPA linear constraints, Frank-Wolfe, LOBPCG)."""
+
+    name = "sgml"
+    kinds = ("metric",)
+    default_params: dict[str, Any] = {
+        "graph": "signed",  # signed (SGML) | positive (PGML)
+        "init": "tree",  # tree (section 4.2.1) | near-identity (experiment code)
+        "tol": 1e-5,  # main loop: objective change per sweep <= tol * max(1, |Q|)   (Table 3 main tol.)
+        "max_sweeps": 1000,  # Table 3 max main iter.
+        "block_tol": 1e-3,  # Frank-Wolfe per block (Table 3 dia/offdia tol.)
+        "full_tol": 1e-5,  # Frank-Wolfe on the whole matrix (notes: 1e-5)
+        "max_fw": 1000,  # Table 3 max FW iter.
+        "full_phase": True,  # Algorithm 1 lines 13-16
+        "lobpcg_tol": 1e-4,
+        "lobpcg_maxiter": 200,
+        "zero_below": 1e-5,  # off-diagonal entries below this are set to 0 after each block
+        "nr_tol": 1e-3,  # Newton-Raphson tolerance on |Q'(gamma)| relative to |Q'(0)|
+        "lp_tol": 1e-7,
+        "lp_backend": "closed-form",  # closed-form (exact, see knapsack_lp) | highs (HiGHS through scipy)
+        "check_iterates": False,  # record min lambda_min(M) - rho over every Frank-Wolfe iterate (tests)
+    }
+
+    def library_versions(self) -> dict[str, str]:
+        import scipy
+
+        return {"numpy": np.__version__, "scipy": scipy.__version__}
+
+    def supports(self, instance: Any) -> bool:
+        return getattr(instance, "kind", None) == "metric"
+
+    # ------------------------------------------------------------------------------- helpers
+    def _scalars(self, st: _State, p: dict[str, Any], cold: bool = False) -> None:
+        t0 = time.perf_counter()
+        eig = first_eigvec(st.M, None if cold else st.v, 0.0 if cold else float(p["lobpcg_tol"]),
+                           int(p["lobpcg_maxiter"]))
+        st.v = eig.v
+        st.T = None
+        st.timers["lobpcg_s"] += time.perf_counter() - t0
+
+    @staticmethod
+    def _line_search(inst: Any, sign: float, D0: np.ndarray, E: np.ndarray, tol: float) -> float:
+        def dq(g: float) -> float:
+            _, A = inst.obj.value_and_coef(np.maximum(D0 + g * E, 0.0))
+            return sign * float(np.sum(A * E))
+
+        return newton_step_size(dq, tol=tol)
+
+    def _lp(self, c: np.ndarray, A: sp.csr_matrix, b: np.ndarray, bounds: list, st: _State, p: dict[str, Any]) -> np.ndarray | None:
+        t0 = time.perf_counter()
+        tol = float(p["lp_tol"])
+        res = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs",
+                      options={"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol})
+        st.timers["lp_s"] += time.perf_counter() - t0
+        st.n_lp += 1
+        return np.asarray(res.x) if res.status == 0 and res.x is not None else None
+
+    def _check(self, st: _State, M: np.ndarray, rho: float, p: dict[str, Any]) -> None:
+        if p["check_iterates"]:
+            st.min_lambda_margin = min(st.min_lambda_margin, float(np.linalg.eigvalsh(M)[0]) - rho)
+
+    # -------------------------------------------------------------- one block: LP (41) and FW
+    @staticmethod
+    def _block_terms(st: _State, j: int, colours: np.ndarray, a: np.ndarray, rho: float):
+        """Pieces of LP (41) for column ``j``: rows ``M_ii >= l_i + alpha_i |M_ij|`` (i != j) and
+        ``M_jj >= rho + sum_i beta_i |M_ij|``, with ``M_ij = sigma_i |M_ij|`` fixed in sign.
+
+        ``st.T = |offdiag(M)| a`` is cached until ``M`` or the scalars change.
+        """
+        M = st.M
+        K = M.shape[0]
+        if st.T is None:
+            absM = np.abs(M)
+            np.fill_diagonal(absM, 0.0)
+            st.T = absM @ a
+        others = np.delete(np.arange(K), j)
+        sigma = -colours[others] * colours[j]  # +1: M_ij >= 0 (different colours), -1: M_ij <= 0
+        colabs = np.abs(M[:, j])
+        colabs[j] = 0.0
+        low = rho + (st.T - colabs * a[j]) / a  # fixed radii of eq. (30), column j excluded
+        low[j] = rho  # every off-diagonal of row j is a variable
+        return others, sigma, low, a[j] / a[others], a[others] / a[j]
+
+    def _block_direction(self, terms: tuple, j: int, gd: np.ndarray, go: np.ndarray, C: float, rho: float,
+                         st: _State, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Frank-Wolfe vertex of LP (41) for objective ``gd' diag + go' M[others, j]``: ``(diag, column)``."""
+        others, sigma, low, alpha, beta = terms
+        K = len(gd)
+        t0 = time.perf_counter()
+        if p["lp_backend"] == "closed-form":
+            # variables u_i = |M_ij| (i != j) and slacks s (K): M_ii = low_i + alpha_i u_i + s_i,
+            # M_jj = low_j + beta' u + s_j; the trace is the only coupling row
+            kappa = np.concatenate([go * sigma + gd[others] * alpha + gd[j] * beta, gd])
+            w = np.concatenate([alpha + beta, np.ones(K)])
+            x = knapsack_lp(kappa, w, C - float(low.sum()))
+            st.timers["lp_s"] += time.perf_counter() - t0
+            st.n_lp += 1
+            if x is None:
+                return None
+            u, slack = x[: K - 1], x[K - 1:]
+            diag = low + slack
+            diag[others] += alpha * u
+            diag[j] += float(beta @ u)
+            return diag, sigma * u
+        if p["lp_backend"] == "highs":
+            # variables [diag (K), M_ij for i != j (K-1)]: LP (41) as written
+            rows = np.concatenate([others, np.full(K - 1, j), np.arange(K), np.full(K, K)])
+            cols = np.concatenate([K + np.arange(K - 1), K + np.arange(K - 1), np.arange(K), np.arange(K)])
+            vals = np.concatenate([alpha * sigma, beta * sigma, -np.ones(K), np.ones(K)])
+            A = sp.csr_matrix((vals, (rows, cols)), shape=(K + 1, 2 * K - 1))
+            b = np.concatenate([-low, [C]])
+            bounds = [(rho, None)] * K + [(0.0, None) if s > 0 else (None, 0.0) for s in sigma]
+            x = self._lp(np.concatenate([gd, go]), A, b, bounds, st, p)
+            return None if x is None else (x[:K], x[K:])
+        raise ValueError(f"{self.name}: lp_backend must be 'closed-form' or 'highs', not {p['lp_backend']!r}")
+
+    def _frank_wolfe(self, inst: Any, sign: float, st: _State, M: np.ndarray, direction: Callable,
+                     tol: float, p: dict[str, Any], after_step: Callable | None = None) -> tuple[np.ndarray, float]:
+        """Frank-Wolfe from feasible ``M`` (section 4.4): LP vertex, Newton-Raphson step, repeat."""
+        q, G = inst.value_and_grad(M)
+        f = sign * q
+        for _ in range(int(p["max_fw"])):
+            S = direction(M, sign * G)
+            if S is None:
+                break
+            t0 = time.perf_counter()
+            Dir = S - M
+            if -float(np.sum(sign * G * Dir)) <= 0:  # Frank-Wolfe gap: no descent left
+                st.timers["step_s"] += time.perf_counter() - t0
+                break
+            gamma = self._line_search(inst, sign, pair_distances(inst.F, M), self._dir_distances(inst.F, Dir),
+                                      float(p["nr_tol"]))
+            st.timers["step_s"] += time.perf_counter() - t0
+            if gamma <= 0:
+                break
+            M_new = M + gamma * Dir  # eq. (34)
+            q_new, G_new = inst.value_and_grad(M_new)
+            st.n_fw += 1
+            if sign * q_new > f:  # the step search is exact up to tolerance; never accept an increase
+                break
+            self._check(st, M_new, inst.rho, p)
+            change = f - sign * q_new
+            M, G, f = M_new, G_new, sign * q_new
+            if after_step is not None:  # may zero small entries: re-evaluate
+                M = after_step(M, f)
+                q, G = inst.value_and_grad(M)
+                f = sign * q
+            if change <= tol * max(1.0, abs(f)):
+                break
+        return M, f
+
+    def _fw_block(self, inst: Any, sign: float, st: _State, diag: np.ndarray, col: np.ndarray, D: np.ndarray,
+                  j: int, terms: tuple, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """Frank-Wolfe on block ``j`` (section 4.4) with the scalars fixed.
+
+        The block's variables are the diagonal ``diag`` and the off-diagonals ``col`` of column
+        ``j`` (rows ``others``); everything else is the current ``st.M``.  Only these move, so the
+        gradient entries the LP needs and the pair distances ``D`` of a direction cost O(n^2 K).
+        Returns the new ``diag``, ``col``, ``D`` and ``sign * Q``.
+        """
+        F = inst.F
+        others = terms[0]
+        K = len(diag)
+        q, A = inst.obj.value_and_coef(D)
+        f = sign * q
+        Fj = F[:, j]
+        for _ in range(int(p["max_fw"])):
+            B = sign * (A + A.T)
+            Lap = np.diag(B.sum(axis=1)) - B
+            LF = Lap @ F
+            gd = np.einsum("ak,ak->k", F, LF)  # diagonal of grad = F' Lap F
+            go = 2.0 * (F[:, others].T @ LF[:, j])  # 2 x column j of grad
+            vert = self._block_direction(terms, j, gd, go, inst.C, inst.rho, st, p)  # LP (41)
+            if vert is None:
+                break
+            t0 = time.perf_counter()
+            delta, dcol = vert[0] - diag, vert[1] - col
+            if -(float(gd @ delta) + float(go @ dcol)) <= 0:  # Frank-Wolfe gap: no descent left
+                st.timers["step_s"] += time.perf_counter() - t0
+                break
+            Fc = F[:, others] @ dcol
+            Gram = (F * delta) @ F.T + np.outer(Fj, Fc) + np.outer(Fc, Fj)
+            g = np.diag(Gram)
+            E = g[:, None] + g[None, :] - 2.0 * Gram
+            np.fill_diagonal(E, 0.0)
+            gamma = self._line_search(inst, sign, D, E, float(p["nr_tol"]))  # eqs. (35)-(38)
+            st.timers["step_s"] += time.perf_counter() - t0
+            if gamma <= 0:
+                break
+            D_new = np.maximum(D + gamma * E, 0.0)
+            q_new, A_new = inst.obj.value_and_coef(D_new)
+            st.n_fw += 1
+            if sign * q_new > f:  # the step search is exact up to tolerance; never accept an increase
+                break
+            diag, col = diag + gamma * delta, col + gamma * dcol  # eq. (34)
+            if p["check_iterates"]:
+                self._check(st, self._with_block(st.M, j, others, diag, col), inst.rho, p)
+            change = f - sign * q_new
+            D, A, f = D_new, A_new, sign * q_new
+            if change <= float(p["block_tol"]) * max(1.0, abs(f)):
+                break
+        return diag, col, D, f
+
+    @staticmethod
+    def _with_block(M: np.ndarray, j: int, others: np.ndarray, diag: np.ndarray, col: np.ndarray) -> np.ndarray:
+        """A copy of ``M`` with the given diagonal and column/row ``j``."""
+        out = M.copy()
+        out[np.diag_indices(len(diag))] = diag
+        out[others, j] = col
+        out[j, others] = col
+        return out
+
+    @staticmethod
+    def _dir_distances(F: np.ndarray, Dir: np.ndarray) -> np.ndarray:
+        """Pair "distances" of a direction (may be negative): ``(f_i - f_j)' Dir (f_i - f_j)``."""
+        G = F @ Dir @ F.T
+        g = np.diag(G)
+        E = g[:, None] + g[None, :] - 2.0 * G
+        np.fill_diagonal(E, 0.0)
+        return E
+
+    # ------------------------------------------------------------------- whole-matrix FW phase
+    def _full_direction(self, M: np.ndarray, colours: np.ndarray, a: np.ndarray, G: np.ndarray, rho: float,
+                        C: float, st: _State, p: dict[str, Any]) -> np.ndarray | None:
+        """Frank-Wolfe vertex over the whole matrix with colours fixed (Algorithm 1, line 14)."""
+        K = len(colours)
+        iu, ju = np.triu_indices(K, 1)
+        sigma = -colours[iu] * colours[ju]
+        gd, go = np.diag(G), 2.0 * G[iu, ju]
+        ai, aj = a[ju] / a[iu], a[iu] / a[ju]  # coefficient of |M_ij| in row i and in row j
+        t0 = time.perf_counter()
+        if p["lp_backend"] == "closed-form":
+            kappa = np.concatenate([go * sigma + gd[iu] * ai + gd[ju] * aj, gd])
+            w = np.concatenate([ai + aj, np.ones(K)])
+            x = knapsack_lp(kappa, w, C - K * rho)
+            st.timers["lp_s"] += time.perf_counter() - t0
+            st.n_lp += 1
+            if x is None:
+                return None
+            u, slack = x[: len(iu)], x[len(iu):]
+            diag = rho + slack
+            np.add.at(diag, iu, ai * u)
+            np.add.at(diag, ju, aj * u)
+            off = sigma * u
+        elif p["lp_backend"] == "highs":
+            m = len(iu)
+            rows = np.concatenate([iu, ju, np.arange(K), np.full(K, K)])
+            cols = np.concatenate([K + np.arange(m), K + np.arange(m), np.arange(K), np.arange(K)])
+            vals = np.concatenate([ai * sigma, aj * sigma, -np.ones(K), np.ones(K)])
+            A = sp.csr_matrix((vals, (rows, cols)), shape=(K + 1, K + m))
+            b = np.concatenate([np.full(K, -rho), [C]])
+            lb = np.concatenate([np.full(K, rho), np.where(sigma > 0, 0.0, -np.inf)])
+            ub = np.concatenate([np.full(K, np.inf), np.where(sigma > 0, np.inf, 0.0)])
+            x = self._lp(np.concatenate([gd, go]), A, b, np.column_stack([lb, ub]), st, p)
+            if x is None:
+                return None
+            diag, off = x[:K], x[K:]
+        else:
+            raise ValueError(f"{self.name}: lp_backend must be 'closed-form' or 'highs', not {p['lp_backend']!r}")
+        S = np.diag(diag)
+        S[iu, ju] = off
+        S[ju, iu] = off
+        return S
+
+    def _fw_full(self, inst: Any, sign: float, st: _State, p: dict[str, Any], rec: TraceRecorder) -> None:
+        def direction(Mc: np.ndarray, G: np.ndarray) -> np.ndarray | None:
+            return self._full_direction(Mc, st.colours, magnitudes(st.v), G, inst.rho, inst.C, st, p)
+
+        def after_step(M: np.ndarray, f: float) -> np.ndarray:
+            st.M, st.f = M, f
+            if self._zero_small(st, p):
+                st.f = sign * inst.value(st.M)
+            self._scalars(st, p)  # Algorithm 1, line 15
+            rec.add(objective=sign * st.f, phase=2, **st.timers)
+            return st.M
+
+        st.M, st.f = self._frank_wolfe(inst, sign, st, st.M, direction, float(p["full_tol"]), p, after_step)
+
+    @staticmethod
+    def _zero_small(st: _State, p: dict[str, Any]) -> bool:
+        """Set off-diagonal entries below ``zero_below`` (but nonzero) to 0; True if any changed."""
+        M = st.M
+        small = (np.abs(M) < float(p["zero_below"])) & (M != 0)
+        np.fill_diagonal(small, False)
+        M[small] = 0.0
+        return bool(small.any())
+
+    @staticmethod
+    def _column_distances(F: np.ndarray, j: int, col: np.ndarray) -> np.ndarray:
+        """Pair distances of ``e_j col' + col e_j'`` (``col_j = 0``)."""
+        Fc = F @ col
+        Gram = np.outer(F[:, j], Fc)
+        Gram = Gram + Gram.T
+        g = np.diag(Gram)
+        E = g[:, None] + g[None, :] - 2.0 * Gram
+        np.fill_diagonal(E, 0.0)
+        return E
+
+    # ------------------------------------------------------------------------------------ solve
+    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+        p = {**self.default_params, **params}
+        if p["graph"] not in ("signed", "positive"):
+            raise ValueError(f"{self.name}: graph must be 'signed' or 'positive', not {p['graph']!r}")
+        positive = p["graph"] == "positive"
+        sign = -1.0 if instance.sense == "max" else 1.0
+        K, C = instance.K, instance.C
+        rng = np.random.default_rng(instance.seed)
+        if p["init"] == "tree":
+            M0 = tree_start(instance.F, C, rng, positive)
+        elif p["init"] == "near-identity":
+            M0 = near_identity_start(K, C, positive)
+        else:
+            raise ValueError(f"{self.name}: init must be 'tree' or 'near-identity', not {p['init']!r}")
+        M0 *= 1 - 1e-9  # strictly inside tr(M) <= C
+        colours = np.ones(K) if positive else two_colouring(M0).colours
+        st = _State(M=M0, colours=colours, v=np.ones(K), f=sign * instance.value(M0))
+        rec = TraceRecorder()
+        self._scalars(st, p, cold=True)  # Algorithm 1, line 1 (cold start)
+        rec.add(objective=sign * st.f, phase=0, **st.timers)
+        self._check(st, st.M, instance.rho, p)
+        status = Status.MAX_ITER
+        sweeps = 0
+        deadline = 0.9 * budget.time_limit_s if budget.time_limit_s else None
+        out_of_time = False
+        for sweeps in range(1, int(budget.max_iter or p["max_sweeps"]) + 1):  # Algorithm 1, line 2
+            f_start = st.f
+            st.D = pair_distances(instance.F, st.M)  # exact again once per sweep
+            for j in range(K):  # line 3
+                a = magnitudes(st.v)
+                terms = self._block_terms(st, j, st.colours, a, instance.rho)
+                others = terms[0]
+                diag0, col0 = np.diag(st.M).copy(), st.M[others, j].copy()
+                # lines 4-5: j keeps its colour, FW from the current M
+                d_k, c_k, D_k, f_k = self._fw_block(instance, sign, st, diag0, col0, st.D, j, terms, p)
+                best = (d_k, c_k, D_k, f_k, st.colours)
+                if not positive:  # lines 6-7: j flipped, FW from M with column j zeroed (feasible for both)
+                    flipped = st.colours.copy()
+                    flipped[j] = -flipped[j]
+                    D0 = st.D
+                    if col0.any():
+                        full = np.zeros(K)
+                        full[others] = col0
+                        D0 = np.maximum(st.D - self._column_distances(instance.F, j, full), 0.0)
+                    terms_f = (others, -terms[1], terms[2], terms[3], terms[4])  # radii exclude column j
+                    d_f, c_f, D_f, f_f = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, j, terms_f, p)
+                    if f_f < best[3]:  # line 8: keep the better; a colour changes only if Q drops
+                        best = (d_f, c_f, D_f, f_f, flipped)
+                if best[3] < st.f:  # line 9; an unchanged M keeps its scalars
+                    st.M = self._with_block(st.M, j, others, best[0], best[1])
+                    st.D, st.f, st.colours = best[2], best[3], best[4]
+                    if self._zero_small(st, p):
+                        st.D = pair_distances(instance.F, st.M)
+                        st.f = sign * instance.obj.value_D(st.D)
+                    self._scalars(st, p)  # line 10
+                if deadline and rec.elapsed() > deadline:
+                    out_of_time = True
+                    break
+            rec.add(objective=sign * st.f, phase=1, sweep=sweeps, **st.timers)
+            if out_of_time or f_start - st.f <= float(p["tol"]) * max(1.0, abs(st.f)):
+                status = Status.OK if not out_of_time else Status.MAX_ITER
+                break
+        if p["full_phase"] and not out_of_time:  # lines 13-16
+            self._fw_full(instance, sign, st, p, rec)
+        st.M = 0.5 * (st.M + st.M.T)
+        info = {"sweeps": sweeps, "lp_count": st.n_lp, "fw_iterations": st.n_fw, **st.timers}
+        if p["check_iterates"]:
+            info["min_lambda_margin"] = st.min_lambda_margin
+        return Solution(variables={"M": st.M, "colours": st.colours.copy()}, status=status, iterations=st.n_fw,
+                        trace=rec.points, info=info)
+
+
+class Pgml(Sgml):
+    """Solver ``pgml``: the positive-graph restriction of SGML (all ``M_ij <= 0``; the paper's [10])."""
+
+    name = "pgml"
+    default_params = {**Sgml.default_params, "graph": "positive"}
