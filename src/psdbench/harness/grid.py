@@ -50,6 +50,7 @@ class Grid:
     memory_mb: int | None = None
     reference: bool = True
     instances: dict[str, dict[str, Any]] = field(default_factory=dict)  # instance_key -> spec
+    senses: dict[str, str] = field(default_factory=dict)  # problem name -> "min" | "max"
 
 
 def _hash(obj: Any) -> str:
@@ -130,6 +131,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
 
     cells: list[Cell] = []
     instances: dict[str, dict[str, Any]] = {}
+    senses: dict[str, str] = {}
     for i, p in enumerate(problems):
         where = f"grid {name}: problems[{i}]"
         if not isinstance(p, dict) or "name" not in p or set(p) - PROBLEM_KEYS:
@@ -146,7 +148,15 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
             bad = set(c) - known
             if known and bad:
                 raise PsdbenchError(f"{where}: problem {p['name']!r} has no parameter(s) {', '.join(sorted(bad))}")
-        for d, ip, seed in itertools.product(datasets, combos, seeds):
+        expanded = []
+        for d in datasets:  # a problem may expand special values (e.g. fold = "all") per dataset
+            for c in combos:
+                if hasattr(problem, "expand_params"):
+                    expanded += [(d, e) for e in problem.expand_params(lambda d=d: reg.load_dataset(d), c)]
+                else:
+                    expanded.append((d, c))
+        senses[p["name"]] = getattr(problem, "sense", "min")
+        for (d, ip), seed in itertools.product(expanded, seeds):
             ikey = instance_key(p["name"], d, ip, seed)
             instances[ikey] = {"problem": p["name"], "dataset": d, "instance_params": ip, "seed": seed}
             for sname, scombos, filt, versions in solver_entries:
@@ -163,4 +173,5 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         memory_mb=run.get("memory_mb"),
         reference=bool(run.get("reference", True)),
         instances=instances,
+        senses=senses,
     )

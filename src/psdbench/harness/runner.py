@@ -35,7 +35,7 @@ _CTX = None
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 #: Imported once by the fork server, so that a cell's worker starts without paying for them.
 PRELOAD = ["psdbench.harness.worker", "psdbench.problems.graph_classification", "psdbench.solvers.gdpa_lp",
-           "cvxpy", "scs", "clarabel"]
+           "psdbench.problems.metric", "psdbench.solvers.sgml", "psdbench.solvers.pd_cone", "cvxpy", "scs", "clarabel"]
 
 
 def _context() -> mp.context.BaseContext:
@@ -265,7 +265,8 @@ def _store_reference(store: Store, grid: Grid, key: str, res: dict[str, Any]) ->
     spec = grid.instances[key]
     value, lower = res.get("value"), res.get("lower")
     kind = "none"
-    if value is not None and lower is not None and (value - lower) <= CERTIFIED_RTOL * max(1.0, abs(value)):
+    # ``lower`` is the certified bound on the other side of the optimum (an upper bound when maximizing)
+    if value is not None and lower is not None and abs(value - lower) <= CERTIFIED_RTOL * max(1.0, abs(value)):
         kind = "certified"
     elif value is not None:
         kind = "best_verified"  # an exactly feasible point, but the interval is not tight
@@ -295,9 +296,12 @@ def finalize(store: Store, grid: Grid) -> None:
 
     A certified reference is used as is.  Otherwise the best verified objective among the
     instance's verified cells (and the reference's own feasible point, if any) is used and marked
-    ``best_verified``.  Gaps are written only for rows whose point verified.
+    ``best_verified``.  Gaps are written only for rows whose point verified.  The gap is how much
+    worse than the reference a row is: ``objective - p*`` when minimizing, ``p* - objective`` when
+    maximizing (the problem's ``sense``).
     """
     for key in grid.instances:
+        maximize = grid.senses.get(grid.instances[key]["problem"], "min") == "max"
         rows = store.rows_for_instance(key)
         if not rows:
             continue
@@ -309,10 +313,10 @@ def finalize(store: Store, grid: Grid) -> None:
                      and r["status"] in ("ok", "max_iter")]
             if ref and ref.get("value") is not None:
                 cands.append(ref["value"])
-            value, kind = (min(cands), "best_verified") if cands else (None, "none")
+            value, kind = ((max if maximize else min)(cands), "best_verified") if cands else (None, "none")
         for r in rows:
             if value is not None and r["feasible"] == 1 and r["objective"] is not None:
-                gap = r["objective"] - value
+                gap = value - r["objective"] if maximize else r["objective"] - value
                 store.update_reference_columns(r["cell_key"], value, kind, gap, gap / max(abs(value), 1e-12))
             else:
                 store.update_reference_columns(r["cell_key"], value, kind, None, None)

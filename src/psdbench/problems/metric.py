@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
@@ -296,11 +296,14 @@ class MetricLearning:
     def sense(self) -> str:
         return OBJECTIVES[self.objective][1]
 
-    def expand_params(self, dataset: Dataset, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """``fold = "all"`` becomes one parameter set per fold (the first ``max_folds`` if set)."""
+    def expand_params(self, load: Callable[[], Dataset], params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """``fold = "all"`` becomes one parameter set per fold (the first ``max_folds`` if set).
+
+        ``load`` returns the dataset; it is called only when a fold count is needed.
+        """
         if params.get("fold") != "all":
             return [dict(params)]
-        T = n_objective_folds(len(dataset.y))
+        T = n_objective_folds(len(load().y))
         keep = T if params.get("max_folds") is None else min(T, int(params["max_folds"]))
         return [{**params, "fold": f} for f in range(keep)]
 
@@ -348,20 +351,30 @@ class MetricLearning:
 
 
 class Mcml(MetricLearning):
+    """Problem ``metric/mcml``: MCML (Globerson and Roweis): sum of KL(P_i || softmax(-D_i.)), minimized."""
+
     objective = "mcml"
 
 
 class Deml(MetricLearning):
+    """Problem ``metric/deml``: DEML (Xing et al.): sum of dissimilar-pair distances, maximized."""
+
     objective = "deml"
 
 
 class Lsml(MetricLearning):
+    """Problem ``metric/lsml``: LSML (Liu et al.): squared residuals of relative comparisons, minimized (not convex)."""
+
     objective = "lsml"
 
 
 class Lmnn(MetricLearning):
+    """Problem ``metric/lmnn``: LMNN (Weinberger and Saul): pull plus hinge push, minimized."""
+
     objective = "lmnn"
 
 
 class Glr(MetricLearning):
+    """Problem ``metric/glr``: GLR: graph Laplacian regularizer y' L y with w_ij = exp(-D_ij), minimized."""
+
     objective = "glr"
