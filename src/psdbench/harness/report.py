@@ -6,6 +6,8 @@ Entry point: :func:`write_report`.  Output files (in ``out_dir``):
 ``report.md``          the same tables as Markdown (own formatter; ``tabulate`` is not required)
 ``results.csv``        every cell, one row each (dict columns JSON-encoded, ``trace`` omitted)
 ``table_<slug>.csv``   one per (problem, dataset, graph, scaling, n) group: the per-solver table
+                       (not for ``metric/*`` problems, which get the tables below instead)
+``table_metric_*.csv`` the metric-learning tables in the SGML paper's layout (:mod:`.report_metric`)
 ``failures.csv``       every cell whose status is not ``ok``
 ``time_vs_n.png``      the time-versus-N plot (also embedded in the HTML), when there is data for it
 
@@ -316,14 +318,15 @@ def write_report(store: "Store", out_dir: str | Path) -> dict[str, Path]:
             f"Generated: {generated}", f"Store: {store.path}", f"Cells: {len(df)}",
             f"Status counts: {status_str}", f"Run ids: {', '.join(run_ids) or MISSING}")) + "</p>")
 
-        # 2. per-group tables
-        md += ["## Results by dataset", "",
-               "Statistics over cells with status `ok`; error rate is mean ± std over seeds (%). "
-               "Baseline rows average over distinct instances.", ""]
-        hb += ["<h2>Results by dataset</h2>",
-               "<p>Statistics over cells with status <code>ok</code>; error rate is mean ± std over seeds (%). "
-               "Baseline rows average over distinct instances.</p>"]
-        order = df[GROUP_KEYS].drop_duplicates()
+        # 2. per-group tables (metric/* problems have their own section, 4)
+        order = df.loc[~df["problem"].str.startswith("metric/"), GROUP_KEYS].drop_duplicates()
+        if len(order):
+            md += ["## Results by dataset", "",
+                   "Statistics over cells with status `ok`; error rate is mean ± std over seeds (%). "
+                   "Baseline rows average over distinct instances.", ""]
+            hb += ["<h2>Results by dataset</h2>",
+                   "<p>Statistics over cells with status <code>ok</code>; error rate is mean ± std over seeds (%). "
+                   "Baseline rows average over distinct instances.</p>"]
         order = order.assign(_n=order["n"].fillna(-1)).sort_values(["problem", "dataset", "graph", "scaling", "_n"])
         for _, key in order.iterrows():
             mask = ((df["problem"] == key["problem"]) & (df["dataset"] == key["dataset"]) & (df["graph"] == key["graph"])
@@ -361,6 +364,14 @@ def write_report(store: "Store", out_dir: str | Path) -> dict[str, Path]:
             b64 = base64.b64encode(png).decode("ascii")
             hb += ["<p>Median wall time over <code>ok</code> cells, log-log.</p>",
                    f'<img src="data:image/png;base64,{b64}" alt="time versus N">']
+
+        # 4. metric learning in the SGML paper's layout (nothing without metric/* rows)
+        from psdbench.harness.report_metric import metric_section  # lazy: report_metric imports this module
+
+        m_md, m_hb, m_paths = metric_section(raw, out, refs)
+        md += m_md
+        hb += m_hb
+        paths.update(m_paths)
 
         # 5. failures
         fails = _failures(df)

@@ -1,0 +1,293 @@
+"""The metric-learning section of the report (SGML paper's Tables 4-7 layout)."""
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from psdbench.harness import report_metric as rm
+from psdbench.harness.report import write_report
+from psdbench.harness.store import RESULT_COLUMNS, Store
+
+from .test_report import _row as _graph_row
+
+PAPER_TEXT = Path(__file__).resolve().parents[2] / "shared" / "papers" / "sgml-signed-graph-metric-learning-gdpa.txt"
+
+# objective protocol: final objective of fold f is BASE + 0.01 f (folds 0, 1, 2); sgml fails on fold 2
+BASE = {
+    ("mcml", "uci/australian"): {"pd-cone": 0.10, "pgml": 0.50, "sgml": 0.30},
+    ("mcml", "sklearn/breast-cancer"): {"pd-cone": 0.05, "pgml": 0.20, "sgml": 0.40},
+    ("deml", "uci/australian"): {"pd-cone": 20.0, "pgml": 8.0, "sgml": 10.0},
+    ("deml", "sklearn/breast-cancer"): {"pd-cone": 30.0, "pgml": 12.0, "sgml": 13.0},
+}
+# classification protocol: k-NN accuracy for seeds 0 and 1
+ACC = {
+    ("mcml", "uci/australian"): {"pd-cone": (0.90, 0.90), "pgml": (0.70, 0.80), "sgml": (0.80, 0.90)},
+    ("mcml", "sklearn/breast-cancer"): {"pd-cone": (0.99, 0.97), "pgml": (0.93, 0.95), "sgml": (0.95, 0.97)},
+    ("deml", "uci/australian"): {"pd-cone": (0.85, 0.85), "pgml": (0.75, 0.75), "sgml": (0.80, 0.80)},
+}
+SOLVER_PARAMS = {"pd-cone": {"max_iter": 1000}, "pgml": {}, "sgml": {}}
+PD = "pd-cone (max_iter=1000)"
+
+
+def _metric_row(problem, dataset, solver, key, params, seed=0, status="ok", objective=1.0, metrics=None, **kw):
+    row = {c: None for c in RESULT_COLUMNS}
+    row.update(
+        run_id="run-m", cell_key=f"{key}-{solver}", instance_key=key, problem=f"metric/{problem}", dataset=dataset,
+        instance_params=params, seed=seed, solver=solver, solver_params=SOLVER_PARAMS[solver], status=status,
+        message="" if status == "ok" else "hit max_iter", wall_time_s=0.5, cpu_time_s=0.5, peak_rss_mb=50.0,
+        iterations=10, objective=objective, reference_objective=None, reference_kind="none", gap_abs=None,
+        gap_rel=None, feasible=1, min_eig=1e-5, max_residual=0.0, metrics=metrics or {}, trace=[],
+        created_at="2024-01-01T00:00:00+00:00",
+    )
+    row.update(kw)
+    return row
+
+
+def _fill_metric(store):
+    for (prob, ds), solvers in BASE.items():
+        for solver, base in solvers.items():
+            for fold in range(3):
+                key = f"{prob}-{ds}-fold{fold}"
+                status = "max_iter" if (solver == "sgml" and fold == 2) else "ok"
+                obj = 99.0 if status != "ok" else base + 0.01 * fold
+                store.write_result(_metric_row(
+                    prob, ds, solver, key, {"protocol": "objective", "fold": fold}, status=status, objective=obj,
+                    reference_objective=0.09 + 0.001 * fold, reference_kind="certified",
+                    wall_time_s={"pd-cone": 4.0, "pgml": 2.0, "sgml": 1.0}[solver] + fold))
+    for (prob, ds), solvers in ACC.items():
+        for solver, accs in solvers.items():
+            for seed, acc in enumerate(accs):
+                key = f"{prob}-{ds}-split{seed}"
+                store.write_result(_metric_row(
+                    prob, ds, solver, key, {"protocol": "classification", "k_nn": 10}, seed=seed,
+                    metrics={"accuracy": acc, "ncm_accuracy": 0.6 + 0.1 * seed}))
+
+
+def _csv(path):
+    """A table CSV as strings, indexed by its row label."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False).set_index("optimizer")
+
+
+@pytest.fixture
+def metric_report(tmp_path, monkeypatch):
+    monkeypatch.delenv("PSDBENCH_DATA", raising=False)
+    store = Store(tmp_path / "m.sqlite")
+    _fill_metric(store)
+    return write_report(store, tmp_path / "out")
+
+
+def test_objective_tables(metric_report):
+    paths = metric_report
+    t = _csv(paths["table_metric_objective_mcml"])
+    assert list(t.columns) == ["Australian", "WDBC (sklearn copy)", "# better than pgml"]
+    assert list(t.index[:3]) == [PD, "pgml", "sgml"]
+    # mean over ok folds only: sgml fold 2 (objective 99) is excluded
+    assert t.loc["sgml", "Australian"] == "3.05E-01"
+    assert t.loc["pgml", "Australian"] == "5.10E-01"
+    assert t.loc[PD, "WDBC (sklearn copy)"] == "6.00E-02"
+    assert t.loc["reference p* [certified]", "Australian"] == "9.10E-02"
+    # the paper's Tables 4-5 beside ours; sklearn's copy of WDBC gets the paper's WDBC column
+    assert t.loc["paper: SGML", "Australian"] == "2.03E-01"
+    assert t.loc["paper: PGML", "WDBC (sklearn copy)"] == "2.75E-01"
+    assert t.loc["paper: PD-cone", "Australian"] == "5.21E-03"
+    # minimization: sgml is lower than pgml on Australian only; pd-cone on both
+    assert t.loc["sgml", "# better than pgml"] == "1/2"
+    assert t.loc[PD, "# better than pgml"] == "2/2"
+    assert t.loc["paper: SGML", "# better than pgml"] == "2/2"
+    assert not any(i.startswith("paper CSV") for i in t.index)  # PSDBENCH_DATA unset
+
+    folds = _csv(paths["table_metric_objective_mcml_folds"])
+    assert folds.loc["sgml", "Australian"] == "2/3"
+    assert folds.loc["pgml", "Australian"] == "3/3"
+    assert folds.loc["reference p*", "Australian"] == "3/3 (certified)"
+
+
+def test_deml_is_maximized(metric_report):
+    t = _csv(metric_report["table_metric_objective_deml"])
+    assert t.loc["pgml", "Australian"] == "8.01E+00"
+    # max sense: sgml (10.005, 13.005) beats pgml (8.01, 12.01) on both datasets; a min sense would give 0/2
+    assert t.loc["sgml", "# better than pgml"] == "2/2"
+    assert t.loc[PD, "# better than pgml"] == "2/2"
+    assert t.loc["paper: SGML", "Australian"] == "9.91E+00"
+    assert t.loc["paper: HBNB", "# better than pgml"] == "0/2"  # paper HBNB < PGML on Australian and WDBC
+
+    ratio = pd.read_csv(metric_report["table_metric_ratio_deml"], dtype=str, keep_default_na=False)
+    r = ratio[(ratio["dataset"] == "Australian") & (ratio["solver"] == "sgml")].iloc[0]
+    assert r[f"ours / {PD}"] == "0.5"  # 10.005 / 20.01
+    assert r["paper optimizer"] == "SGML"
+    assert r["paper / PD-cone"] == rm.fmt_num(9.91 / 16.2)
+    assert r["within?"] == "no"  # 0.5 < 0.612 for a maximization
+
+
+def test_ratio_table_min(metric_report):
+    ratio = pd.read_csv(metric_report["table_metric_ratio_mcml"], dtype=str, keep_default_na=False)
+    assert set(ratio["solver"]) == {"pgml", "sgml"}
+    r = ratio[(ratio["dataset"] == "Australian") & (ratio["solver"] == "pgml")].iloc[0]
+    assert r[f"ours / {PD}"] == rm.fmt_num(0.51 / 0.11)
+    assert r["paper optimizer"] == "PGML"
+    assert r["paper / PD-cone"] == rm.fmt_num(0.306 / 0.00521)
+    assert r["within?"] == "yes"
+
+
+def test_classification_tables(metric_report):
+    t = _csv(metric_report["table_metric_accuracy_mcml"])
+    assert t.loc["sgml", "Australian"] == "85.00"
+    assert t.loc["sgml", "WDBC (sklearn copy)"] == "96.00"
+    assert t.loc["sgml", "avg."] == "90.50"
+    assert t.loc["pgml", "cells ok/total"] == "4/4"
+    assert t.loc["paper: SGML", "Australian"] == "87.09"
+    assert t.loc["paper: SGML", "WDBC (sklearn copy)"] == "95.95"
+    assert t.loc["paper: SGML", "avg."] == "91.52"  # over the two datasets shown
+    assert t.loc["paper: SGML", "paper avg. (15)"] == "78.93"
+    assert t.loc["sgml", "paper avg. (15)"] == ""
+
+    d = _csv(metric_report["table_metric_accuracy_deml"])
+    assert list(d.columns[:2]) == ["Australian", "avg."]
+    assert d.loc["paper: PGML", "Australian"] == "86.79"
+
+    ncm = pd.read_csv(metric_report["table_metric_ncm_accuracy"], dtype=str, keep_default_na=False)
+    row = ncm[(ncm["objective"] == "MCML") & (ncm["solver"] == "sgml")].iloc[0]
+    assert row["Australian"] == "65.00"
+
+
+def test_time_table_and_report_files(metric_report):
+    paths = metric_report
+    tt = pd.read_csv(paths["table_metric_time"], dtype=str, keep_default_na=False)
+    row = tt[(tt["objective"] == "MCML") & (tt["protocol"] == "objective") & (tt["solver"] == "sgml")].iloc[0]
+    assert row["Australian"] == "1.5"  # folds 0 and 1 (fold 2 failed)
+    for name, p in paths.items():
+        if name.startswith("table_metric"):
+            assert p.exists() and p.name == f"{name}.csv"
+    # no per-group tables of section 2 for metric/* problems
+    assert not any(k.startswith("table_metric-") for k in paths)
+    md = paths["markdown"].read_text(encoding="utf-8")
+    assert "## Metric learning (SGML paper layout)" in md
+    assert "Results by dataset" not in md
+    assert "| paper: SGML" in md
+    text = paths["html"].read_text(encoding="utf-8")
+    assert "<h2>Metric learning (SGML paper layout)</h2>" in text
+    assert '<tr class="baseline">\n      <td>paper: SGML</td>' in text
+    assert "http" not in text and "<script" not in text
+    assert "hit max_iter" in md  # failures still listed
+
+
+def test_paper_csv_rows(tmp_path, monkeypatch, data_dir):
+    if not (data_dir / rm.OBJECTIVE_CSV).exists():
+        pytest.skip("sgml_paper_results absent")
+    monkeypatch.setenv("PSDBENCH_DATA", str(data_dir))
+    store = Store(tmp_path / "m.sqlite")
+    _fill_metric(store)
+    paths = write_report(store, tmp_path / "out")
+    t = _csv(paths["table_metric_objective_mcml"])
+    # the authors' CSV (obj_arXiv_final) differs from the paper text for SGML; it has no PGML
+    assert t.loc["paper CSV: SGML", "Australian"] == "1.74E-01"
+    assert t.loc["paper: SGML", "Australian"] == "2.03E-01"
+    assert "paper CSV: PGML" not in t.index and "paper CSV: HBNB" not in t.index
+
+
+def test_graph_only_store_unchanged(tmp_path):
+    store = Store(tmp_path / "g.sqlite")
+    for solver in ("gdpa-lp", "scs"):
+        for seed in (0, 1):
+            store.write_result(_graph_row(solver, 50, seed))
+    paths = write_report(store, tmp_path / "out")
+    assert not any(k.startswith("table_metric") for k in paths)
+    assert any(k.startswith("table_graph-classification") for k in paths)
+    md = paths["markdown"].read_text(encoding="utf-8")
+    assert "Results by dataset" in md and "Metric learning" not in md
+    assert "Metric learning" not in paths["html"].read_text(encoding="utf-8")
+
+
+def test_mixed_store_and_all_failed(tmp_path, monkeypatch):
+    monkeypatch.delenv("PSDBENCH_DATA", raising=False)
+    store = Store(tmp_path / "x.sqlite")
+    store.write_result(_graph_row("scs", 50, 0))
+    for fold in range(2):
+        store.write_result(_metric_row("lsml", "uci/liver-disorders", "sgml", f"l{fold}",
+                                       {"protocol": "objective", "fold": fold}, status="timeout", objective=None))
+    paths = write_report(store, tmp_path / "out")
+    md = paths["markdown"].read_text(encoding="utf-8")
+    assert "Results by dataset" in md and "Metric learning (SGML paper layout)" in md
+    t = _csv(paths["table_metric_objective_lsml"])
+    assert list(t.columns) == ["Liverdisorders"]  # no pgml: no "better than" column
+    assert t.loc["sgml", "Liverdisorders"] == "-"
+    assert t.loc["paper: SGML", "Liverdisorders"] == "3.90E-02"
+    assert _csv(paths["table_metric_objective_lsml_folds"]).loc["sgml", "Liverdisorders"] == "0/2"
+    assert "table_metric_ratio_lsml" not in paths  # no pd-cone
+
+
+def test_dataset_names():
+    names = {
+        "uci/australian": "Australian", "uci/breast-cancer": "Breastcancer", "uci/diabetes": "Diabetes",
+        "uci/fourclass": "Fourclass", "uci/german": "German", "uci/haberman": "Haberman", "uci/heart": "Heart",
+        "uci/ILPD": "ILPD", "uci/liver-disorders": "Liverdisorders", "uci/monk1": "Monk1", "uci/pima": "Pima",
+        "uci/planning": "Planning", "uci/voting": "Voting", "uci/wdbc": "WDBC", "uci/sonar": "Sonar",
+        "uci/madelon": "madelon", "uci/colon-cancer": "colon-cancer", "sklearn/breast-cancer": "WDBC",
+    }
+    for ds, paper in names.items():
+        assert rm.paper_dataset(ds) == paper, ds
+    assert rm.paper_dataset("synthetic/blobs") is None
+    assert rm.column_label("sklearn/breast-cancer") == "WDBC (sklearn copy)"
+    assert rm.order_datasets(["uci/sonar", "sklearn/breast-cancer", "zzz/x", "uci/wdbc", "uci/australian"]) == [
+        "uci/australian", "uci/wdbc", "sklearn/breast-cancer", "uci/sonar", "zzz/x"]
+    assert rm.objective_sense("deml") == "max" and rm.objective_sense("GLR") == "min"
+    assert rm.is_better(2.0, 1.0, "max") and rm.is_better(1.0, 2.0, "min") and not rm.is_better(float("nan"), 1, "min")
+
+
+def test_paper_constants_match_paper_summaries():
+    # Tables 6-7: the printed avg. is the mean of the 15 datasets (each value and the avg. rounded to 0.005)
+    for objective, rows in rm.PAPER_ACCURACY.items():
+        for opt, vals in rows.items():
+            assert len(vals) == 16
+            assert abs(np.mean(vals[:15]) - vals[15]) <= 0.01, (objective, opt)
+    # Table 5's "over PD-cone" column: mean over the 17 datasets of the ratio to PD-cone
+    over = {"MCML": (61.4, 20.6, 19.7), "DEML": (0.558, 0.595, 0.611), "LSML": (3.52, 38.8, 2.25),
+            "LMNN": (1.30, 1.43, 1.28), "GLR": (71.1, 104, 52.5)}
+    for objective, expected in over.items():
+        rows = rm.PAPER_OBJECTIVE[objective]
+        assert all(len(v) == 17 for v in rows.values())
+        for opt, want in zip(("HBNB", "PGML", "SGML"), expected):
+            got = np.mean(np.array(rows[opt]) / np.array(rows["PD-cone"]))
+            assert math.isclose(float(f"{got:.3g}"), want, rel_tol=1e-9), (objective, opt, got)
+
+
+@pytest.mark.skipif(not PAPER_TEXT.exists(), reason="paper text absent")
+def test_paper_constants_match_paper_text():
+    lines = PAPER_TEXT.read_text(encoding="utf-8").splitlines()
+    starts = [i for i, line in enumerate(lines) if "| dataset |" in line]
+    assert len(starts) == 4  # Tables 4, 5, 6, 7
+
+    def rows(start):
+        cols, out = None, []
+        for line in lines[start:start + 30]:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 3:
+                continue
+            if cells[1] == "dataset":
+                cols = cells[2:]
+            elif cells[1] in rm.PAPER_OPTIMIZERS:
+                out.append((cells[1], dict(zip(cols, cells[2:]))))
+        return out
+
+    for start, objectives, table, kind in ((starts[0], rm.OBJECTIVE_ORDER, rm.PAPER_OBJECTIVE, "obj"),
+                                           (starts[1], rm.OBJECTIVE_ORDER, rm.PAPER_OBJECTIVE, "obj"),
+                                           (starts[2], ("MCML", "DEML", "LMNN", "GLR"), rm.PAPER_ACCURACY, "acc"),
+                                           (starts[3], ("MCML", "DEML", "LMNN", "GLR"), rm.PAPER_ACCURACY, "acc")):
+        parsed = rows(start)[:4 * len(objectives)]
+        assert len(parsed) == 4 * len(objectives)
+        for i, (opt, cells) in enumerate(parsed):
+            objective = objectives[i // 4]
+            for col, text in cells.items():
+                if not re.fullmatch(r"\d\.\d\dE[+-]\d\d|\d\d\.\d\d", text):
+                    continue
+                if kind == "obj":
+                    if col not in rm.PAPER_DATASETS:  # Table 5's "over PD-cone" and "# of best" columns
+                        continue
+                    assert rm.paper_objective(objective, opt, col) == float(text), (objective, opt, col)
+                else:
+                    want = rm.paper_accuracy(objective, opt, "avg." if col == "" else col)
+                    assert want == float(text), (objective, opt, col)
