@@ -3,7 +3,8 @@
 A cell is problem x dataset x instance params x seed x solver x solver params.  Lists expand as a
 Cartesian product.  A ``[[solvers]]`` entry may carry ``where = { n = [50, 100] }``: the solver runs
 only on instances whose parameters take one of the listed values (used to keep a solver to the sizes
-it can handle).  See DESIGN.md for the format; :func:`load_grid` raises a one-line
+it can handle); the key ``dataset`` filters on the dataset name.  A solver is paired only with the
+problems whose ``kind`` it lists in ``kinds`` (``"*"``: any), so one grid can mix problem families.  See DESIGN.md for the format; :func:`load_grid` raises a one-line
 :class:`~psdbench.api.PsdbenchError` on anything malformed.
 """
 
@@ -127,7 +128,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         # the key hashes the *effective* parameters, so a changed default never reuses old cells
         defaults = dict(getattr(solver, "default_params", {}))
         solver_entries.append((s["name"], combos, {k: v if isinstance(v, list) else [v] for k, v in filt.items()},
-                               [versions, defaults]))
+                               [versions, defaults], tuple(getattr(solver, "kinds", ("*",)))))
 
     cells: list[Cell] = []
     instances: dict[str, dict[str, Any]] = {}
@@ -159,8 +160,11 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         for (d, ip), seed in itertools.product(expanded, seeds):
             ikey = instance_key(p["name"], d, ip, seed)
             instances[ikey] = {"problem": p["name"], "dataset": d, "instance_params": ip, "seed": seed}
-            for sname, scombos, filt, versions in solver_entries:
-                if any(ip.get(k, problem.default_params.get(k)) not in allowed for k, allowed in filt.items()):
+            for sname, scombos, filt, versions, kinds in solver_entries:
+                if "*" not in kinds and getattr(problem, "kind", None) not in kinds:
+                    continue  # a solver is paired only with the problem kinds it declares
+                if any((d if k == "dataset" else ip.get(k, problem.default_params.get(k))) not in allowed
+                       for k, allowed in filt.items()):
                     continue
                 for sp in scombos:
                     ckey = _hash(["cell", ikey, sname, sp, versions, __version__])
