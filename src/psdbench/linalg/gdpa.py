@@ -56,6 +56,7 @@ def first_eigvec(
     v0: np.ndarray | None = None,
     tol: float = 1e-4,
     maxiter: int = 200,
+    cache: dict | None = None,
 ) -> FirstEig:
     """First eigenvector of each connected component of ``A`` (warm-started LOBPCG).
 
@@ -67,9 +68,14 @@ def first_eigvec(
         Warm start (the previous iterate's eigenvector); graph-classifier paper section 5.1.
     tol, maxiter : float, int
         LOBPCG tolerance and iteration cap (paper: 1e-4 and 200).  ``tol=0`` asks for dense LAPACK.
+    cache : dict, optional
+        The caller's memo of small components' dense eigenpairs, keyed by the component's nodes
+        and entries: when a block coordinate method changes one row, the other components are
+        looked up instead of recomputed.
     """
     n = A.shape[0]
-    pattern = sp.csr_matrix(np.abs(A) > 0)
+    r, c = np.nonzero(A)
+    pattern = sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(n, n))
     n_comp, comp = connected_components(pattern, directed=False)
     v = np.zeros(n)
     iters = 0
@@ -84,7 +90,13 @@ def first_eigvec(
         idx = order[starts[c]:starts[c + 1]]
         block = A[np.ix_(idx, idx)]
         if tol == 0 or len(idx) < DENSE_BELOW:
-            lam_c, vec = _dense_first(block)
+            key = (idx.tobytes(), block.tobytes()) if cache is not None else None
+            hit = cache.get(key) if key is not None else None
+            if hit is None:
+                hit = _dense_first(block)
+                if key is not None:
+                    cache[key] = hit
+            lam_c, vec = hit
         else:
             x0 = v0[idx] if v0 is not None else rng.standard_normal(len(idx))
             if not np.any(x0):

@@ -160,6 +160,7 @@ class _State:
     f: float  # sign * Q(M)
     D: np.ndarray | None = None  # pair distances of M
     T: np.ndarray | None = None  # |offdiag(M)| a, cached for the LP rows
+    eig_cache: dict = field(default_factory=dict)  # small components' eigenpairs (first_eigvec)
     timers: dict[str, float] = field(default_factory=lambda: {"lobpcg_s": 0.0, "lp_s": 0.0, "step_s": 0.0})
     n_lp: int = 0
     n_fw: int = 0
@@ -200,8 +201,10 @@ class Sgml:
     # ------------------------------------------------------------------------------- helpers
     def _scalars(self, st: _State, p: dict[str, Any], cold: bool = False) -> None:
         t0 = time.perf_counter()
+        if len(st.eig_cache) > 20000:
+            st.eig_cache.clear()
         eig = first_eigvec(st.M, None if cold else st.v, 0.0 if cold else float(p["lobpcg_tol"]),
-                           int(p["lobpcg_maxiter"]))
+                           int(p["lobpcg_maxiter"]), cache=st.eig_cache)
         st.v = eig.v
         st.T = None
         st.timers["lobpcg_s"] += time.perf_counter() - t0
