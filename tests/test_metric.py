@@ -212,6 +212,7 @@ def test_knapsack_lp_matches_highs():
         assert kappa @ x == pytest.approx(ref.fun, abs=1e-9)
         assert w @ x <= b + 1e-12 and np.all(x >= 0)
     assert knapsack_lp(np.ones(3), np.ones(3), -1.0) is None
+    assert knapsack_lp(np.ones(3), np.ones(3), -1e-15) is None  # no tolerance: tr(M) <= C is exact
 
 
 def test_block_lp_closed_form_equals_highs():
@@ -284,7 +285,27 @@ def test_sgml_and_pgml_stay_above_the_certified_bound(seed):
 
 def test_newton_step_size_finds_the_minimizer():
     for root in (0.0, 0.3, 0.77, 1.0):
-        g = newton_step_size(lambda t, r=root: np.exp(t) - np.exp(r), tol=1e-10)
+        g = newton_step_size(lambda t, r=root: np.exp(t) - np.exp(r), tol=1e-10, xtol=1e-14)
         assert g == pytest.approx(root, abs=1e-8)
+    # a kink (piecewise-linear Q, as LMNN): Q' jumps from -1 to +2 at 0.4; found within xtol
+    calls = []
+    g = newton_step_size(lambda t: calls.append(t) or (-1.0 if t < 0.4 else 2.0), xtol=1e-4)
+    assert 0.4 - 1e-4 <= g <= 0.4 and len(calls) < 30
     assert newton_step_size(lambda t: 1.0 + t) == 0.0
     assert newton_step_size(lambda t: -1.0) == 1.0
+
+
+def test_lmnn_exact_step_is_the_line_minimizer():
+    """LMNN is piecewise linear along a line: exact_step returns the minimizer over [0, 1]."""
+    inst = toy_instance("lmnn", n=12, K=5, seed=3)
+    rng = np.random.default_rng(0)
+    grid = np.linspace(0, 1, 4001)
+    for _ in range(5):
+        M = np.eye(5)
+        B = rng.standard_normal((5, 5))
+        Dir = (B + B.T) * 0.3
+        D0 = pair_distances(inst.F, M)
+        E = pair_distances(inst.F, M + Dir) - D0
+        g = inst.obj.exact_step(D0, E)
+        vals = [inst.obj.value_D(np.maximum(D0 + t * E, 0.0)) for t in grid]
+        assert inst.obj.value_D(np.maximum(D0 + g * E, 0.0)) <= min(vals) + 1e-9

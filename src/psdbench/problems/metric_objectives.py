@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..api import PsdbenchError
 
@@ -65,12 +66,6 @@ def gradient_from_pairs(F: np.ndarray, A: np.ndarray) -> np.ndarray:
     Lap = np.diag(B.sum(axis=1)) - B
     G = F.T @ Lap @ F
     return 0.5 * (G + G.T)
-
-
-def _logsumexp_rows(Z: np.ndarray) -> np.ndarray:
-    """Row-wise log-sum-exp (``-inf`` entries allowed), kept 2-D."""
-    m = np.max(Z, axis=1, keepdims=True)
-    return m + np.log(np.sum(np.exp(Z - m), axis=1, keepdims=True))
 
 
 def _upper(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -142,21 +137,29 @@ class Mcml(PairObjective):
         self.P = P
         with np.errstate(divide="ignore"):
             self.const = float(np.sum(np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)))
-        self.offdiag = ~np.eye(self.n, dtype=bool)
 
-    def _log_q(self, D: np.ndarray) -> np.ndarray:
-        Z = np.where(self.offdiag, -D, -np.inf)
-        return Z - _logsumexp_rows(Z)
+    def _softmax(self, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``log Q`` (0 on the diagonal, where ``P`` is 0) and ``Q = softmax_{k != i}(-D_ik)`` row-wise."""
+        Z = -D
+        np.fill_diagonal(Z, -np.inf)
+        Z -= Z.max(axis=1, keepdims=True)
+        E = np.exp(Z)
+        s = E.sum(axis=1, keepdims=True)
+        Z -= np.log(s)
+        np.fill_diagonal(Z, 0.0)
+        E /= s
+        return Z, E
 
     def value_D(self, D: np.ndarray) -> float:
-        logq = self._log_q(D)
-        return self.const - float(np.sum(np.where(self.P > 0, self.P * np.where(self.P > 0, logq, 0.0), 0.0)))
+        logq, _ = self._softmax(D)
+        return self.const - float(np.sum(self.P * logq))
 
     def value_and_coef(self, D: np.ndarray) -> tuple[float, np.ndarray]:
-        logq = self._log_q(D)
-        q = self.const - float(np.sum(np.where(self.P > 0, self.P * np.where(self.P > 0, logq, 0.0), 0.0)))
-        A = self.P - np.where(self.rows[:, None] & self.offdiag, np.exp(logq), 0.0)
-        return q, A
+        logq, Q = self._softmax(D)
+        q = self.const - float(np.sum(self.P * logq))
+        if not self.rows.all():  # samples without a same-class partner contribute nothing
+            Q[~self.rows] = 0.0
+        return q, self.P - Q
 
     def cvxpy_expression(self, d: Any, pairs: tuple[np.ndarray, np.ndarray]) -> Any:
         import cvxpy as cp
@@ -241,11 +244,16 @@ class Lmnn(PairObjective):
                 target[i, order[:k]] = True
         self.target = target
         self.ti, self.tj = np.nonzero(target)
+        # sums over the targets of each sample, as a matrix product: rows[i, t] = 1 if ti[t] == i
+        self.impostor = self.diff[self.ti, :].astype(float)  # l differs in class from i_t
+        self.rows_of = sp.csr_matrix((np.ones(len(self.ti)), (self.ti, np.arange(len(self.ti)))),
+                                     shape=(self.n, len(self.ti)))
 
     def _hinge(self, D: np.ndarray) -> np.ndarray:
         # H[t, l] = 1 + D[i_t, j_t] - D[i_t, l] for impostors l of i_t (different class)
         H = 1.0 + D[self.ti, self.tj][:, None] - D[self.ti, :]
-        return np.where(self.diff[self.ti, :], H, 0.0)
+        H *= self.impostor
+        return H
 
     def value_D(self, D: np.ndarray) -> float:
         pull = float(np.sum(D[self.ti, self.tj]))
@@ -254,11 +262,33 @@ class Lmnn(PairObjective):
     def value_and_coef(self, D: np.ndarray) -> tuple[float, np.ndarray]:
         H = self._hinge(D)
         active = (H > 0).astype(float)
-        A = np.zeros_like(D)
+        A = -self.mu * (self.rows_of @ active)  # impostor terms d/dD_il
         np.add.at(A, (self.ti, self.tj), (1 - self.mu) + self.mu * active.sum(axis=1))
-        np.add.at(A, (np.repeat(self.ti, self.n), np.tile(np.arange(self.n), len(self.ti))), -self.mu * active.ravel())
         pull = float(np.sum(D[self.ti, self.tj]))
         return (1 - self.mu) * pull + self.mu * float(np.sum(np.maximum(H, 0.0))), A
+
+    def exact_step(self, D: np.ndarray, E: np.ndarray) -> float:
+        """``argmin_{gamma in [0, 1]} Q(D + gamma E)`` exactly: ``Q`` is piecewise linear along a line.
+
+        ``Q'(gamma) = (1 - mu) sum_t E_t + mu sum_{active (t, l)} s_tl`` with hinge slopes
+        ``s_tl = E_t - E_il``; a hinge switches at ``gamma = -h_tl / s_tl`` and every switch raises
+        ``Q'`` by ``mu |s_tl|``, so the minimizer is the first switch where ``Q'`` reaches 0.
+        """
+        h = self._hinge(D)
+        slope = (E[self.ti, self.tj][:, None] - E[self.ti, :]) * self.impostor
+        active = (h > 0) | ((h == 0) & (slope > 0))
+        g = (1 - self.mu) * float(np.sum(E[self.ti, self.tj])) + self.mu * float(np.sum(slope[active]))
+        if g >= 0:
+            return 0.0
+        moving = (slope != 0) & (self.impostor > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            b = np.where(moving, -h / np.where(moving, slope, 1.0), np.inf)
+        inside = (b > 0) & (b < 1) & moving & ((slope > 0) != active)  # switches ahead, in (0, 1)
+        bs = b[inside]
+        order = np.argsort(bs, kind="stable")
+        rise = np.cumsum(self.mu * np.abs(slope[inside])[order])
+        k = int(np.searchsorted(g + rise, 0.0, side="left"))
+        return 1.0 if k >= len(order) else float(bs[order][k])
 
     def cvxpy_expression(self, d: Any, pairs: tuple[np.ndarray, np.ndarray]) -> Any:
         import cvxpy as cp

@@ -97,13 +97,15 @@ def near_identity_start(K: int, C: float, positive: bool = False) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ line search
-def newton_step_size(dq: Callable[[float], float], tol: float = 1e-3, max_iter: int = 60) -> float:
+def newton_step_size(dq: Callable[[float], float], tol: float = 1e-3, xtol: float = 1e-4,
+                     max_iter: int = 60) -> float:
     """``argmin_{gamma in [0, 1]} Q(gamma)`` from ``Q'(gamma)`` (eqs. (35)-(38)).
 
     ``Q`` is convex along the direction, so its minimizer is the root of ``Q'`` clipped to [0, 1]
     (eq. (38)).  The root is found by Newton-Raphson with ``Q''`` replaced by the difference
     quotient of the bracketing points (regula falsi with the Illinois safeguard: one ``Q'`` call
-    per step, never leaves the bracket).  ``tol`` is relative to ``|Q'(0)|``.
+    per step, never leaves the bracket).  It stops when ``|Q'| <= tol |Q'(0)|`` or the bracket is
+    narrower than ``xtol`` (piecewise-linear objectives such as LMNN have a kink, not a root).
     """
     g0 = dq(0.0)
     if g0 >= 0:
@@ -116,7 +118,7 @@ def newton_step_size(dq: Callable[[float], float], tol: float = 1e-3, max_iter: 
     for _ in range(max_iter):
         gamma = hi - ghi * (hi - lo) / (ghi - glo)
         g = dq(gamma)
-        if abs(g) <= tol * abs(g0) or hi - lo < 1e-12:
+        if abs(g) <= tol * abs(g0):
             break
         if g < 0:
             lo, glo = gamma, g
@@ -128,6 +130,8 @@ def newton_step_size(dq: Callable[[float], float], tol: float = 1e-3, max_iter: 
             if side == 1:
                 glo *= 0.5
             side = 1
+        if hi - lo < xtol:
+            return lo  # the side where Q still decreases
     return gamma
 
 
@@ -139,9 +143,11 @@ def knapsack_lp(kappa: np.ndarray, w: np.ndarray, budget: float) -> np.ndarray |
     has its own diagonal, so writing ``M_ii`` as its row's lower bound plus a slack ``s_i >= 0``
     leaves the trace as the only coupling constraint.  The optimum puts the whole budget on the
     variable with the most negative ``kappa_k / w_k`` (or nothing if no ``kappa_k`` is negative).
-    Returns None when the LP is infeasible (``budget < 0``).
+    Returns None when the LP is infeasible (``budget < 0``: with scalars from an inexact
+    eigenvector the current point can miss a Gershgorin row by a little; the block is then left
+    as it is, never moved to a vertex outside ``tr(M) <= C``).
     """
-    if budget < -1e-12 * max(1.0, float(np.sum(np.abs(w)))):
+    if budget < 0:  # the rows' lower bounds alone exceed the trace bound
         return None
     x = np.zeros_like(kappa)
     ratio = kappa / w
@@ -211,6 +217,10 @@ class Sgml:
 
     @staticmethod
     def _line_search(inst: Any, sign: float, D0: np.ndarray, E: np.ndarray, tol: float) -> float:
+        exact = getattr(inst.obj, "exact_step", None)
+        if exact is not None and sign > 0:  # piecewise-linear objectives (LMNN): the exact minimizer
+            return exact(D0, E)
+
         def dq(g: float) -> float:
             _, A = inst.obj.value_and_coef(np.maximum(D0 + g * E, 0.0))
             return sign * float(np.sum(A * E))
