@@ -1,0 +1,71 @@
+"""asv benchmarks: SGML, PGML and PD-cone on fixed metric-learning instances (SGML paper, section 6.2).
+
+Run from the repository root (configuration in ``asv.conf.json``)::
+
+    asv run --quick --python=same -b Metric
+
+Instances: ``sklearn/breast-cancer`` (WDBC, K = 30), the section 6.2 protocol (fold 3 of
+round(569/4) stratified folds, about 4 samples), objectives MCML and DEML.  BLAS is pinned to one
+thread.  Besides time and peak memory:
+
+``track_gap``       ``(Q(sol) - p*) / max(1, |p*|)`` (``p* - Q`` for DEML, which is maximized), with
+                    ``p*`` the certified reference of the instance (reduced SDP by Clarabel,
+                    Frank-Wolfe bound); 0 is optimal.  MCML's optimum on a 4-sample fold is about
+                    1e-11, hence the absolute scale below 1.
+``track_balanced``  1 if the returned metric is the Laplacian of a balanced signed graph (SGML's
+                    search space), else 0 (PD-cone's metrics in general are not).
+"""
+
+from __future__ import annotations
+
+from threadpoolctl import threadpool_limits
+
+from psdbench.api import Budget, Solution
+from psdbench.registry import discover
+
+DATASET = "sklearn/breast-cancer"
+INSTANCE_PARAMS = {"protocol": "objective", "fold": 3}
+SEED = 0
+
+
+class MetricWDBC:
+    params = [["mcml", "deml"], ["sgml", "pgml", "pd-cone"]]
+    param_names = ["objective", "solver"]
+    timeout = 300
+    number = 1
+    warmup_time = 0.0
+    repeat = (1, 5, 60.0)
+
+    def setup(self, objective, solver):
+        import scipy.linalg  # noqa: F401  (load the BLAS pools before limiting them)
+        import sklearn.neighbors  # noqa: F401
+
+        self._threads = threadpool_limits(1)
+        reg = discover()
+        self.instance = reg.problem(f"metric/{objective}").build(reg.load_dataset(DATASET), INSTANCE_PARAMS, SEED)
+        self.solver = reg.solver(solver)
+
+    def teardown(self, objective, solver):
+        self._threads.unregister()
+
+    def _solve(self) -> Solution:
+        return self.solver.solve(self.instance, Budget())
+
+    def time_solve(self, objective, solver):
+        self._solve()
+
+    def peakmem_solve(self, objective, solver):
+        self._solve()
+
+    def track_gap(self, objective, solver):
+        p_star = self.instance.certified_reference()["value"]
+        q = self.instance.objective(self._solve())
+        worse = p_star - q if self.instance.sense == "max" else q - p_star
+        return worse / max(abs(p_star), 1.0)
+
+    track_gap.unit = "scaled"
+
+    def track_balanced(self, objective, solver):
+        return self.instance.verify(self._solve()).details["balanced"]
+
+    track_balanced.unit = "bool"
