@@ -148,7 +148,8 @@ class MetricInstance:
 
     # --------------------------------------------------------------------------- evaluation
     def evaluate(self, solution: Solution) -> dict[str, float]:
-        M = 0.5 * (np.asarray(solution.variables["M"], float) + np.asarray(solution.variables["M"], float).T)
+        M = np.asarray(solution.variables["M"], float)
+        M = 0.5 * (M + M.T)
         off = M - np.diag(np.diag(M))
         out: dict[str, float] = {"trace": float(np.trace(M)), "n_train": float(len(self.y)),
                                  "offdiag_nnz": float(np.count_nonzero(np.abs(off) > 1e-10) // 2)}

@@ -13,8 +13,12 @@ replaced by the Gershgorin rows of ``S M S^-1`` (eq. (30)),
     M_ii - sum_{k != i} (a_k / a_i) |M_ik| >= rho,
 
 which are linear because every ``|M_ik|`` has a known sign.  Each subproblem is solved by
-Frank-Wolfe (section 4.4): the direction is the LP (41) (HiGHS), the step ``gamma in [0, 1]``
-minimizes ``Q`` along it by safeguarded Newton-Raphson on ``Q'(gamma)`` (eqs. (35)-(38)).
+Frank-Wolfe (section 4.4): the direction is the LP (41), the step ``gamma in [0, 1]`` minimizes
+``Q`` along it by safeguarded Newton-Raphson on ``Q'(gamma)`` (eqs. (35)-(38)).  Every Gershgorin
+row has its own diagonal, so once each diagonal is written as its row's bound plus a slack the
+trace is the only coupling constraint and the LP's optimal vertex has a closed form
+(:func:`knapsack_lp`, ``lp_backend = "closed-form"``); ``lp_backend = "highs"`` solves LP (41) as
+written with HiGHS, and the tests check that both reach the same optimum.
 
 Algorithm 1:
 
