@@ -1,0 +1,97 @@
+"""Issue 4's checks on a results store of the SGML suites (objective and/or classification protocol).
+
+Usage::
+
+    python benchmarks/sgml_checks.py --db sgml-objective.sqlite --db sgml-classification.sqlite
+
+Prints, from whatever the stores hold:
+
+* feasibility of every ``sgml`` / ``pgml`` row (verified, balanced);
+* objective protocol: per objective, the number of datasets where ``sgml``'s mean verified objective
+  is better than ``pgml``'s (strictly; ties listed), and the number where ``sgml / pd-cone`` is
+  within the paper's SGML / PD-cone ratio (Tables 4-5);
+* classification protocol: per objective, the mean k-NN accuracy over the datasets present next
+  to the paper's SGML average of Tables 6-7 (over its 15 datasets) and over the same datasets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+import pandas as pd
+
+from psdbench.harness.report_metric import is_better, paper_accuracy, paper_dataset, paper_objective
+from psdbench.harness.store import Store
+
+
+def load(paths: list[str]) -> pd.DataFrame:
+    frames = [Store(p).results_frame() for p in paths]
+    df = pd.concat(frames, ignore_index=True)
+    df = df[df["problem"].astype(str).str.startswith("metric/")].copy()
+    df["objective_name"] = df["problem"].str.split("/").str[1].str.upper()
+    df["protocol"] = df["instance_params"].map(lambda p: p.get("protocol", "objective"))
+    return df
+
+
+def feasibility(df: pd.DataFrame) -> None:
+    g = df[df["solver"].isin(["sgml", "pgml"])]
+    ran = g[g["status"].isin(["ok", "max_iter", "infeasible"])]
+    print(f"sgml/pgml rows with a returned point: {len(ran)}; verified: {int((ran['feasible'] == 1).sum())}; "
+          f"balanced: {int((ran['metric_verify_balanced'] == 1).sum())}; statuses: {g['status'].value_counts().to_dict()}")
+
+
+def objective_checks(df: pd.DataFrame) -> None:
+    ok = df[(df["protocol"] == "objective") & (df["feasible"] == 1) & df["objective"].notna()]
+    for obj, sub in ok.groupby("objective_name"):
+        sense = "max" if obj == "DEML" else "min"
+        means = sub.groupby(["dataset", "solver"])["objective"].mean().unstack("solver")
+        if not {"sgml", "pgml"} <= set(means.columns):
+            continue
+        both = means.dropna(subset=["sgml", "pgml"])
+        better = [d for d, r in both.iterrows() if is_better(r["sgml"], r["pgml"], sense)]
+        ties = [d for d, r in both.iterrows() if np.isclose(r["sgml"], r["pgml"], rtol=1e-9, atol=1e-12)]
+        line = f"{obj}: sgml better than pgml on {len(better)}/{len(both)} datasets"
+        if ties:
+            line += f" (ties: {', '.join(ties)})"
+        if "pd-cone" in means.columns:
+            within, total = 0, 0
+            for d, r in means.dropna(subset=["sgml", "pd-cone"]).iterrows():
+                pd_name = paper_dataset(d)
+                ps, pp = paper_objective(obj, "SGML", pd_name), paper_objective(obj, "PD-cone", pd_name)
+                if not (np.isfinite(ps) and np.isfinite(pp)) or r["pd-cone"] == 0:
+                    continue
+                total += 1
+                ours, theirs = r["sgml"] / r["pd-cone"], ps / pp
+                within += bool(ours >= theirs) if sense == "max" else bool(ours <= theirs)
+            line += f"; sgml/pd-cone within the paper's SGML/PD-cone ratio on {within}/{total}"
+        print(line)
+
+
+def classification_checks(df: pd.DataFrame) -> None:
+    ok = df[(df["protocol"] == "classification") & df["metric_accuracy"].notna()
+            & df["status"].isin(["ok", "max_iter"]) & (df["feasible"] == 1)]
+    for (obj, solver), sub in ok.groupby(["objective_name", "solver"]):
+        acc = sub.groupby("dataset")["metric_accuracy"].mean() * 100
+        names = [paper_dataset(d) for d in acc.index]
+        paper_same = [paper_accuracy(obj, "SGML", n) for n in names]
+        seeds = sub.groupby("dataset")["seed"].nunique()
+        print(f"{obj} {solver}: mean 10-NN accuracy {acc.mean():.2f} % over {len(acc)} datasets "
+              f"({int(seeds.min())}-{int(seeds.max())} seeds each); paper SGML over the same datasets "
+              f"{np.nanmean(paper_same):.2f} %")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", action="append", required=True)
+    args = ap.parse_args(argv)
+    df = load(args.db)
+    feasibility(df)
+    objective_checks(df)
+    classification_checks(df)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
