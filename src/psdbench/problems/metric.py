@@ -97,6 +97,7 @@ class MetricInstance:
     y_test: np.ndarray | None = None
     kind: str = KIND
     tol: dict[str, float] = field(default_factory=dict)
+    _U: np.ndarray | None = field(default=None, repr=False)  # subspace(), computed once
 
     @property
     def n(self) -> int:
@@ -160,10 +161,12 @@ class MetricInstance:
     # --------------------------------------------------------------------------- references
     def subspace(self) -> np.ndarray:
         """Orthonormal basis ``U`` (K x r) of the span of the training differences ``f_i - f_j``."""
-        Fc = self.F - self.F.mean(axis=0)
-        _, s, Vt = np.linalg.svd(Fc, full_matrices=False)
-        r = int(np.sum(s > 1e-10 * max(1.0, s.max(initial=0.0))))
-        return Vt[:r].T
+        if self._U is None:
+            Fc = self.F - self.F.mean(axis=0)
+            _, s, Vt = np.linalg.svd(Fc, full_matrices=False)
+            r = int(np.sum(s > 1e-10 * max(1.0, s.max(initial=0.0))))
+            self._U = Vt[:r].T
+        return self._U
 
     def reference_formulation(self, formulation: str = "full"):
         """cvxpy problem with the same optimum: ``full`` (M is K x K) or ``reduced`` (M = rho I + U X U')."""
