@@ -35,7 +35,8 @@ _CTX = None
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 #: Imported once by the fork server, so that a cell's worker starts without paying for them.
 PRELOAD = ["psdbench.harness.worker", "psdbench.problems.graph_classification", "psdbench.solvers.gdpa_lp",
-           "psdbench.problems.metric", "psdbench.solvers.sgml", "psdbench.solvers.pd_cone", "cvxpy", "scs", "clarabel"]
+           "psdbench.problems.metric", "psdbench.solvers.sgml", "psdbench.solvers.pd_cone", "psdbench.problems.signed_graph",
+           "psdbench.solvers.balanced_clime", "psdbench.solvers.signed_baselines", "cvxpy", "scs", "clarabel"]
 
 
 def _context() -> mp.context.BaseContext:
