@@ -319,7 +319,7 @@ def write_report(store: "Store", out_dir: str | Path) -> dict[str, Path]:
             f"Status counts: {status_str}", f"Run ids: {', '.join(run_ids) or MISSING}")) + "</p>")
 
         # 2. per-group tables (metric/* problems have their own section, 4)
-        order = df.loc[~df["problem"].str.startswith("metric/"), GROUP_KEYS].drop_duplicates()
+        order = df.loc[~(df["problem"].str.startswith("metric/") | (df["problem"] == "signed-graph")), GROUP_KEYS].drop_duplicates()
         if len(order):
             md += ["## Results by dataset", "",
                    "Statistics over cells with status `ok`; error rate is mean ± std over seeds (%). "
@@ -372,6 +372,14 @@ def write_report(store: "Store", out_dir: str | Path) -> dict[str, Path]:
         md += m_md
         hb += m_hb
         paths.update(m_paths)
+
+        # 4b. signed-graph learning in the BSGL paper's Table II layout (nothing without signed-graph rows)
+        from psdbench.harness.report_signed import signed_section  # lazy: report_signed imports this module
+
+        s_md, s_hb, s_paths = signed_section(raw, out, refs)
+        md += s_md
+        hb += s_hb
+        paths.update(s_paths)
 
         # 5. failures
         fails = _failures(df)

@@ -159,7 +159,9 @@ class ColumnADMM:
         else:
             X = np.asarray(self.X, float)
             K = X.shape[1]
-            Xs, XTs = sp.csr_matrix(X / (K - 1)), sp.csr_matrix(X.T)
+            # (112) with the 1/(K-1) split evenly: phi = X' l / sqrt(K-1), r = X phi / sqrt(K-1) - e_i
+            # (the same constraint; the balanced scaling keeps (89) well conditioned)
+            Xs, XTs = sp.csr_matrix(X / np.sqrt(K - 1)), sp.csr_matrix(X.T / np.sqrt(K - 1))
             ZK = sp.csr_matrix((N, K))
             main = [  # columns: l~, l, r, phi
                 [Z, Z, -I, Xs],
@@ -214,7 +216,7 @@ class ColumnADMM:
         r[self.i] -= 1.0
         y[self.layout["r"]] = r
         if self.form == "sparse":
-            y[3 * N: self.n_main] = self.X.T @ l
+            y[3 * N: self.n_main] = self.X.T @ l / np.sqrt(self.X.shape[1] - 1)
         s = np.asarray(self.signs, float).copy()
         s[self.i] = 0.0
         q = np.concatenate([rho - r, rho + r, np.abs(l) - l, np.abs(l) + l, -s * l])

@@ -57,8 +57,9 @@ def hqic(L: np.ndarray, C: np.ndarray, n_samples: int, tol: float = 0.0, weight:
     ``weight = 1`` is (17) as printed; ``weight = K / 2`` makes the first term the Gaussian
     log-likelihood of K samples, as in the general definition (16).
     """
-    sign, logdet = np.linalg.slogdet(L)
-    if sign <= 0 or not np.isfinite(logdet):
+    try:  # Cholesky, not the sign of det: an even number of negative eigenvalues has det > 0
+        logdet = 2.0 * float(np.sum(np.log(np.diag(np.linalg.cholesky(L)))))
+    except np.linalg.LinAlgError:
         return float("inf")
     return float(-2.0 * weight * (logdet - np.sum(C * L)) + 2.0 * n_nonzero_upper(L, tol) * np.log(np.log(n_samples)))
 

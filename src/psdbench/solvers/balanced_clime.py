@@ -72,6 +72,7 @@ DEFAULTS: dict[str, Any] = {
     "max_sweeps": 10,
     "tol": 1e-4,
     "zero_tol": 1e-9,
+    "admm_zero_tol": 1e-6,  # ADMM entries below this times the largest are zeros (finite accuracy)
     "center": None,  # None: the instance's choice
 }
 
@@ -258,7 +259,7 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
                     res = lp.solve(rho)
                     counts["admm_iterations"] += res.iterations
                     counts["admm_unconverged"] += int(not res.converged)
-                    l = np.where(np.abs(res.l) > p["zero_tol"] * max(1.0, np.abs(res.l).max()), res.l, 0.0)
+                    l = np.where(np.abs(res.l) > p["admm_zero_tol"] * max(1.0, np.abs(res.l).max()), res.l, 0.0)
                     l = _project_signs(l, signs, i)
                     obj = float(np.abs(l).sum())
             except ColumnLPError:
@@ -287,7 +288,7 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
                 res = ColumnADMM(C=C, X=X, i=i, signs=signs, form=form, linear_solver=p["admm_linear_solver"],
                                  gamma=float(p["admm_gamma"])).solve(rho)
                 counts["admm_iterations"] += res.iterations
-                l = _project_signs(np.where(np.abs(res.l) > p["zero_tol"] * max(1.0, np.abs(res.l).max()), res.l, 0.0), signs, i)
+                l = _project_signs(np.where(np.abs(res.l) > p["admm_zero_tol"] * max(1.0, np.abs(res.l).max()), res.l, 0.0), signs, i)
                 obj = float(np.abs(l).sum())
         except ColumnLPError:
             timers["lp_s"] += time.perf_counter() - t0
