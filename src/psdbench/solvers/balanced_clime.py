@@ -30,6 +30,11 @@ Read where the paper is silent (all parameters):
   written under the current polarities.
 * ``rho_step`` (delta of IV-E) is absolute: ``C l - e_i`` is dimensionless, and ``rho >= 1``
   admits ``l = 0``, so the search runs over ``[rho_l, 1)``.
+* ``standardize`` (default true): the LPs run on the correlation matrix ``D^-1/2 C D^-1/2``
+  (``D = diag(C)``) and the result is scaled back, ``L = D^-1/2 L_s D^-1/2``, as the CLIME
+  software does by default; the paper is silent.  The rescaling keeps signs, zeros and
+  definiteness.  Measured on the section VI-A instances (N = 50, K = 500, 15 seeds), F-measure
+  0.608 against 0.567 without it.  The trace's l1 values are on the standardized scale.
 * ``sigma_v`` of (15): ``"median"`` sets ``sigma_v^2`` to the median off-diagonal VoC.
 * HQIC weight: (17) as printed drops the ``K / 2`` of the Gaussian log-likelihood that (16)'s
   ``L_max`` carries; with it dropped the penalty ``2 k ln ln K`` outweighs any fit and the search
@@ -65,6 +70,7 @@ DEFAULTS: dict[str, Any] = {
     "admm_gamma": 10.0,
     "rho_step": 0.01,
     "max_rho_steps": 100,
+    "hqic_patience": 1,  # increases of HQIC tolerated before the search stops (1: first local minimum)
     "sigma_v": "median",
     "hqic_weight": "samples",  # samples: K/2 on the log-likelihood, as (16) | paper: (17) as printed
     "polarity_compare": "same_rho",  # same_rho | own_rho (see the module docstring)
@@ -74,6 +80,7 @@ DEFAULTS: dict[str, Any] = {
     "zero_tol": 1e-9,
     "admm_zero_tol": 1e-6,  # ADMM entries below this times the largest are zeros (finite accuracy)
     "center": None,  # None: the instance's choice
+    "standardize": True,  # learn on the correlation scale, then rescale (as CLIME software does)
 }
 
 
@@ -200,6 +207,13 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
     N, K = X.shape
     if C is None:
         C = sample_covariance(X, bool(p["center"]))
+    if p["standardize"]:  # L = D^-1/2 L_s D^-1/2 keeps signs, sparsity and definiteness
+        d = np.sqrt(np.diag(C))
+        inner = balanced_clime(X / d[:, None], C=C / np.outer(d, d), time_limit_s=time_limit_s,
+                               **{**params, "standardize": False})
+        inner.L = inner.L / np.outer(d, d)
+        inner.info["l1_norm"] = float(np.abs(inner.L).sum())
+        return inner
     weight = 1.0 if p["hqic_weight"] == "paper" else K / 2.0
     pen = 2.0 * np.log(np.log(K)) if K > np.e else 0.0
     form = p["admm_form"] if p["admm_form"] != "auto" else ("sparse" if K < N else "dense")
@@ -246,7 +260,7 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
                             gamma=float(p["admm_gamma"]))
             if previous is not None:
                 lp.warm_start(previous, rho_l)
-        best, last = _Search(rho_l=rho_l), np.inf
+        best, last, worse = _Search(rho_l=rho_l), np.inf, 0
         for step in range(int(p["max_rho_steps"])):
             rho = rho_l * (1 + 1e-9) + 1e-12 + step * float(p["rho_step"])  # a hair above rho_l: feasible
             if rho >= 1.0:
@@ -272,7 +286,11 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
             if h < best.hqic:
                 best.l, best.objective, best.hqic, best.rho = l, obj, h, rho
             if np.isfinite(last) and h > last:
-                break  # past the first local minimum of HQIC (IV-E)
+                worse += 1
+                if worse >= int(p["hqic_patience"]):
+                    break  # past the first local minimum of HQIC (IV-E)
+            elif np.isfinite(h):
+                worse = 0
             last = h if np.isfinite(h) else last
         return best
 

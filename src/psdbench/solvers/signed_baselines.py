@@ -10,10 +10,14 @@ BSGL paper, section VI-A1 (``shared/papers/balanced-signed-graph-learning-sparse
   covariance (off-diagonal l1 penalty ``alpha``).
 
 The paper does not say how the baselines' regularization was chosen.  Here ``rho`` / ``alpha``
-is a number, or ``"hqic"`` (default): the value on a grid that minimizes the same HQIC the
-proposed method uses (K/2-weighted (17)), computed on the estimate before balancing.  Balancing
+is a number, or ``"hqic"`` (default): the value on a grid (rho ascending, alpha descending) that
+minimizes the same HQIC the proposed method uses (K/2-weighted (17)), computed on the estimate
+before balancing; the scan stops after 3 consecutive increases past a finite value.  Balancing
 removes the inconsistent edges; the result is not guaranteed positive definite, and the harness
-records such outputs as infeasible (their metrics are still recorded).
+records such outputs as infeasible (their metrics are still recorded).  With ``standardize``
+(default, as for ``balanced-clime``) both estimators work on the correlation matrix and the
+estimate is scaled back by ``D^-1/2 (.) D^-1/2``; the reported ``hqic_before_balancing`` is then
+on the correlation scale (it differs from the original scale by a constant).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from ..linalg.signed_balancing import balance_graph
 from ..problems.signed_graph import KIND, hqic
 
 RHO_GRID = tuple(np.round(np.linspace(0.02, 0.5, 25), 4))
-ALPHA_GRID = tuple(np.round(np.geomspace(1e-3, 1.0, 25), 6))
+ALPHA_GRID = tuple(np.round(np.geomspace(1.0, 1e-3, 25), 6))  # sparse to dense: the dense end is slow
 
 
 def clime(C: np.ndarray, rho: float) -> np.ndarray:
@@ -50,9 +54,15 @@ def glasso(C: np.ndarray, alpha: float) -> np.ndarray:
     return 0.5 * (P + P.T)
 
 
-def _select(fit: Any, grid: tuple[float, ...], C: np.ndarray, K: int, zero_tol: float) -> tuple[np.ndarray, float, float]:
-    """The grid value whose estimate has the smallest HQIC (K/2-weighted (17))."""
+def _select(fit: Any, grid: tuple[float, ...], C: np.ndarray, K: int, zero_tol: float,
+            patience: int = 3) -> tuple[np.ndarray, float, float]:
+    """Scan ``grid`` in order for the estimate with the smallest HQIC (K/2-weighted (17)).
+
+    The scan stops after ``patience`` consecutive increases of HQIC past a finite value, the rule
+    ``balanced-clime``'s rho search uses (with patience 1 there).
+    """
     best: tuple[np.ndarray | None, float, float] = (None, np.inf, np.nan)
+    last, worse = np.inf, 0
     for v in grid:
         try:
             L = fit(C, float(v))
@@ -64,6 +74,13 @@ def _select(fit: Any, grid: tuple[float, ...], C: np.ndarray, K: int, zero_tol: 
         h = hqic(L, C, K, tol, weight=K / 2.0)
         if h < best[1] or best[0] is None:
             best = (L, h, float(v))
+        if np.isfinite(last) and h > last:
+            worse += 1
+            if worse >= patience:
+                break
+        elif np.isfinite(h):
+            worse = 0
+        last = h if np.isfinite(h) else last
     if best[0] is None:
         raise ValueError("no value of the regularization grid gave an estimate")
     return best[0], best[1], best[2]
@@ -89,6 +106,8 @@ class _TwoStep:
         if p["balance"] not in ("none", "min", "max", "greedy"):
             raise ValueError(f"balance must be none, min, max or greedy, not {p['balance']!r}")
         C, K = instance.C, instance.n_samples
+        d = np.sqrt(np.diag(C)) if p["standardize"] else np.ones(len(C))
+        C = C / np.outer(d, d)  # the correlation scale, as for balanced-clime; scaled back below
         reg = p[self.param_name]
         if reg == "hqic":
             L, h, value = _select(self.fit, self.grid, C, K, float(p["zero_tol"]))
@@ -96,6 +115,7 @@ class _TwoStep:
             value = float(reg)
             L = self.fit(C, value)
             h = hqic(L, C, K, float(p["zero_tol"]) * float(np.abs(np.diag(L)).max()), weight=K / 2.0)
+        L = L / np.outer(d, d)
         info: dict[str, Any] = {self.param_name: value, "hqic_before_balancing": float(h)}
         variables = {"L": L}
         if p["balance"] != "none":
@@ -117,7 +137,7 @@ class Clime(_TwoStep):
     name = "clime"
     param_name = "rho"
     grid = RHO_GRID
-    default_params = {"rho": "hqic", "balance": "none", "zero_tol": 1e-9}
+    default_params = {"rho": "hqic", "balance": "none", "zero_tol": 1e-9, "standardize": True}
 
     def fit(self, C: np.ndarray, value: float) -> np.ndarray:
         return clime(C, value)
@@ -129,7 +149,7 @@ class Glasso(_TwoStep):
     name = "glasso"
     param_name = "alpha"
     grid = ALPHA_GRID
-    default_params = {"alpha": "hqic", "balance": "none", "zero_tol": 1e-9}
+    default_params = {"alpha": "hqic", "balance": "none", "zero_tol": 1e-9, "standardize": True}
 
     def fit(self, C: np.ndarray, value: float) -> np.ndarray:
         return glasso(C, value)
