@@ -1,0 +1,89 @@
+"""Issue 5's checks on a results store of the ``signed-graph-synthetic`` suite (or part of it).
+
+Usage::
+
+    python benchmarks/bsgl_checks.py --db signed.sqlite
+
+Prints, from whatever the store holds:
+
+* feasibility: every ``balanced-clime`` output verified (symmetric, positive definite, balanced);
+* the l1 trace: ``||L||_1`` non-increasing over every revisit (sweeps >= 2, section IV-F) on
+  every ``balanced-clime`` cell;
+* per setting and noise level: mean F-measure and RE / AE of every configuration, the paper's
+  value, and whether ``balanced-clime`` is above every baseline configuration (Table II's ordering);
+* the threshold of the issue: mean F-measure of ``balanced-clime`` at N = 50, K = 500, noiseless.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from psdbench.harness.store import Store
+
+PAPER_FM = {  # Table II, F-measure: (N, K) -> config -> (noise 0, noise 0.25)
+    (50, 500): {"balanced-clime": (0.668, 0.583), "glasso/min": (0.494, 0.422), "glasso/max": (0.489, 0.431),
+                "glasso/greedy": (0.517, 0.463), "clime/min": (0.462, 0.429), "clime/max": (0.464, 0.436),
+                "clime/greedy": (0.496, 0.464)},
+    (100, 50): {"balanced-clime": (0.387, 0.303), "glasso/min": (0.202, 0.188), "glasso/max": (0.202, 0.188),
+                "glasso/greedy": (0.091, 0.086), "clime/min": (0.131, 0.158), "clime/max": (0.130, 0.163),
+                "clime/greedy": (0.105, 0.096)},
+}
+
+
+def config(row: pd.Series) -> str:
+    if row["solver"] == "balanced-clime":
+        return "balanced-clime"
+    return f"{row['solver']}/{(row['solver_params'] or {}).get('balance', 'none')}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", required=True)
+    a = ap.parse_args()
+    df = Store(a.db).results_frame()
+    df = df[df["problem"] == "signed-graph"].copy()
+    df["config"] = df.apply(config, axis=1)
+    df["N"] = df["instance_params"].map(lambda p: int(p["n_nodes"]))
+    df["K"] = df["instance_params"].map(lambda p: int(p["n_samples"]))
+    df["noise"] = df["instance_params"].map(lambda p: float(p["noise_sd"]))
+    ran = df[df["status"].isin(["ok", "max_iter", "infeasible"])]
+
+    bc = ran[ran["config"] == "balanced-clime"]
+    print(f"balanced-clime: {int(bc['feasible'].sum())}/{len(bc)} outputs verified "
+          f"(balanced {int(bc['metric_verify_balanced'].sum())}, lambda_min > 0 {int((bc['min_eig'] > 0).sum())}); "
+          f"{int((df['config'] == 'balanced-clime').sum()) - len(bc)} cells failed to return a matrix")
+    bad = []
+    for _, r in bc.iterrows():
+        l1 = np.array([t["l1"] for t in (r["trace"] or []) if t.get("sweep", 1) > 1])
+        if l1.size > 1 and np.any(np.diff(l1) > 1e-9 * l1.max()):
+            bad.append((r["seed"], r["N"], r["noise"]))
+    print(f"l1 trace non-increasing over the revisits on {len(bc) - len(bad)}/{len(bc)} cells" + (f"; not on {bad}" if bad else ""))
+
+    for (n, k, noise), g in ran.groupby(["N", "K", "noise"]):
+        err = "relative_error" if k >= n else "adjacency_error"
+        print(f"\nN={n} K={k} noise sd {noise}: {g['seed'].nunique()} seeds")
+        means = g.groupby("config")[["metric_f_measure", f"metric_{err}", "feasible"]].mean()
+        counts = g.groupby("config").size()
+        paper = PAPER_FM.get((n, k), {})
+        for cfg, m in means.sort_index().iterrows():
+            p = paper.get(cfg, (np.nan, np.nan))[0 if noise == 0 else 1] if noise in (0.0, 0.25) else np.nan
+            print(f"  {cfg:16s} FM {m['metric_f_measure']:.3f} (paper {p:.3f})  {'RE' if err == 'relative_error' else 'AE'} {m[f'metric_{err}']:.3f}"
+                  f"  verified {100 * m['feasible']:.0f}%  n={counts[cfg]}")
+        if "balanced-clime" in means.index:
+            mine = means.loc["balanced-clime", "metric_f_measure"]
+            others = means.drop("balanced-clime")
+            others = others[~others.index.str.endswith("/none")]
+            beaten = others[others["metric_f_measure"] >= mine]
+            print("  ordering (balanced-clime above every balanced baseline): "
+                  + ("holds" if beaten.empty else f"fails against {', '.join(beaten.index)}"))
+    sel = bc[(bc["N"] == 50) & (bc["K"] == 500) & (bc["noise"] == 0.0)]
+    if len(sel):
+        print(f"\nN=50, K=500, noiseless: balanced-clime mean F-measure {sel['metric_f_measure'].mean():.3f} over "
+              f"{sel['seed'].nunique()} seeds (issue threshold 0.60, paper 0.668)")
+
+
+if __name__ == "__main__":
+    main()
