@@ -1,0 +1,88 @@
+"""asv benchmarks: balanced signed graph learning (BSGL paper, section VI-A instances).
+
+Run from the repository root (configuration in ``asv.conf.json``)::
+
+    asv run --quick --python=same -b Signed
+
+``SignedGraphN50``: the whole learner on the section VI-A instance N = 50, K = 500 (seed 0,
+noiseless), ``balanced-clime`` against CLIME and GLASSO with greedy balancing; besides time,
+``track_f_measure`` (147) and ``track_verified`` (1 if symmetric, positive definite, balanced).
+``ColumnLP``: one column LP (12) at ``rho = rho_l + 0.03`` by HiGHS and by the section V ADMM.
+BLAS is pinned to one thread.
+"""
+
+from __future__ import annotations
+
+from threadpoolctl import threadpool_limits
+
+from psdbench.api import Budget
+from psdbench.registry import discover
+
+PARAMS = {"n_nodes": 50, "n_samples": 500, "noise_sd": 0.0}
+CONFIGS = {"balanced-clime": ("balanced-clime", {}), "clime-greedy": ("clime", {"balance": "greedy"}),
+           "glasso-greedy": ("glasso", {"balance": "greedy"})}
+
+
+class SignedGraphN50:
+    params = [list(CONFIGS)]
+    param_names = ["config"]
+    timeout = 600
+    number = 1
+    warmup_time = 0.0
+    repeat = (1, 3, 60.0)
+
+    def setup(self, config):
+        import scipy.linalg  # noqa: F401  (load the BLAS pools before limiting them)
+
+        self._threads = threadpool_limits(1)
+        reg = discover()
+        self.instance = reg.problem("signed-graph").build(reg.load_dataset("synthetic/balanced-gmrf"), PARAMS, 0)
+        name, self.kw = CONFIGS[config]
+        self.solver = reg.solver(name)
+
+    def teardown(self, config):
+        self._threads.unregister()
+
+    def time_solve(self, config):
+        self.solver.solve(self.instance, Budget(), **self.kw)
+
+    def track_f_measure(self, config):
+        return self.instance.evaluate(self.solver.solve(self.instance, Budget(), **self.kw))["f_measure"]
+
+    def track_verified(self, config):
+        return int(self.instance.verify(self.solver.solve(self.instance, Budget(), **self.kw)).ok)
+
+
+class ColumnLP:
+    params = [["highs", "admm-cholesky"]]
+    param_names = ["backend"]
+    timeout = 300
+    number = 1
+    warmup_time = 0.0
+    repeat = (1, 3, 60.0)
+
+    def setup(self, backend):
+        import numpy as np
+
+        from psdbench.datasets.signed_gmrf import balanced_gmrf
+        from psdbench.linalg.clime_lp import min_feasible_rho
+        from psdbench.problems.signed_graph import sample_covariance
+
+        self._threads = threadpool_limits(1)
+        s = balanced_gmrf(50, 500, 0.2, 0.0, 0)
+        self.C = sample_covariance(s.X)
+        self.signs = s.polarity[0] * s.polarity
+        self.rho = min_feasible_rho(self.C, 0, self.signs)[0] + 0.03
+        self.np = np
+
+    def teardown(self, backend):
+        self._threads.unregister()
+
+    def time_column(self, backend):
+        from psdbench.linalg.clime_lp import ColumnLP as HighsLP
+        from psdbench.linalg.slp_admm import ColumnADMM
+
+        if backend == "highs":
+            HighsLP(self.C, 0, self.signs).solve(self.rho)
+        else:
+            ColumnADMM(C=self.C, X=None, i=0, signs=self.signs, linear_solver="cholesky").solve(self.rho)
