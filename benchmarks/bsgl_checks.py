@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bsgl_checks.py --db signed.sqlite
+    python benchmarks/bsgl_checks.py --db signed.sqlite [--db more.sqlite ...]
 
 Prints, from whatever the store holds:
 
@@ -41,9 +41,9 @@ def config(row: pd.Series) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", required=True)
+    ap.add_argument("--db", required=True, action="append", help="results store (repeat to combine stores)")
     a = ap.parse_args()
-    df = Store(a.db).results_frame()
+    df = pd.concat([Store(p).results_frame() for p in a.db], ignore_index=True)
     df = df[df["problem"] == "signed-graph"].copy()
     df["config"] = df.apply(config, axis=1)
     df["N"] = df["instance_params"].map(lambda p: int(p["n_nodes"]))

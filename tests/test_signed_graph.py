@@ -279,3 +279,21 @@ def test_observation_dataset_through_the_cli(tmp_path) -> None:
     missing.write_text(grid.read_text().replace(str(f), str(tmp_path / "nope.csv")))
     out = cli(["run", "--grid", str(missing), "--db", str(tmp_path / "a.sqlite"), "--quiet"])
     assert out.returncode != 0 and "not found" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_csv_example_prints_the_true_polarities(tmp_path) -> None:
+    """The README's worked example (examples/signed_graph_from_csv.py) on a CSV of a known graph."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    s = balanced_gmrf(8, 400, 0.4, 0.0, seed=2)
+    f = tmp_path / "observations.csv"
+    np.savetxt(f, s.X, delimiter=",")
+    script = Path(__file__).resolve().parents[1] / "examples" / "signed_graph_from_csv.py"
+    out = subprocess.run([sys.executable, str(script), str(f)], capture_output=True, text=True, check=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("polarities:"))
+    beta = np.array([int(v) for v in line.split("[")[1].split("]")[0].split()])
+    assert np.array_equal(beta, s.polarity) or np.array_equal(beta, -s.polarity)
+    edges = [x.split() for x in out.splitlines() if " -- " in x]
+    assert edges and all((float(e[3]) > 0) == (beta[int(e[0])] == beta[int(e[2])]) for e in edges)
