@@ -296,4 +296,4 @@ def test_csv_example_prints_the_true_polarities(tmp_path) -> None:
     beta = np.array([int(v) for v in line.split("[")[1].split("]")[0].split()])
     assert np.array_equal(beta, s.polarity) or np.array_equal(beta, -s.polarity)
     edges = [x.split() for x in out.splitlines() if " -- " in x]
-    assert edges and all((float(e[3]) > 0) == (beta[int(e[0])] == beta[int(e[2])]) for e in edges)
+    assert edges and all((float(e[4]) > 0) == (beta[int(e[0])] == beta[int(e[2])]) for e in edges)
