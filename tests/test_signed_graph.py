@@ -174,6 +174,23 @@ def test_balanced_clime_output_is_balanced_pd_and_l1_is_monotone(seed: int) -> N
     assert f_measure(L, s.L, 1e-9) > 0.3  # a real graph was learned, not the empty one
 
 
+def test_balanced_clime_admm_backend_agrees_with_highs() -> None:
+    """The whole learner with the section V ADMM as its column solver (small N: ADMM is slow).
+
+    ADMM converges slowly on the LP at rho = rho_l (the feasible set shrinks to a point), so the
+    learned weights differ at the 1e-1 level; the polarities and the verification must agree.
+    """
+    s = balanced_gmrf(8, 300, 0.4, 0.0, seed=6)
+    kw = {"max_sweeps": 1, "max_rho_steps": 2}
+    a = balanced_clime(s.X, **kw)
+    b = balanced_clime(s.X, lp_backend="admm", **kw)
+    assert b.info["admm_iterations"] > 0
+    assert np.array_equal(a.polarity, b.polarity)
+    off = b.L - np.diag(np.diag(b.L))
+    assert np.all(np.outer(b.polarity, b.polarity) * off <= 0) and np.linalg.eigvalsh(b.L)[0] > 0
+    assert np.abs(a.L - b.L).max() <= 0.1 * np.abs(a.L).max()
+
+
 # ----------------------------------------------------------------------------- baselines
 def test_clime_and_glasso_against_cvxpy() -> None:
     s, C = _instance(n=8, k=400, seed=7)

@@ -220,6 +220,37 @@ def _group_table(sub: pd.DataFrame, refs: pd.DataFrame) -> tuple[pd.DataFrame, l
     return pd.DataFrame(rows, columns=cols), baselines
 
 
+def inline_html(text: str) -> str:
+    """Escape for HTML; Markdown ``code`` spans become <code>, ``**bold**`` becomes <strong>."""
+    s = re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(text))
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
+
+
+def render_tables(title: str, intro: str, tables: Iterable[Any], out: Path) -> tuple[list[str], list[str], dict[str, Path]]:
+    """A report section: Markdown and HTML lines plus one CSV per table (names made unique).
+
+    Each table has ``name`` (CSV stem), ``title``, ``table`` (a frame of string cells), ``note``, and
+    optionally ``baselines`` (row labels to shade) and ``checks`` (items with a ``text()`` line).
+    """
+    md = [f"## {title}", "", intro, ""]
+    hb = [f"<h2>{html.escape(title)}</h2>", f"<p>{inline_html(intro)}</p>"]
+    paths: dict[str, Path] = {}
+    for t in tables:
+        name, i = t.name, 2
+        while name in paths:
+            name, i = f"{t.name}_{i}", i + 1
+        paths[name] = out / f"{name}.csv"
+        t.table.to_csv(paths[name], index=False)
+        md += [f"### {t.title}", ""] + ([t.note, ""] if t.note else []) + [markdown_table(t.table), ""]
+        hb += [f"<h3>{html.escape(t.title)}</h3>"] + ([f'<p class="meta">{inline_html(t.note)}</p>'] if t.note else [])
+        hb.append(_html_table(t.table, getattr(t, "baselines", ())))
+        checks = getattr(t, "checks", [])
+        if checks:
+            md += [f"- {c.text()}" for c in checks] + [""]
+            hb.append("<ul>" + "".join(f"<li>{inline_html(c.text())}</li>" for c in checks) + "</ul>")
+    return md, hb, paths
+
+
 def _failures(df: pd.DataFrame) -> pd.DataFrame:
     f = df[df["status"] != "ok"]
     out = pd.DataFrame({

@@ -23,7 +23,6 @@ for a shown dataset it is shown as an extra ``paper CSV: <optimizer>`` row.
 
 from __future__ import annotations
 
-import html
 import math
 import os
 import re
@@ -34,7 +33,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from psdbench.harness.report import MISSING, _html_table, _solver_label, fmt_num, markdown_table
+from psdbench.harness.report import MISSING, _solver_label, fmt_num, render_tables
 
 SECTION_TITLE = "Metric learning (SGML paper layout)"
 
@@ -781,23 +780,4 @@ def metric_section(raw: pd.DataFrame, out_dir: str | Path, refs: pd.DataFrame | 
     intro = ("Results of the `metric/*` problems laid out like the SGML paper's Tables 4-7, with the paper's "
              "numbers in `paper:` rows (transcribed from the paper's text).  Statistics over cells with status "
              "`ok`.  Dataset names are the paper's; `WDBC (sklearn copy)` is scikit-learn's copy of WDBC.")
-    md = [f"## {SECTION_TITLE}", "", intro, ""]
-    hb = [f"<h2>{html.escape(SECTION_TITLE)}</h2>", f"<p>{_inline_code(intro)}</p>"]
-    paths: dict[str, Path] = {}
-    for t in tables:
-        name = t.name
-        i = 2
-        while name in paths:
-            name = f"{t.name}_{i}"
-            i += 1
-        paths[name] = out / f"{name}.csv"
-        t.table.to_csv(paths[name], index=False)
-        md += [f"### {t.title}", ""] + ([t.note, ""] if t.note else []) + [markdown_table(t.table), ""]
-        hb += [f"<h3>{html.escape(t.title)}</h3>"] + ([f'<p class="meta">{_inline_code(t.note)}</p>'] if t.note else [])
-        hb.append(_html_table(t.table, t.baselines))
-    return md, hb, paths
-
-
-def _inline_code(text: str) -> str:
-    """Escape for HTML and turn Markdown ``code`` spans into <code> elements."""
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(text))
+    return render_tables(SECTION_TITLE, intro, tables, out)

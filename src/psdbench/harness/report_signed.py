@@ -33,7 +33,6 @@ every setting, with the paper's number where it reports one.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
@@ -44,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.harness.report import _html_table, _solver_label, markdown_table
+from psdbench.harness.report import _solver_label, render_tables
 
 SECTION_TITLE = "Balanced signed graph learning (BSGL paper, Table II)"
 PROBLEM = "signed-graph"
@@ -583,29 +582,4 @@ def signed_section(raw: pd.DataFrame, out_dir: str | Path, refs: pd.DataFrame | 
              "text (section VI-A1) gives standard deviation σ = 0.25.  The paper reports RE for K ≫ N and AE "
              "for K ≪ N.  Ordering check: the paper's claim that Proposed has a higher mean FM than every baseline "
              "configuration.")
-    md = [f"## {SECTION_TITLE}", "", intro, ""]
-    hb = [f"<h2>{html.escape(SECTION_TITLE)}</h2>", f"<p>{_inline(intro)}</p>"]
-    paths: dict[str, Path] = {}
-    for t in tables:
-        name = t.name
-        i = 2
-        while name in paths:
-            name = f"{t.name}_{i}"
-            i += 1
-        paths[name] = out / f"{name}.csv"
-        t.table.to_csv(paths[name], index=False)
-        md += [f"### {t.title}", ""] + ([t.note, ""] if t.note else []) + [markdown_table(t.table), ""]
-        hb += [f"<h3>{html.escape(t.title)}</h3>"] + ([f'<p class="meta">{_inline(t.note)}</p>'] if t.note else [])
-        hb.append(_html_table(t.table))
-        for c in t.checks:
-            md += [f"- {c.text()}"]
-        if t.checks:
-            md.append("")
-            hb.append("<ul>" + "".join(f"<li>{_inline(c.text())}</li>" for c in t.checks) + "</ul>")
-    return md, hb, paths
-
-
-def _inline(text: str) -> str:
-    """Escape for HTML; Markdown ``code`` spans become <code>, ``**bold**`` becomes <strong>."""
-    s = re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(text))
-    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
+    return render_tables(SECTION_TITLE, intro, tables, out)

@@ -45,6 +45,9 @@ Read where the paper is silent (all parameters):
   is strictly smaller and its HQIC finite.  ``"own_rho"`` gives the flipped polarity its own
   (21) + HQIC search; l1 norms at different rho are not comparable (a larger rho always gives a
   smaller norm), and this reading drifts to empty graphs (measured).
+* ADMM cannot certify infeasibility: an ADMM column (small entries zeroed, wrong signs removed)
+  that violates ``||C l - e_i||_inf <= rho`` by more than ``admm_feas_tol`` counts as infeasible,
+  as HiGHS's verdict would (no flip, next rho).
 * An ADMM column whose l1 norm exceeds the previous column's (possible only through ADMM's
   finite accuracy, since the previous column is feasible) is not accepted (``n_rejected``).
 """
@@ -68,6 +71,8 @@ DEFAULTS: dict[str, Any] = {
     "admm_form": "auto",  # auto (sparse when K < N) | dense (45) | sparse (136)
     "admm_linear_solver": "cholesky",  # cholesky | cg (89)
     "admm_gamma": 10.0,
+    "admm_max_iter": 20000,
+    "admm_feas_tol": 1e-6,  # an ADMM column further than this outside (12) counts as "no solution"
     "rho_step": 0.01,
     "max_rho_steps": 100,
     "hqic_patience": 1,  # increases of HQIC tolerated before the search stops (1: first local minimum)
@@ -239,10 +244,33 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
             return np.inf
         return -2.0 * weight * (logdet - float(np.sum(C * Lc))) + pen * n_nonzero_upper(Lc, p["zero_tol"])
 
+    def new_lp(i: int, signs: np.ndarray) -> Any:
+        """LP (12) of column ``i`` for these signs: a HiGHS model or the section V ADMM."""
+        if p["lp_backend"] == "highs":
+            return ColumnLP(C, i, signs)
+        return ColumnADMM(C=C, X=X, i=i, signs=signs, form=form, linear_solver=p["admm_linear_solver"],
+                          gamma=float(p["admm_gamma"]), max_iter=int(p["admm_max_iter"]))
+
+    def solve_lp(lp: Any, i: int, signs: np.ndarray, rho: float) -> tuple[np.ndarray, float]:
+        """Column and l1 norm at ``rho``; ADMM output is cleaned of sub-tolerance entries and wrong signs."""
+        t0 = time.perf_counter()
+        try:
+            if p["lp_backend"] == "highs":
+                return lp.solve(rho)
+            res = lp.solve(rho)
+            counts["admm_iterations"] += res.iterations
+            counts["admm_unconverged"] += int(not res.converged)
+            l = np.where(np.abs(res.l) > p["admm_zero_tol"] * max(1.0, np.abs(res.l).max()), res.l, 0.0)
+            l = _project_signs(l, signs, i)
+            if residual_rho(C, i, l) > rho + float(p["admm_feas_tol"]):  # ADMM cannot certify infeasibility
+                raise ColumnLPError(f"column {i}, rho={rho:.6g}: ADMM ended {residual_rho(C, i, l) - rho:.2e} outside (12)")
+            return l, float(np.abs(l).sum())
+        finally:
+            timers["lp_s"] += time.perf_counter() - t0
+
     def search(i: int, pol: float, previous: np.ndarray | None) -> _Search:
         """Rho and column for node ``i`` at polarity ``pol`` (IV-E)."""
-        signs = pol * beta
-        signs[i] = pol * pol
+        signs = pol * beta  # s_j = beta_i beta_j of (11) with beta_i = pol
         t0 = time.perf_counter()
         if previous is not None:
             rho_l = residual_rho(C, i, previous)  # (24)
@@ -253,33 +281,18 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
                 return _Search()
             counts["n_lp21"] += 1
         timers["lp21_s"] += time.perf_counter() - t0
-        if p["lp_backend"] == "highs":
-            lp: Any = ColumnLP(C, i, signs)
-        else:
-            lp = ColumnADMM(C=C, X=X, i=i, signs=signs, form=form, linear_solver=p["admm_linear_solver"],
-                            gamma=float(p["admm_gamma"]))
-            if previous is not None:
-                lp.warm_start(previous, rho_l)
+        lp = new_lp(i, signs)
+        if previous is not None and p["lp_backend"] == "admm":
+            lp.warm_start(previous, rho_l)
         best, last, worse = _Search(rho_l=rho_l), np.inf, 0
         for step in range(int(p["max_rho_steps"])):
             rho = rho_l * (1 + 1e-9) + 1e-12 + step * float(p["rho_step"])  # a hair above rho_l: feasible
             if rho >= 1.0:
                 break
-            t0 = time.perf_counter()
             try:
-                if p["lp_backend"] == "highs":
-                    l, obj = lp.solve(rho)
-                else:
-                    res = lp.solve(rho)
-                    counts["admm_iterations"] += res.iterations
-                    counts["admm_unconverged"] += int(not res.converged)
-                    l = np.where(np.abs(res.l) > p["admm_zero_tol"] * max(1.0, np.abs(res.l).max()), res.l, 0.0)
-                    l = _project_signs(l, signs, i)
-                    obj = float(np.abs(l).sum())
+                l, obj = solve_lp(lp, i, signs, rho)
             except ColumnLPError:
-                timers["lp_s"] += time.perf_counter() - t0
                 continue
-            timers["lp_s"] += time.perf_counter() - t0
             counts["n_lp"] += 1
             best.n_lp += 1
             h = hqic_with(i, l)
@@ -298,20 +311,10 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
         """Node ``i``'s other polarity at the rho chosen for its current one (``polarity_compare = same_rho``)."""
         signs = -beta[i] * beta
         out = _Search(rho_l=np.nan, rho=rho)
-        t0 = time.perf_counter()
         try:
-            if p["lp_backend"] == "highs":
-                l, obj = ColumnLP(C, i, signs).solve(rho)
-            else:
-                res = ColumnADMM(C=C, X=X, i=i, signs=signs, form=form, linear_solver=p["admm_linear_solver"],
-                                 gamma=float(p["admm_gamma"])).solve(rho)
-                counts["admm_iterations"] += res.iterations
-                l = _project_signs(np.where(np.abs(res.l) > p["admm_zero_tol"] * max(1.0, np.abs(res.l).max()), res.l, 0.0), signs, i)
-                obj = float(np.abs(l).sum())
+            l, obj = solve_lp(new_lp(i, signs), i, signs, rho)
         except ColumnLPError:
-            timers["lp_s"] += time.perf_counter() - t0
             return out  # infeasible at this rho: no flip
-        timers["lp_s"] += time.perf_counter() - t0
         counts["n_lp"] += 1
         out.n_lp = 1
         h = hqic_with(i, l)
@@ -393,7 +396,6 @@ class BalancedClime:
                         trace=res.trace, info={**res.info, "sweeps": res.sweeps})
 
     def library_versions(self) -> dict[str, str]:
-        import highspy  # noqa: F401
-        import scipy
+        from importlib.metadata import version
 
-        return {"scipy": scipy.__version__}
+        return {"scipy": version("scipy"), "highspy": version("highspy")}
