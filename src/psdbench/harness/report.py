@@ -57,6 +57,15 @@ def _isnum(x: Any) -> bool:
         return False
 
 
+def fmt_finite(x: Any, spec: str, missing: str = MISSING, scale: float = 1.0) -> str:
+    """``format(scale * x, spec)`` for a finite number, ``missing`` for NaN, None or non-numbers."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return missing
+    return format(scale * v, spec) if math.isfinite(v) else missing
+
+
 def fmt_num(x: Any) -> str:
     """3 significant digits; integers below 1e6 verbatim; NaN/None as ``-``."""
     if not _isnum(x):

@@ -33,7 +33,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from psdbench.harness.report import MISSING, _solver_label, fmt_num, render_tables
+from psdbench.harness.report import MISSING, _solver_label, fmt_finite, fmt_num, render_tables
 
 SECTION_TITLE = "Metric learning (SGML paper layout)"
 
@@ -425,20 +425,12 @@ def reference_means(mf: pd.DataFrame, refs: pd.DataFrame | None = None) -> pd.Da
 # ----------------------------------------------------------------------------------------- formatting
 def fmt_sci(x: Any) -> str:
     """The paper's number style for objectives: ``2.03E-01``; NaN/None as ``-``."""
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return MISSING
-    return f"{v:.2E}" if math.isfinite(v) else MISSING
+    return fmt_finite(x, ".2E")
 
 
 def fmt_acc(x: Any) -> str:
     """An accuracy already in % with two decimals (the paper's Tables 6-7); NaN/None as ``-``."""
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return MISSING
-    return f"{v:.2f}" if math.isfinite(v) else MISSING
+    return fmt_finite(x, ".2f")
 
 
 def _baseline_label(means: pd.DataFrame, name: str, mf: pd.DataFrame) -> str | None:

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.harness.report import _solver_label, render_tables
+from psdbench.harness.report import _solver_label, fmt_finite, render_tables
 
 SECTION_TITLE = "Balanced signed graph learning (BSGL paper, Table II)"
 PROBLEM = "signed-graph"
@@ -284,11 +284,7 @@ def _mean(s: pd.Series) -> float:
 # ----------------------------------------------------------------------------------------- formatting
 def fmt3(x: Any) -> str:
     """Three decimals as in Table II; NaN/None as ``—``."""
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return DASH
-    return f"{v:.3f}" if math.isfinite(v) else DASH
+    return fmt_finite(x, ".3f", DASH)
 
 
 def fmt_cell(ours: Any, paper: Any) -> str:
@@ -301,19 +297,11 @@ def fmt_noise(noise_sd: float) -> str:
 
 
 def _fmt_g(x: Any, digits: int = 3) -> str:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return DASH
-    return f"{v:.{digits}g}" if math.isfinite(v) else DASH
+    return fmt_finite(x, f".{digits}g", DASH)
 
 
 def _fmt_pct(x: Any) -> str:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return DASH
-    return f"{100 * v:.1f}" if math.isfinite(v) else DASH
+    return fmt_finite(x, ".1f", DASH, scale=100.0)
 
 
 # ----------------------------------------------------------------------------------------- tables
