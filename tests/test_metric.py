@@ -9,7 +9,7 @@ from psdbench.linalg.balance import sign_violation, two_colouring
 from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends
 from psdbench.linalg.psd import project_spectraplex
 from psdbench.problems.metric import MetricInstance, Mcml, objective_fold
-from psdbench.problems.metric_objectives import OBJECTIVES, make_objective, pair_distances
+from psdbench.problems.metric_objectives import OBJECTIVES, PairObjective, _first_crossing, make_objective, pair_distances
 from psdbench.solvers.pd_cone import PdCone, project_rescale
 from psdbench.solvers.sgml import Pgml, Sgml, knapsack_lp, newton_step_size, tree_start
 
@@ -293,6 +293,38 @@ def test_newton_step_size_finds_the_minimizer():
     assert 0.4 - 1e-4 <= g <= 0.4 and len(calls) < 30
     assert newton_step_size(lambda t: 1.0 + t) == 0.0
     assert newton_step_size(lambda t: -1.0) == 1.0
+
+
+@pytest.mark.parametrize("name", list(OBJECTIVES))
+def test_slope_along_is_the_directional_derivative(name):
+    """Each objective's fast ``slope_along`` equals sum(A * E) and, for the smooth ones, a central
+    difference of the objective value along the line."""
+    inst = toy_instance(name, n=13, K=5, seed=4)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        B = rng.standard_normal((5, 5))
+        M = np.eye(5) + 0.1 * (B + B.T)
+        D0 = pair_distances(inst.F, M)
+        E = pair_distances(inst.F, M + 0.3 * np.diag(rng.random(5))) - D0
+        fast, slow = inst.obj.slope_along(D0, E), PairObjective.slope_along(inst.obj, D0, E)
+        for g in (0.0, 0.37, 1.0):
+            assert fast(g) == pytest.approx(slow(g), rel=1e-10, abs=1e-12)
+            if name in ("mcml", "deml", "glr"):
+                h = 1e-6
+                fd = (inst.obj.value_D(D0 + (g + h) * E) - inst.obj.value_D(D0 + (g - h) * E)) / (2 * h)
+                assert fast(g) == pytest.approx(fd, rel=1e-5, abs=1e-8)
+
+
+def test_first_crossing_matches_a_full_sort():
+    rng = np.random.default_rng(5)
+    for size in (0, 1, 7, 1500, 20000):
+        b, w = rng.random(size), rng.random(size)
+        order = np.argsort(b, kind="stable")
+        rise = np.cumsum(w[order])
+        for need in (0.5, 0.3 * float(w.sum()), float(w.sum()) + 1.0):
+            k = int(np.searchsorted(rise, need, side="left"))
+            expect = 1.0 if k >= size else float(b[order][k])
+            assert _first_crossing(b, w, need) == expect
 
 
 def test_lmnn_exact_step_is_the_line_minimizer():

@@ -37,7 +37,7 @@ over ordered pairs.  Labels are +-1.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -70,6 +70,25 @@ def gradient_from_pairs(F: np.ndarray, A: np.ndarray) -> np.ndarray:
 
 def _upper(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n, 1)
+
+
+def _first_crossing(b: np.ndarray, w: np.ndarray, need: float) -> float:
+    """Smallest ``b_k`` with ``sum_{b_i <= b_k} w_i >= need`` (1.0 if the weights never reach it).
+
+    The answer lies among the few smallest ``b``, so only a growing prefix is selected
+    (``argpartition``) and sorted, instead of sorting all ``b``.
+    """
+    if b.size == 0 or float(w.sum()) < need:
+        return 1.0
+    k = min(b.size, 1024)
+    while True:
+        first = np.argpartition(b, k - 1)[:k] if k < b.size else np.arange(b.size)
+        order = first[np.argsort(b[first], kind="stable")]
+        rise = np.cumsum(w[order])
+        if rise[-1] >= need or k == b.size:
+            i = int(np.searchsorted(rise, need, side="left"))
+            return 1.0 if i >= k else float(b[order[i]])
+        k = min(b.size, 8 * k)
 
 
 # ------------------------------------------------------------------------------------ objectives
@@ -116,6 +135,19 @@ class PairObjective:
         """``Q`` as a DCP cvxpy expression of the unordered-pair distance vector ``d``, or None."""
         return None
 
+    def slope_along(self, D0: np.ndarray, E: np.ndarray) -> Callable[[float], float]:
+        """``gamma -> sum(A * E)`` with ``A = dQ/dD`` at ``max(D0 + gamma E, 0)``.
+
+        This is ``Q'(gamma)`` along a Frank-Wolfe direction, all the step-size search needs
+        (eqs. (35)-(38) of the SGML paper).  Subclasses override it with a version that skips the
+        objective value and the dense coefficient array; the result is the same.
+        """
+        def dq(gamma: float) -> float:
+            _, A = self.value_and_coef(np.maximum(D0 + gamma * E, 0.0))
+            return float(np.sum(A * E))
+
+        return dq
+
     # shared
     def value(self, M: np.ndarray) -> float:
         return self.value_D(pair_distances(self.F, M))
@@ -161,6 +193,23 @@ class Mcml(PairObjective):
             Q[~self.rows] = 0.0
         return q, self.P - Q
 
+    def slope_along(self, D0: np.ndarray, E: np.ndarray) -> Callable[[float], float]:
+        # sum((P - Q) * E): the softmax rows alone, no logarithms, no coefficient array
+        pe = float(np.sum(self.P * E))
+        rows = self.rows
+
+        def dq(gamma: float) -> float:
+            Z = D0 + gamma * E
+            np.maximum(Z, 0.0, out=Z)
+            np.negative(Z, out=Z)
+            np.fill_diagonal(Z, -np.inf)
+            Z -= Z.max(axis=1, keepdims=True)
+            np.exp(Z, out=Z)
+            w = np.einsum("ij,ij->i", Z, E) / Z.sum(axis=1)
+            return pe - float(w[rows].sum())
+
+        return dq
+
     def cvxpy_expression(self, d: Any, pairs: tuple[np.ndarray, np.ndarray]) -> Any:
         import cvxpy as cp
 
@@ -190,6 +239,15 @@ class Deml(PairObjective):
         A = np.zeros_like(D)
         A[self.iu, self.ju] = 0.5 / np.sqrt(np.maximum(d, SQRT_FLOOR))
         return float(np.sum(np.sqrt(d))), A
+
+    def slope_along(self, D0: np.ndarray, E: np.ndarray) -> Callable[[float], float]:
+        d0, e = D0[self.iu, self.ju], E[self.iu, self.ju]
+
+        def dq(gamma: float) -> float:
+            d = np.maximum(d0 + gamma * e, SQRT_FLOOR)
+            return float(np.sum(0.5 * e / np.sqrt(d)))
+
+        return dq
 
     def cvxpy_expression(self, d: Any, pairs: tuple[np.ndarray, np.ndarray]) -> Any:
         import cvxpy as cp
@@ -275,20 +333,18 @@ class Lmnn(PairObjective):
         ``Q'`` by ``mu |s_tl|``, so the minimizer is the first switch where ``Q'`` reaches 0.
         """
         h = self._hinge(D)
-        slope = (E[self.ti, self.tj][:, None] - E[self.ti, :]) * self.impostor
+        slope = E[self.ti, self.tj][:, None] - E[self.ti, :]
+        slope *= self.impostor
         active = (h > 0) | ((h == 0) & (slope > 0))
-        g = (1 - self.mu) * float(np.sum(E[self.ti, self.tj])) + self.mu * float(np.sum(slope[active]))
+        g = (1 - self.mu) * float(np.sum(E[self.ti, self.tj])) + self.mu * float(np.sum(slope, where=active))
         if g >= 0:
             return 0.0
-        moving = (slope != 0) & (self.impostor > 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            b = np.where(moving, -h / np.where(moving, slope, 1.0), np.inf)
-        inside = (b > 0) & (b < 1) & moving & ((slope > 0) != active)  # switches ahead, in (0, 1)
-        bs = b[inside]
-        order = np.argsort(bs, kind="stable")
-        rise = np.cumsum(self.mu * np.abs(slope[inside])[order])
-        k = int(np.searchsorted(g + rise, 0.0, side="left"))
-        return 1.0 if k >= len(order) else float(bs[order][k])
+        # switches ahead in (0, 1): an active hinge falling (h > 0 > s) or an inactive one rising
+        # (h < 0 < s), at gamma = |h| / |s| < 1; non-impostor entries have h = s = 0 and drop out
+        ahead = np.flatnonzero((h * slope < 0) & (np.abs(h) < np.abs(slope)))
+        s_ahead = np.abs(slope.ravel()[ahead])
+        b = np.abs(h.ravel()[ahead]) / s_ahead
+        return _first_crossing(b, self.mu * s_ahead, -g)
 
     def cvxpy_expression(self, d: Any, pairs: tuple[np.ndarray, np.ndarray]) -> Any:
         import cvxpy as cp
@@ -328,6 +384,15 @@ class Glr(PairObjective):
         A = np.zeros_like(D)
         A[self.iu, self.ju] = -e
         return float(np.sum(e)), A
+
+    def slope_along(self, D0: np.ndarray, E: np.ndarray) -> Callable[[float], float]:
+        d0, e = D0[self.iu, self.ju], E[self.iu, self.ju]
+        we = self.w * e
+
+        def dq(gamma: float) -> float:
+            return -float(np.dot(we, np.exp(-np.maximum(d0 + gamma * e, 0.0))))
+
+        return dq
 
     def cvxpy_expression(self, d: Any, pairs: tuple[np.ndarray, np.ndarray]) -> Any:
         import cvxpy as cp

@@ -102,7 +102,7 @@ def near_identity_start(K: int, C: float, positive: bool = False) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------ line search
 def newton_step_size(dq: Callable[[float], float], tol: float = 1e-3, xtol: float = 1e-4,
-                     max_iter: int = 60) -> float:
+                     max_iter: int = 60, g0: float | None = None) -> float:
     """``argmin_{gamma in [0, 1]} Q(gamma)`` from ``Q'(gamma)`` (eqs. (35)-(38)).
 
     ``Q`` is convex along the direction, so its minimizer is the root of ``Q'`` clipped to [0, 1]
@@ -110,8 +110,10 @@ def newton_step_size(dq: Callable[[float], float], tol: float = 1e-3, xtol: floa
     quotient of the bracketing points (regula falsi with the Illinois safeguard: one ``Q'`` call
     per step, never leaves the bracket).  It stops when ``|Q'| <= tol |Q'(0)|`` or the bracket is
     narrower than ``xtol`` (piecewise-linear objectives such as LMNN have a kink, not a root).
+    ``g0``, if given, is ``Q'(0)`` (the caller usually has the gradient at the current point).
     """
-    g0 = dq(0.0)
+    if g0 is None:
+        g0 = dq(0.0)
     if g0 >= 0:
         return 0.0
     g1 = dq(1.0)
@@ -220,16 +222,13 @@ class Sgml:
         st.timers["lobpcg_s"] += time.perf_counter() - t0
 
     @staticmethod
-    def _line_search(inst: Any, sign: float, D0: np.ndarray, E: np.ndarray, tol: float) -> float:
+    def _line_search(inst: Any, sign: float, D0: np.ndarray, E: np.ndarray, tol: float, g0: float) -> float:
+        """Step size along pair distances ``D0 + gamma E``; ``g0 = sign * Q'(0)`` is known already."""
         exact = getattr(inst.obj, "exact_step", None)
         if exact is not None and sign > 0:  # piecewise-linear objectives (LMNN): the exact minimizer
             return exact(D0, E)
-
-        def dq(g: float) -> float:
-            _, A = inst.obj.value_and_coef(np.maximum(D0 + g * E, 0.0))
-            return sign * float(np.sum(A * E))
-
-        return newton_step_size(dq, tol=tol)
+        slope = inst.obj.slope_along(D0, E)
+        return newton_step_size(lambda g: sign * slope(g), tol=tol, g0=g0)
 
     def _lp(self, c: np.ndarray, A: sp.csr_matrix, b: np.ndarray, bounds: list, st: _State, p: dict[str, Any]) -> np.ndarray | None:
         t0 = time.perf_counter()
@@ -314,7 +313,7 @@ class Sgml:
                 st.timers["step_s"] += time.perf_counter() - t0
                 break
             gamma = self._line_search(inst, sign, pair_distances(inst.F, M), self._dir_distances(inst.F, Dir),
-                                      float(p["nr_tol"]))
+                                      float(p["nr_tol"]), float(np.sum(sign * G * Dir)))
             st.timers["step_s"] += time.perf_counter() - t0
             if gamma <= 0:
                 break
@@ -360,7 +359,8 @@ class Sgml:
                 break
             t0 = time.perf_counter()
             delta, dcol = vert[0] - diag, vert[1] - col
-            if -(float(gd @ delta) + float(go @ dcol)) <= 0:  # Frank-Wolfe gap: no descent left
+            slope0 = float(gd @ delta) + float(go @ dcol)  # sign * Q'(0) along the direction
+            if -slope0 <= 0:  # Frank-Wolfe gap: no descent left
                 st.timers["step_s"] += time.perf_counter() - t0
                 break
             Fc = F[:, others] @ dcol
@@ -368,7 +368,7 @@ class Sgml:
             g = np.diag(Gram)
             E = g[:, None] + g[None, :] - 2.0 * Gram
             np.fill_diagonal(E, 0.0)
-            gamma = self._line_search(inst, sign, D, E, float(p["nr_tol"]))  # eqs. (35)-(38)
+            gamma = self._line_search(inst, sign, D, E, float(p["nr_tol"]), slope0)  # eqs. (35)-(38)
             st.timers["step_s"] += time.perf_counter() - t0
             if gamma <= 0:
                 break
