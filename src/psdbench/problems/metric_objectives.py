@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..api import PsdbenchError
 
@@ -78,9 +77,10 @@ def _first_crossing(b: np.ndarray, w: np.ndarray, need: float) -> float:
     The answer lies among the few smallest ``b``, so only a growing prefix is selected
     (``argpartition``) and sorted, instead of sorting all ``b``.
     """
-    if b.size == 0 or float(w.sum()) < need:
+    total = float(w.sum())
+    if b.size == 0 or total < need:
         return 1.0
-    k = min(b.size, 1024)
+    k = min(b.size, max(1024, int(2.0 * b.size * need / total)))  # twice the share of weight needed
     while True:
         first = np.argpartition(b, k - 1)[:k] if k < b.size else np.arange(b.size)
         order = first[np.argsort(b[first], kind="stable")]
@@ -302,28 +302,32 @@ class Lmnn(PairObjective):
                 target[i, order[:k]] = True
         self.target = target
         self.ti, self.tj = np.nonzero(target)
-        # sums over the targets of each sample, as a matrix product: rows[i, t] = 1 if ti[t] == i
-        self.impostor = self.diff[self.ti, :].astype(float)  # l differs in class from i_t
-        self.rows_of = sp.csr_matrix((np.ones(len(self.ti)), (self.ti, np.arange(len(self.ti)))),
-                                     shape=(self.n, len(self.ti)))
+        # the hinges as a flat list: (t, l) for every target t = (i_t, j_t) and every impostor l of
+        # i_t (a sample of the other class); distances are read by flat index into the n x n array
+        imp_t, imp_l = np.nonzero(self.diff[self.ti, :])
+        self.t_flat = self.ti * self.n + self.tj
+        self.imp_t = imp_t
+        self.imp_flat = self.ti[imp_t] * self.n + imp_l
 
-    def _hinge(self, D: np.ndarray) -> np.ndarray:
-        # H[t, l] = 1 + D[i_t, j_t] - D[i_t, l] for impostors l of i_t (different class)
-        H = 1.0 + D[self.ti, self.tj][:, None] - D[self.ti, :]
-        H *= self.impostor
-        return H
+    def _hinge(self, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Target distances ``D[i_t, j_t]`` and hinge arguments ``1 + D[i_t, j_t] - D[i_t, l]``."""
+        Df = D.ravel()
+        dt = Df[self.t_flat]
+        return dt, 1.0 + dt[self.imp_t] - Df[self.imp_flat]
 
     def value_D(self, D: np.ndarray) -> float:
-        pull = float(np.sum(D[self.ti, self.tj]))
-        return (1 - self.mu) * pull + self.mu * float(np.sum(np.maximum(self._hinge(D), 0.0)))
+        dt, h = self._hinge(D)
+        return (1 - self.mu) * float(np.sum(dt)) + self.mu * float(np.sum(np.maximum(h, 0.0)))
 
     def value_and_coef(self, D: np.ndarray) -> tuple[float, np.ndarray]:
-        H = self._hinge(D)
-        active = (H > 0).astype(float)
-        A = -self.mu * (self.rows_of @ active)  # impostor terms d/dD_il
-        np.add.at(A, (self.ti, self.tj), (1 - self.mu) + self.mu * active.sum(axis=1))
-        pull = float(np.sum(D[self.ti, self.tj]))
-        return (1 - self.mu) * pull + self.mu * float(np.sum(np.maximum(H, 0.0))), A
+        dt, h = self._hinge(D)
+        active = h > 0
+        nn = self.n * self.n
+        A = -self.mu * np.bincount(self.imp_flat[active], minlength=nn).astype(float)  # impostor terms
+        per_target = np.bincount(self.imp_t[active], minlength=len(self.ti))
+        A[self.t_flat] += (1 - self.mu) + self.mu * per_target  # target pairs are distinct
+        q = (1 - self.mu) * float(np.sum(dt)) + self.mu * float(np.sum(h, where=active))
+        return q, A.reshape(self.n, self.n)
 
     def exact_step(self, D: np.ndarray, E: np.ndarray) -> float:
         """``argmin_{gamma in [0, 1]} Q(D + gamma E)`` exactly: ``Q`` is piecewise linear along a line.
@@ -332,18 +336,19 @@ class Lmnn(PairObjective):
         ``s_tl = E_t - E_il``; a hinge switches at ``gamma = -h_tl / s_tl`` and every switch raises
         ``Q'`` by ``mu |s_tl|``, so the minimizer is the first switch where ``Q'`` reaches 0.
         """
-        h = self._hinge(D)
-        slope = E[self.ti, self.tj][:, None] - E[self.ti, :]
-        slope *= self.impostor
+        _, h = self._hinge(D)
+        Ef = E.ravel()
+        et = Ef[self.t_flat]
+        slope = et[self.imp_t] - Ef[self.imp_flat]
         active = (h > 0) | ((h == 0) & (slope > 0))
-        g = (1 - self.mu) * float(np.sum(E[self.ti, self.tj])) + self.mu * float(np.sum(slope, where=active))
+        g = (1 - self.mu) * float(np.sum(et)) + self.mu * float(np.sum(slope, where=active))
         if g >= 0:
             return 0.0
         # switches ahead in (0, 1): an active hinge falling (h > 0 > s) or an inactive one rising
-        # (h < 0 < s), at gamma = |h| / |s| < 1; non-impostor entries have h = s = 0 and drop out
+        # (h < 0 < s), at gamma = |h| / |s| < 1
         ahead = np.flatnonzero((h * slope < 0) & (np.abs(h) < np.abs(slope)))
-        s_ahead = np.abs(slope.ravel()[ahead])
-        b = np.abs(h.ravel()[ahead]) / s_ahead
+        s_ahead = np.abs(slope[ahead])
+        b = np.abs(h[ahead]) / s_ahead
         return _first_crossing(b, self.mu * s_ahead, -g)
 
     def cvxpy_expression(self, d: Any, pairs: tuple[np.ndarray, np.ndarray]) -> Any:
