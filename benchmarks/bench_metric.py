@@ -69,3 +69,49 @@ class MetricWDBC:
         return self.instance.verify(self._solve()).details["balanced"]
 
     track_balanced.unit = "bool"
+
+
+class MetricStepSearch:
+    """SGML's Frank-Wolfe step-size search (eqs. (35)-(38)) on a classification-sized training set.
+
+    ``sklearn/breast-cancer`` with the section 6.3 protocol (seed 0, a 90/10 split: about 512
+    training samples, so every pair-distance array is 512 x 512).  The direction is a Frank-Wolfe
+    step from the identity: to ``K v v'`` with ``v`` the gradient's lowest eigenvector, the
+    minimizing vertex of the set ``{M PSD, tr M <= K}``.
+    MCML and GLR search for the root of ``Q'(gamma)`` (``slope_along``), LMNN takes its exact
+    piecewise-linear minimizer (``exact_step``).  This is where the classification protocol spends
+    most of its time.
+    """
+
+    params = [["mcml", "glr", "lmnn"]]
+    param_names = ["objective"]
+    timeout = 120
+    repeat = (3, 20, 30.0)
+
+    def setup(self, objective):
+        import numpy as np
+
+        from psdbench.problems.metric_objectives import pair_distances
+
+        self._threads = threadpool_limits(1)
+        reg = discover()
+        inst = reg.problem(f"metric/{objective}").build(
+            reg.load_dataset(DATASET), {"protocol": "classification", "k_nn": 10}, SEED)
+        K = inst.F.shape[1]
+        _, G = inst.obj.value_and_grad(np.eye(K))
+        v = np.linalg.eigh(G)[1][:, 0]
+        S = K * np.outer(v, v)
+        self.obj = inst.obj
+        self.D0 = pair_distances(inst.F, np.eye(K))
+        self.E = pair_distances(inst.F, S) - self.D0
+
+    def teardown(self, objective):
+        self._threads.unregister()
+
+    def time_step_size(self, objective):
+        from psdbench.solvers.sgml import newton_step_size
+
+        if objective == "lmnn":
+            self.obj.exact_step(self.D0, self.E)
+        else:
+            newton_step_size(self.obj.slope_along(self.D0, self.E))
