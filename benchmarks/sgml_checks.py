@@ -9,7 +9,8 @@ Prints, from whatever the stores hold:
 * feasibility of every ``sgml`` / ``pgml`` row (verified, balanced);
 * objective protocol: per objective, the number of datasets where ``sgml``'s mean verified objective
   is better than ``pgml``'s (strictly; ties listed), and the number where ``sgml / pd-cone`` is
-  within the paper's SGML / PD-cone ratio (Tables 4-5);
+  within the paper's SGML / PD-cone ratio (Tables 4-5); each comparison averages over the folds
+  that both solvers have (a fold held by several stores counts once);
 * classification protocol: per objective, the mean k-NN accuracy over the datasets present next
   to the paper's SGML average of Tables 6-7 (over its 15 datasets) and over the same datasets.
 """
@@ -17,6 +18,7 @@ Prints, from whatever the stores hold:
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 import numpy as np
@@ -32,7 +34,13 @@ def load(paths: list[str]) -> pd.DataFrame:
     df = df[df["problem"].astype(str).str.startswith("metric/")].copy()
     df["objective_name"] = df["problem"].str.split("/").str[1].str.upper()
     df["protocol"] = df["instance_params"].map(lambda p: p.get("protocol", "objective"))
-    return df
+    # the same fold may sit in several stores (e.g. a first-10-folds run and an all-folds run):
+    # count it once; max_folds only limits the expansion, it does not change the instance
+    df["_instance"] = df["instance_params"].map(
+        lambda p: json.dumps({k: v for k, v in p.items() if k != "max_folds"}, sort_keys=True, default=str))
+    df["_solver"] = df["solver_params"].map(lambda p: json.dumps(p, sort_keys=True, default=str))
+    df = df.drop_duplicates(subset=["problem", "dataset", "_instance", "seed", "solver", "_solver"], keep="last")
+    return df.drop(columns=["_solver"])
 
 
 def feasibility(df: pd.DataFrame) -> None:
@@ -46,18 +54,27 @@ def objective_checks(df: pd.DataFrame) -> None:
     ok = df[(df["protocol"] == "objective") & (df["feasible"] == 1) & df["objective"].notna()]
     for obj, sub in ok.groupby("objective_name"):
         sense = "max" if obj == "DEML" else "min"
-        means = sub.groupby(["dataset", "solver"])["objective"].mean().unstack("solver")
-        if not {"sgml", "pgml"} <= set(means.columns):
+        per_fold = sub.pivot_table(index=["dataset", "_instance", "seed"], columns="solver", values="objective",
+                                   aggfunc="first")
+
+        def means(a: str, b: str) -> pd.DataFrame:
+            """Per-dataset means of solvers a and b over the folds both of them have."""
+            if not {a, b} <= set(per_fold.columns):
+                return pd.DataFrame(columns=[a, b])
+            return per_fold[[a, b]].dropna().groupby(level="dataset").mean()
+
+        both = means("sgml", "pgml")
+        if both.empty:
             continue
-        both = means.dropna(subset=["sgml", "pgml"])
         better = [d for d, r in both.iterrows() if is_better(r["sgml"], r["pgml"], sense)]
         ties = [d for d, r in both.iterrows() if np.isclose(r["sgml"], r["pgml"], rtol=1e-9, atol=1e-12)]
         line = f"{obj}: sgml better than pgml on {len(better)}/{len(both)} datasets"
         if ties:
             line += f" (ties: {', '.join(ties)})"
-        if "pd-cone" in means.columns:
+        ratio = means("sgml", "pd-cone")
+        if not ratio.empty:
             within, total = 0, 0
-            for d, r in means.dropna(subset=["sgml", "pd-cone"]).iterrows():
+            for d, r in ratio.iterrows():
                 pd_name = paper_dataset(d)
                 ps, pp = paper_objective(obj, "SGML", pd_name), paper_objective(obj, "PD-cone", pd_name)
                 if not (np.isfinite(ps) and np.isfinite(pp)) or r["pd-cone"] == 0:
@@ -70,6 +87,8 @@ def objective_checks(df: pd.DataFrame) -> None:
 
 
 def classification_checks(df: pd.DataFrame) -> None:
+    if "metric_accuracy" not in df.columns:  # a store of the objective protocol only
+        return
     ok = df[(df["protocol"] == "classification") & df["metric_accuracy"].notna()
             & df["status"].isin(["ok", "max_iter"]) & (df["feasible"] == 1)]
     for (obj, solver), sub in ok.groupby(["objective_name", "solver"]):
