@@ -211,6 +211,40 @@ def test_clime_and_glasso_against_cvxpy() -> None:
     assert mine == pytest.approx(val, rel=1e-4)
 
 
+def test_glasso_cv_choice_matches_scikit_learn_graphical_lasso_cv() -> None:
+    """``alpha = "cv"`` picks the grid value scikit-learn's GraphicalLassoCV picks on the same folds."""
+    from sklearn.covariance import GraphicalLassoCV
+    from sklearn.model_selection import KFold
+
+    from psdbench.solvers.signed_baselines import _select_cv
+
+    grid = (0.4, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005)
+    for seed in (3, 4):
+        s = balanced_gmrf(10, 300, seed=seed)
+        C = s.X @ s.X.T / (s.X.shape[1] - 1)
+        _, _, mine = _select_cv(glasso, grid, C, s.X, folds=5, center=False, standardize=False)
+        ref = GraphicalLassoCV(alphas=list(grid), cv=KFold(5), assume_centered=True, tol=1e-6, enet_tol=1e-6,
+                               max_iter=500).fit(s.X.T)
+        assert mine == ref.alpha_
+
+
+def test_clime_cv_choice_is_the_held_out_minimum_and_refits_on_all_samples() -> None:
+    from psdbench.datasets.signed_gmrf import balanced_gmrf_dataset
+    from psdbench.solvers.signed_baselines import RHO_GRID, Clime, cv_loss
+
+    inst = SignedGraph().build(balanced_gmrf_dataset(), {"n_nodes": 15, "n_samples": 200}, 2)
+    sol = Clime().solve(inst, Budget(), rho="cv", cv_folds=4)
+    rho = sol.info["rho"]
+    assert rho in RHO_GRID
+    k = RHO_GRID.index(rho)
+    losses = [cv_loss(clime, v, inst.X, 4) for v in RHO_GRID[max(k - 2, 0): k + 3]]
+    assert sol.info["cv_loss"] == pytest.approx(min(losses))  # no neighbour on the grid scores better
+    fixed = Clime().solve(inst, Budget(), rho=rho)
+    assert np.array_equal(sol.variables["L"], fixed.variables["L"])  # the estimate is refitted on all samples
+    with pytest.raises(ValueError, match="cv_folds"):
+        Clime().solve(inst, Budget(), rho="cv", cv_folds=1)
+
+
 # ----------------------------------------------------------------------------- problem and harness
 def test_problem_verification_rejects_unbalanced_and_indefinite() -> None:
     from psdbench.datasets.signed_gmrf import balanced_gmrf_dataset

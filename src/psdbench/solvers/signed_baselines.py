@@ -10,9 +10,16 @@ BSGL paper, section VI-A1 (``shared/papers/balanced-signed-graph-learning-sparse
   covariance (off-diagonal l1 penalty ``alpha``).
 
 The paper does not say how the baselines' regularization was chosen.  Here ``rho`` / ``alpha``
-is a number, or ``"hqic"`` (default): the value on a grid (rho ascending, alpha descending) that
-minimizes the same HQIC the proposed method uses (K/2-weighted (17)), computed on the estimate
-before balancing; the scan stops after 3 consecutive increases past a finite value.  Balancing
+is a number, or chosen on a grid (rho ascending, alpha descending) by one of two criteria, each
+computed on the estimate before balancing; the scan stops after 3 consecutive increases past a
+finite value:
+
+* ``"hqic"`` (default): the same HQIC the proposed method uses (K/2-weighted (17)).
+* ``"cv"``: ``cv_folds``-fold cross-validation of the held-out Gaussian loss
+  ``tr(C_test L) - log det L`` (``+inf`` when ``L`` is not positive definite), each fold's estimate
+  fitted on the other folds' covariance; the tuning the baselines' own software offers
+  (``cv.clime`` of the CLIME R package with its likelihood loss, scikit-learn's
+  ``GraphicalLassoCV``).  The folds are contiguous blocks of the samples.  Balancing
 removes the inconsistent edges; the result is not guaranteed positive definite, and the harness
 records such outputs as infeasible (their metrics are still recorded).  With ``standardize``
 (default, as for ``balanced-clime``) both estimators work on the correlation matrix and the
@@ -23,14 +30,14 @@ on the correlation scale (it differs from the original scale by a constant).
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..api import Budget, Solution, Status
 from ..linalg.clime_lp import ColumnLP, ColumnLPError
 from ..linalg.signed_balancing import balance_graph
-from ..problems.signed_graph import KIND, hqic
+from ..problems.signed_graph import KIND, hqic, sample_covariance
 
 RHO_GRID = tuple(np.round(np.linspace(0.02, 0.5, 25), 4))
 ALPHA_GRID = tuple(np.round(np.geomspace(1.0, 1e-3, 25), 6))  # sparse to dense: the dense end is slow
@@ -54,24 +61,25 @@ def glasso(C: np.ndarray, alpha: float) -> np.ndarray:
     return 0.5 * (P + P.T)
 
 
-def _select(fit: Any, grid: tuple[float, ...], C: np.ndarray, K: int, zero_tol: float,
-            patience: int = 3) -> tuple[np.ndarray, float, float]:
-    """Scan ``grid`` in order for the estimate with the smallest HQIC (K/2-weighted (17)).
+def _scan(score: Callable[[float], tuple[np.ndarray | None, float]], grid: tuple[float, ...],
+          patience: int = 3) -> tuple[np.ndarray, float, float]:
+    """Scan ``grid`` in order for the value whose ``score`` (lower is better) is smallest.
 
-    The scan stops after ``patience`` consecutive increases of HQIC past a finite value, the rule
-    ``balanced-clime``'s rho search uses (with patience 1 there).
+    ``score(v)`` returns the estimate at ``v`` (``None`` if the fit failed) and its criterion.  The
+    scan stops after ``patience`` consecutive increases of the criterion past a finite value, the
+    rule ``balanced-clime``'s rho search uses (with patience 1 there).
+
+    Returns
+    -------
+    tuple
+        The estimate, its criterion and the chosen value.
     """
     best: tuple[np.ndarray | None, float, float] = (None, np.inf, np.nan)
     last, worse = np.inf, 0
     for v in grid:
-        try:
-            L = fit(C, float(v))
-        except (ColumnLPError, FloatingPointError, ValueError, np.linalg.LinAlgError):
+        L, h = score(float(v))
+        if L is None:
             continue
-        if not np.all(np.isfinite(L)):
-            continue
-        tol = zero_tol * max(float(np.abs(np.diag(L)).max()), 1e-300)
-        h = hqic(L, C, K, tol, weight=K / 2.0)
         if h < best[1] or best[0] is None:
             best = (L, h, float(v))
         if np.isfinite(last) and h > last:
@@ -84,6 +92,73 @@ def _select(fit: Any, grid: tuple[float, ...], C: np.ndarray, K: int, zero_tol: 
     if best[0] is None:
         raise ValueError("no value of the regularization grid gave an estimate")
     return best[0], best[1], best[2]
+
+
+def _fit_or_none(fit: Callable[[np.ndarray, float], np.ndarray], C: np.ndarray, v: float) -> np.ndarray | None:
+    """``fit(C, v)``, or ``None`` if it failed or returned non-finite entries."""
+    try:
+        L = fit(C, v)
+    except (ColumnLPError, FloatingPointError, ValueError, np.linalg.LinAlgError):
+        return None
+    return L if np.all(np.isfinite(L)) else None
+
+
+def _select(fit: Callable[[np.ndarray, float], np.ndarray], grid: tuple[float, ...], C: np.ndarray, K: int,
+            zero_tol: float) -> tuple[np.ndarray, float, float]:
+    """The grid value whose estimate has the smallest HQIC (K/2-weighted (17)); see :func:`_scan`."""
+
+    def score(v: float) -> tuple[np.ndarray | None, float]:
+        L = _fit_or_none(fit, C, v)
+        if L is None:
+            return None, np.inf
+        return L, hqic(L, C, K, zero_tol * max(float(np.abs(np.diag(L)).max()), 1e-300), weight=K / 2.0)
+
+    return _scan(score, grid)
+
+
+def heldout_loss(L: np.ndarray, C_test: np.ndarray) -> float:
+    """Held-out Gaussian loss ``tr(C_test L) - log det L`` (negative log-likelihood up to constants); ``inf`` unless PD."""
+    try:
+        c = np.linalg.cholesky(L)
+    except np.linalg.LinAlgError:
+        return float("inf")
+    return float(np.sum(C_test * L) - 2.0 * np.sum(np.log(np.diag(c))))
+
+
+def cv_loss(fit: Callable[[np.ndarray, float], np.ndarray], v: float, X: np.ndarray, folds: int,
+            center: bool = False, standardize: bool = True) -> float:
+    """Mean held-out loss of ``fit`` at ``v`` over ``folds`` contiguous folds of the samples (columns of ``X``).
+
+    Each fold's estimate is fitted on the other folds' covariance (standardized with their own
+    scale when ``standardize``, then scaled back) and scored by :func:`heldout_loss` on the fold's
+    covariance.  ``inf`` if any fold's fit fails or is not positive definite.
+    """
+    K = X.shape[1]
+    if not 2 <= folds <= K // 2:
+        raise ValueError(f"cv_folds must be between 2 and K / 2 = {K // 2}, not {folds}")
+    total = 0.0
+    for test in np.array_split(np.arange(K), folds):
+        train = np.setdiff1d(np.arange(K), test)
+        C_train = sample_covariance(X[:, train], center)
+        d = np.sqrt(np.diag(C_train)) if standardize else np.ones(len(C_train))
+        L = _fit_or_none(fit, C_train / np.outer(d, d), v)
+        if L is None:
+            return float("inf")
+        total += heldout_loss(L / np.outer(d, d), sample_covariance(X[:, test], center))
+    return total / folds
+
+
+def _select_cv(fit: Callable[[np.ndarray, float], np.ndarray], grid: tuple[float, ...], C: np.ndarray, X: np.ndarray,
+               folds: int, center: bool, standardize: bool) -> tuple[np.ndarray, float, float]:
+    """The grid value with the smallest :func:`cv_loss`, and the estimate on all samples (``C``) at it."""
+
+    def score(v: float) -> tuple[np.ndarray | None, float]:
+        loss = cv_loss(fit, v, X, folds, center, standardize)
+        return (np.empty(0) if np.isfinite(loss) else None), loss
+
+    _, loss, value = _scan(score, grid)
+    L = fit(C, value)
+    return L, loss, value
 
 
 class _TwoStep:
@@ -109,14 +184,19 @@ class _TwoStep:
         d = np.sqrt(np.diag(C)) if p["standardize"] else np.ones(len(C))
         C = C / np.outer(d, d)  # the correlation scale, as for balanced-clime; scaled back below
         reg = p[self.param_name]
+        info: dict[str, Any] = {}
         if reg == "hqic":
             L, h, value = _select(self.fit, self.grid, C, K, float(p["zero_tol"]))
+        elif reg == "cv":
+            L, info["cv_loss"], value = _select_cv(self.fit, self.grid, C, instance.X, int(p["cv_folds"]),
+                                                   bool(instance.params.get("center", False)), bool(p["standardize"]))
+            h = hqic(L, C, K, float(p["zero_tol"]) * float(np.abs(np.diag(L)).max()), weight=K / 2.0)
         else:
             value = float(reg)
             L = self.fit(C, value)
             h = hqic(L, C, K, float(p["zero_tol"]) * float(np.abs(np.diag(L)).max()), weight=K / 2.0)
         L = L / np.outer(d, d)
-        info: dict[str, Any] = {self.param_name: value, "hqic_before_balancing": float(h)}
+        info.update({self.param_name: value, "hqic_before_balancing": float(h)})
         variables = {"L": L}
         if p["balance"] != "none":
             tol = float(p["zero_tol"]) * float(np.abs(np.diag(L)).max())
@@ -137,7 +217,8 @@ class Clime(_TwoStep):
     name = "clime"
     param_name = "rho"
     grid = RHO_GRID
-    default_params = {"rho": "hqic", "balance": "none", "zero_tol": 1e-9, "standardize": True}
+    default_params = {"rho": "hqic", "balance": "none", "zero_tol": 1e-9, "standardize": True,
+                      "cv_folds": 5}
 
     def fit(self, C: np.ndarray, value: float) -> np.ndarray:
         return clime(C, value)
@@ -149,7 +230,8 @@ class Glasso(_TwoStep):
     name = "glasso"
     param_name = "alpha"
     grid = ALPHA_GRID
-    default_params = {"alpha": "hqic", "balance": "none", "zero_tol": 1e-9, "standardize": True}
+    default_params = {"alpha": "hqic", "balance": "none", "zero_tol": 1e-9, "standardize": True,
+                      "cv_folds": 5}
 
     def fit(self, C: np.ndarray, value: float) -> np.ndarray:
         return glasso(C, value)
