@@ -290,6 +290,28 @@ def test_observation_csv_loader(tmp_path) -> None:
         read_observations(h)
 
 
+def test_objective_weighting_ranks_the_truth_above_the_empty_graph() -> None:
+    """The default objective (K/2-weighted HQIC) prefers the true Laplacian to the edgeless start;
+    (17) as printed (``hqic_weight = "paper"``) prefers the edgeless matrix (the reason for the default)."""
+    from psdbench.datasets.signed_gmrf import balanced_gmrf_dataset
+
+    for weight, truth_wins in (("samples", True), ("paper", False)):
+        inst = SignedGraph().build(balanced_gmrf_dataset(), {"n_nodes": 30, "n_samples": 500, "hqic_weight": weight}, 1)
+        empty = Solution(variables={"L": np.diag(1.0 / np.diag(inst.C))})
+        truth = Solution(variables={"L": inst.L_true})
+        assert (inst.objective(truth) < inst.objective(empty)) == truth_wins
+        m = inst.evaluate(truth)
+        assert m["hqic"] == pytest.approx(inst.objective(truth))
+        assert m["hqic"] == pytest.approx(m["hqic_samples" if weight == "samples" else "hqic_printed"])
+        K, logdet = 500, np.linalg.slogdet(inst.L_true)[1]
+        k = np.count_nonzero(np.triu(inst.L_true))
+        fit = logdet - np.sum(inst.C * inst.L_true)
+        assert m["hqic_samples"] == pytest.approx(-K * fit + 2 * k * np.log(np.log(K)))
+        assert m["hqic_printed"] == pytest.approx(-2 * fit + 2 * k * np.log(np.log(K)))
+    with pytest.raises(DataError, match="hqic_weight"):
+        SignedGraph().build(balanced_gmrf_dataset(), {"hqic_weight": "aic"}, 0)
+
+
 def test_harness_end_to_end(tmp_path) -> None:
     from psdbench.harness.store import Store
 

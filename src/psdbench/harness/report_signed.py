@@ -481,7 +481,8 @@ def setting_tables(sf: pd.DataFrame, n_nodes: int, n_samples: int, variant: str 
     tables.append(SignedTable(f"{name}_details", f"{setting}" + (f" ({variant})" if variant else "")
                               + ": cells, edges and time", details,
                               "Status counts of all cells; means over the averaged cells (edges: ours and the "
-                              "true graph's); HQIC over the verified cells only (it is infinite for a matrix that "
+                              "true graph's); HQIC (the problem's objective: K/2-weighted unless the instance sets "
+                              "hqic_weight = paper) over the verified cells only (it is infinite for a matrix that "
                               "is not positive definite); median wall time over the averaged cells."))
     return tables
 
