@@ -128,10 +128,7 @@ class SignedGraphInstance:
     @property
     def hqic_weight(self) -> float:
         """``w`` of the objective: ``K / 2`` (``hqic_weight = "samples"``) or 1 (``"paper"``, (17) as printed)."""
-        choice = self.params.get("hqic_weight", "samples")
-        if choice not in ("samples", "paper"):
-            raise DataError(f"signed-graph: hqic_weight must be 'samples' or 'paper', not {choice!r}")
-        return self.n_samples / 2.0 if choice == "samples" else 1.0
+        return 1.0 if self.params.get("hqic_weight", "samples") == "paper" else self.n_samples / 2.0
 
     def objective(self, solution: Solution) -> float:
         L = np.asarray(solution.variables["L"], float)

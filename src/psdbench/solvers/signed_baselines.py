@@ -61,27 +61,28 @@ def glasso(C: np.ndarray, alpha: float) -> np.ndarray:
     return 0.5 * (P + P.T)
 
 
-def _scan(score: Callable[[float], tuple[np.ndarray | None, float]], grid: tuple[float, ...],
-          patience: int = 3) -> tuple[np.ndarray, float, float]:
-    """Scan ``grid`` in order for the value whose ``score`` (lower is better) is smallest.
+def _scan(score: Callable[[float], tuple[float | None, Any]], grid: tuple[float, ...],
+          patience: int = 3) -> tuple[float, float, Any]:
+    """Scan ``grid`` in order for the value whose criterion (lower is better) is smallest.
 
-    ``score(v)`` returns the estimate at ``v`` (``None`` if the fit failed) and its criterion.  The
-    scan stops after ``patience`` consecutive increases of the criterion past a finite value, the
-    rule ``balanced-clime``'s rho search uses (with patience 1 there).
+    ``score(v)`` returns the criterion at ``v`` (``None`` if the fit failed) and a payload kept
+    with the best value (the estimate, or ``None``).  The scan stops after ``patience`` consecutive
+    increases of the criterion past a finite value, the rule ``balanced-clime``'s rho search uses
+    (with patience 1 there).
 
     Returns
     -------
     tuple
-        The estimate, its criterion and the chosen value.
+        The chosen value, its criterion and its payload.
     """
-    best: tuple[np.ndarray | None, float, float] = (None, np.inf, np.nan)
+    best: tuple[float, float, Any] | None = None
     last, worse = np.inf, 0
     for v in grid:
-        L, h = score(float(v))
-        if L is None:
+        h, payload = score(float(v))
+        if h is None:
             continue
-        if h < best[1] or best[0] is None:
-            best = (L, h, float(v))
+        if best is None or h < best[1]:
+            best = (float(v), h, payload)
         if np.isfinite(last) and h > last:
             worse += 1
             if worse >= patience:
@@ -89,9 +90,9 @@ def _scan(score: Callable[[float], tuple[np.ndarray | None, float]], grid: tuple
         elif np.isfinite(h):
             worse = 0
         last = h if np.isfinite(h) else last
-    if best[0] is None:
+    if best is None:
         raise ValueError("no value of the regularization grid gave an estimate")
-    return best[0], best[1], best[2]
+    return best
 
 
 def _fit_or_none(fit: Callable[[np.ndarray, float], np.ndarray], C: np.ndarray, v: float) -> np.ndarray | None:
@@ -105,15 +106,16 @@ def _fit_or_none(fit: Callable[[np.ndarray, float], np.ndarray], C: np.ndarray, 
 
 def _select(fit: Callable[[np.ndarray, float], np.ndarray], grid: tuple[float, ...], C: np.ndarray, K: int,
             zero_tol: float) -> tuple[np.ndarray, float, float]:
-    """The grid value whose estimate has the smallest HQIC (K/2-weighted (17)); see :func:`_scan`."""
+    """The estimate on the grid with the smallest HQIC (K/2-weighted (17)), its HQIC and value; see :func:`_scan`."""
 
-    def score(v: float) -> tuple[np.ndarray | None, float]:
+    def score(v: float) -> tuple[float | None, np.ndarray | None]:
         L = _fit_or_none(fit, C, v)
         if L is None:
-            return None, np.inf
-        return L, hqic(L, C, K, zero_tol * max(float(np.abs(np.diag(L)).max()), 1e-300), weight=K / 2.0)
+            return None, None
+        return hqic(L, C, K, zero_tol * max(float(np.abs(np.diag(L)).max()), 1e-300), weight=K / 2.0), L
 
-    return _scan(score, grid)
+    value, h, L = _scan(score, grid)
+    return L, h, value
 
 
 def heldout_loss(L: np.ndarray, C_test: np.ndarray) -> float:
@@ -150,15 +152,9 @@ def cv_loss(fit: Callable[[np.ndarray, float], np.ndarray], v: float, X: np.ndar
 
 def _select_cv(fit: Callable[[np.ndarray, float], np.ndarray], grid: tuple[float, ...], C: np.ndarray, X: np.ndarray,
                folds: int, center: bool, standardize: bool) -> tuple[np.ndarray, float, float]:
-    """The grid value with the smallest :func:`cv_loss`, and the estimate on all samples (``C``) at it."""
-
-    def score(v: float) -> tuple[np.ndarray | None, float]:
-        loss = cv_loss(fit, v, X, folds, center, standardize)
-        return (np.empty(0) if np.isfinite(loss) else None), loss
-
-    _, loss, value = _scan(score, grid)
-    L = fit(C, value)
-    return L, loss, value
+    """The grid value with the smallest :func:`cv_loss`: the estimate on all samples (``C``) at it, the loss, the value."""
+    value, loss, _ = _scan(lambda v: (cv_loss(fit, v, X, folds, center, standardize), None), grid)
+    return fit(C, value), loss, value
 
 
 class _TwoStep:
