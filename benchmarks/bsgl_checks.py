@@ -87,7 +87,7 @@ def main() -> None:
             best = obj.idxmin(axis=1).value_counts()
             print("  lowest verified objective (HQIC) per seed: "
                   + ", ".join(f"{c} {n}/{len(obj)}" for c, n in best.items())
-                  + f"; verified matrices per configuration: "
+                  + "; verified matrices per configuration: "
                   + ", ".join(f"{c} {int(v)}" for c, v in obj.notna().sum().items()))
         if "balanced-clime" in means.index:
             # each baseline against balanced-clime over the seeds both have
