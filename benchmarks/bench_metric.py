@@ -91,7 +91,7 @@ class MetricStepSearch:
     def setup(self, objective):
         import numpy as np
 
-        from psdbench.problems.metric_objectives import pair_distances
+        from psdbench.families.mahalanobis.objectives import pair_distances
 
         self._threads = threadpool_limits(1)
         reg = discover()
@@ -109,7 +109,7 @@ class MetricStepSearch:
         self._threads.unregister()
 
     def time_step_size(self, objective):
-        from psdbench.solvers.sgml import newton_step_size
+        from psdbench.families.mahalanobis.sgml import newton_step_size
 
         if objective == "lmnn":
             self.obj.exact_step(self.D0, self.E)

@@ -64,9 +64,9 @@ class ColumnLP:
     def setup(self, backend):
         import numpy as np
 
-        from psdbench.datasets.signed_gmrf import balanced_gmrf
-        from psdbench.linalg.clime_lp import min_feasible_rho
-        from psdbench.problems.signed_graph import sample_covariance
+        from psdbench.families.signed_graph.data import balanced_gmrf
+        from psdbench.families.signed_graph.clime_lp import min_feasible_rho
+        from psdbench.families.signed_graph.problem import sample_covariance
 
         self._threads = threadpool_limits(1)
         s = balanced_gmrf(50, 500, 0.2, 0.0, 0)
@@ -79,8 +79,8 @@ class ColumnLP:
         self._threads.unregister()
 
     def time_column(self, backend):
-        from psdbench.linalg.clime_lp import ColumnLP as HighsLP
-        from psdbench.linalg.slp_admm import ColumnADMM
+        from psdbench.families.signed_graph.clime_lp import ColumnLP as HighsLP
+        from psdbench.families.signed_graph.slp_admm import ColumnADMM
 
         if backend == "highs":
             HighsLP(self.C, 0, self.signs).solve(self.rho)

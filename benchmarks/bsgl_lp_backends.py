@@ -24,10 +24,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from psdbench.datasets.signed_gmrf import balanced_gmrf  # noqa: E402
-from psdbench.linalg.clime_lp import ColumnLP, min_feasible_rho  # noqa: E402
-from psdbench.linalg.slp_admm import ColumnADMM  # noqa: E402
-from psdbench.problems.signed_graph import sample_covariance  # noqa: E402
+from psdbench.families.signed_graph.data import balanced_gmrf  # noqa: E402
+from psdbench.families.signed_graph.clime_lp import ColumnLP, min_feasible_rho  # noqa: E402
+from psdbench.families.signed_graph.slp_admm import ColumnADMM  # noqa: E402
+from psdbench.families.signed_graph.problem import sample_covariance  # noqa: E402
 
 
 def run(n: int, k: int, columns: int, seed: int, max_iter: int) -> None:

@@ -24,7 +24,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from psdbench.harness.report_metric import is_better, paper_accuracy, paper_dataset, paper_objective
+from psdbench.families.mahalanobis.report import is_better, paper_accuracy, paper_dataset, paper_objective
 from psdbench.harness.store import Store
 
 

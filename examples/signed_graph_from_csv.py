@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from psdbench.datasets.signed_gmrf import read_observations
-from psdbench.solvers.balanced_clime import balanced_clime
+from psdbench.families.signed_graph.data import read_observations
+from psdbench.families.signed_graph.balanced_clime import balanced_clime
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ from psdbench.api import Budget, Status
 from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends
 from psdbench.linalg.gershgorin_lp import gershgorin_rows
 from psdbench.linalg.psd import min_eig
-from psdbench.solvers.gdpa_lp import GdpaLp
+from psdbench.families.graph_classification.gdpa_lp import GdpaLp
 
 from .conftest import random_instance
 
@@ -113,7 +113,7 @@ def test_paper_epsilon_rule_diverges(registry, wdbc):
 @pytest.mark.parametrize("free_eps", [True, False])
 def test_affine_split_matrix_matches_the_instance(registry, wdbc, free_eps):
     """The LP's H-bar(x) is the instance's H-bar of (15) (two independent constructions)."""
-    from psdbench.solvers.gdpa_lp import SplitDualLP
+    from psdbench.families.graph_classification.gdpa_lp import SplitDualLP
 
     inst = random_instance(registry, wdbc, n=26, seed=1)
     rng = np.random.default_rng(0)

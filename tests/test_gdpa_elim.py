@@ -7,7 +7,7 @@ from psdbench.api import Budget, Status
 from psdbench.linalg.gdpa import magnitudes
 from psdbench.linalg.gershgorin_lp import gershgorin_rows
 from psdbench.linalg.psd import min_eig
-from psdbench.solvers.gdpa_lp_elim import GdpaLpElim, reduced_split_affine
+from psdbench.families.graph_classification.gdpa_lp_elim import GdpaLpElim, reduced_split_affine
 
 from .conftest import random_instance
 

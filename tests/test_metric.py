@@ -8,22 +8,22 @@ from psdbench.api import Budget, Solution
 from psdbench.linalg.balance import sign_violation, two_colouring
 from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends
 from psdbench.linalg.psd import project_spectraplex
-from psdbench.problems.metric import MetricInstance, Mcml, objective_fold
-from psdbench.problems.metric_objectives import OBJECTIVES, PairObjective, _first_crossing, make_objective, pair_distances
-from psdbench.solvers.pd_cone import PdCone, project_rescale
-from psdbench.solvers.sgml import Pgml, Sgml, knapsack_lp, newton_step_size, tree_start
+from psdbench.families.mahalanobis.problem import MahalanobisInstance, Mcml, objective_fold
+from psdbench.families.mahalanobis.objectives import OBJECTIVES, PairObjective, _first_crossing, make_objective, pair_distances
+from psdbench.families.mahalanobis.pd_cone import PdCone, project_rescale
+from psdbench.families.mahalanobis.sgml import Pgml, Sgml, knapsack_lp, newton_step_size, tree_start
 
 TOL = {"psd": 1e-7, "trace": 1e-7, "sym": 1e-9, "zero": 1e-9}
 
 
-def toy_instance(objective: str, n: int = 16, K: int = 6, seed: int = 0, C: float | None = None) -> MetricInstance:
+def toy_instance(objective: str, n: int = 16, K: int = 6, seed: int = 0, C: float | None = None) -> MahalanobisInstance:
     """Two overlapping Gaussian classes, rows of unit length: a non-trivial optimum."""
     rng = np.random.default_rng(seed)
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     F = rng.standard_normal((n, K)) + 0.6 * y[:, None] * rng.standard_normal(K)[None, :]
     F /= np.linalg.norm(F, axis=1, keepdims=True)
     obj = make_objective(objective, F, y, {"mu": 0.5, "k_target": 3})
-    return MetricInstance(problem=f"metric/{objective}", dataset="toy", params={"k_nn": 3}, seed=seed, F=F, y=y,
+    return MahalanobisInstance(problem=f"metric/{objective}", dataset="toy", params={"k_nn": 3}, seed=seed, F=F, y=y,
                           obj=obj, C=float(K if C is None else C), rho=1e-5, tol=dict(TOL))
 
 
@@ -220,7 +220,7 @@ def test_block_lp_closed_form_equals_highs():
     inst = toy_instance("mcml", n=10, K=8, seed=4)
     solver = Sgml()
     M = tree_start(inst.F, inst.C, np.random.default_rng(0)) * (1 - 1e-9)
-    from psdbench.solvers.sgml import _State
+    from psdbench.families.mahalanobis.sgml import _State
 
     st = _State(M=M, colours=two_colouring(M).colours, v=first_eigvec(M, tol=0).v, f=0.0)
     a = np.abs(st.v)

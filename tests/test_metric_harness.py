@@ -6,6 +6,7 @@ import pytest
 
 from psdbench.harness.grid import expand, read_suite
 from psdbench.harness.store import Store
+from psdbench.registry import discover
 
 from .test_harness import cli
 
@@ -65,7 +66,7 @@ def test_metric_grid_end_to_end(tmp_path):
 
 @pytest.mark.parametrize("suite", ["sgml-objective-wdbc", "sgml-classification-wdbc"])
 def test_offline_suites_expand(registry, suite):
-    spec, name = read_suite(suite)
+    spec, name = read_suite(suite, discover())
     grid = expand(spec, name, registry)
     solvers = {c.solver for c in grid.cells}
     assert {"sgml", "pgml", "pd-cone"} <= solvers
@@ -78,10 +79,10 @@ def test_offline_suites_expand(registry, suite):
 
 
 def test_data_suites_name_the_17_sets(registry, data_dir):
-    spec, name = read_suite("sgml-objective")
+    spec, name = read_suite("sgml-objective", discover())
     sets = {d for p in spec["problems"] for d in p["datasets"]}
     assert len(sets) == 17
     for d in sets:
         registry.check_dataset(d)
-    spec, _ = read_suite("sgml-classification")
+    spec, _ = read_suite("sgml-classification", discover())
     assert len({d for p in spec["problems"] for d in p["datasets"]}) == 15

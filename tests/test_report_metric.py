@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psdbench.harness import report_metric as rm
+from psdbench.families.mahalanobis import report as rm
 from psdbench.harness.report import write_report
 from psdbench.harness.store import RESULT_COLUMNS, Store
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from psdbench.harness import report_signed as rs
+from psdbench.families.signed_graph import report as rs
 from psdbench.harness.report import write_report
 from psdbench.harness.store import RESULT_COLUMNS, Store
-from psdbench.problems.signed_graph import SignedGraph
+from psdbench.families.signed_graph.problem import SignedGraph
 
 from .test_report import _row as _graph_row
 

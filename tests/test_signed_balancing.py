@@ -9,9 +9,9 @@ import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from psdbench.linalg import signed_balancing
+from psdbench.families.signed_graph import balancing as signed_balancing
 from psdbench.linalg.balance import two_colouring
-from psdbench.linalg.signed_balancing import (
+from psdbench.families.signed_graph.balancing import (
     METHODS,
     balance_graph,
     greedy_polarity,

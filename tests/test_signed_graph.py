@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from psdbench.api import Budget, DataError, Solution
-from psdbench.datasets.signed_gmrf import balanced_gmrf, generalized_laplacian, read_observations
+from psdbench.families.signed_graph.data import balanced_gmrf, generalized_laplacian, read_observations
 from psdbench.linalg.balance import two_colouring
-from psdbench.linalg.clime_lp import ColumnLP, ColumnLPError, min_feasible_rho, residual_rho
-from psdbench.linalg.slp_admm import ColumnADMM
-from psdbench.problems.signed_graph import (SignedGraph, adjacency_error, f_measure, hqic, relative_error,
+from psdbench.families.signed_graph.clime_lp import ColumnLP, ColumnLPError, min_feasible_rho, residual_rho
+from psdbench.families.signed_graph.slp_admm import ColumnADMM
+from psdbench.families.signed_graph.problem import (SignedGraph, adjacency_error, f_measure, hqic, relative_error,
                                             sample_covariance)
-from psdbench.solvers.balanced_clime import balanced_clime, initial_polarity, voc_weights
-from psdbench.solvers.signed_baselines import clime, glasso
+from psdbench.families.signed_graph.balanced_clime import balanced_clime, initial_polarity, voc_weights
+from psdbench.families.signed_graph.baselines import clime, glasso
 
 
 # ----------------------------------------------------------------------------- generator
@@ -216,7 +216,7 @@ def test_glasso_cv_choice_matches_scikit_learn_graphical_lasso_cv() -> None:
     from sklearn.covariance import GraphicalLassoCV
     from sklearn.model_selection import KFold
 
-    from psdbench.solvers.signed_baselines import _select_cv
+    from psdbench.families.signed_graph.baselines import _select_cv
 
     grid = (0.4, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005)
     for seed in (3, 4):
@@ -229,8 +229,8 @@ def test_glasso_cv_choice_matches_scikit_learn_graphical_lasso_cv() -> None:
 
 
 def test_clime_cv_choice_is_the_held_out_minimum_and_refits_on_all_samples() -> None:
-    from psdbench.datasets.signed_gmrf import balanced_gmrf_dataset
-    from psdbench.solvers.signed_baselines import RHO_GRID, Clime, cv_loss
+    from psdbench.families.signed_graph.data import balanced_gmrf_dataset
+    from psdbench.families.signed_graph.baselines import RHO_GRID, Clime, cv_loss
 
     inst = SignedGraph().build(balanced_gmrf_dataset(), {"n_nodes": 15, "n_samples": 200}, 2)
     sol = Clime().solve(inst, Budget(), rho="cv", cv_folds=4)
@@ -247,7 +247,7 @@ def test_clime_cv_choice_is_the_held_out_minimum_and_refits_on_all_samples() -> 
 
 # ----------------------------------------------------------------------------- problem and harness
 def test_problem_verification_rejects_unbalanced_and_indefinite() -> None:
-    from psdbench.datasets.signed_gmrf import balanced_gmrf_dataset
+    from psdbench.families.signed_graph.data import balanced_gmrf_dataset
 
     inst = SignedGraph().build(balanced_gmrf_dataset(), {"n_nodes": 20, "n_samples": 200}, seed=0)
     good = inst.verify(Solution(variables={"L": inst.L_true, "polarity": inst.polarity_true}))
@@ -293,7 +293,7 @@ def test_observation_csv_loader(tmp_path) -> None:
 def test_objective_weighting_ranks_the_truth_above_the_empty_graph() -> None:
     """The default objective (K/2-weighted HQIC) prefers the true Laplacian to the edgeless start;
     (17) as printed (``hqic_weight = "paper"``) prefers the edgeless matrix (the reason for the default)."""
-    from psdbench.datasets.signed_gmrf import balanced_gmrf_dataset
+    from psdbench.families.signed_graph.data import balanced_gmrf_dataset
 
     for weight, truth_wins in (("samples", True), ("paper", False)):
         inst = SignedGraph().build(balanced_gmrf_dataset(), {"n_nodes": 30, "n_samples": 500, "hqic_weight": weight}, 1)

@@ -1,21 +1,42 @@
-"""The contracts every part of psdbench relies on (see DESIGN.md).
+"""The contracts every part of psdbench relies on (``docs/architecture.md`` explains the layers).
 
-This module holds no algorithm code.  A plugin implements one of the protocols below and registers
-it through an entry point (``psdbench.problems``, ``psdbench.solvers`` or ``psdbench.datasets``).
+This module holds no algorithm code and names no family.  A plugin implements one of the protocols
+below and registers it through an entry point:
 
-* A :class:`Dataset` is arrays plus metadata.
+==========================  ==============================================================
+entry-point group           what the entry point names
+==========================  ==============================================================
+``psdbench.problems``       a :class:`Problem` class or instance
+``psdbench.solvers``        a :class:`Solver` class or instance
+``psdbench.datasets``       a :class:`DatasetCollection` (name without ``/``) or a callable
+                            returning a :class:`Dataset` (name ``collection/name``)
+``psdbench.reports``        a :class:`ReportSection` class or instance
+``psdbench.suites``         a package whose ``*.toml`` files are suites (file stem = suite name)
+==========================  ==============================================================
+
+* A :class:`Dataset` is a named payload: ``X`` / ``y`` arrays for sample data, or anything else
+  (covariance matrices, a generator's settings, SDP data ``(C, A_i, b)``) in ``payload``.
 * A :class:`Problem` builds an :class:`Instance` from a dataset, parameters and a seed.
 * An :class:`Instance` owns its data and, independently of any solver, recomputes the objective of
   a returned :class:`Solution`, verifies its feasibility and evaluates the task metrics.
 * A :class:`Solver` turns an instance and a :class:`Budget` into a :class:`Solution`.  Solvers do
-  not time themselves for the record; the harness does.
+  not time themselves for the record; the harness does.  They stop at ``budget.expired()``.
+
+Optional hooks are declared on the protocols with their defaults, and read only through the
+accessor functions at the end of this module (:func:`problem_sense`, :func:`expand_params`,
+:func:`skip_reason`, ...), so that a default lives in one place.
+
+Each family states what its solvers may use of its instances in a kind protocol of its own
+(``families/<family>/contract.py`` for the built-ins), derived from :class:`Instance`.
 """
 
 from __future__ import annotations
 
 import enum
+import math
+import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -25,13 +46,25 @@ __all__ = [
     "Dataset",
     "DatasetCollection",
     "Feasibility",
+    "Formulation",
     "Instance",
+    "Param",
     "Problem",
     "PsdbenchError",
+    "ReportSection",
     "Solution",
     "Solver",
     "Status",
     "TraceRecorder",
+    "certified_reference",
+    "default_params",
+    "expand_params",
+    "param_specs",
+    "problem_family",
+    "problem_sense",
+    "repair",
+    "skip_reason",
+    "validate_params",
 ]
 
 
@@ -56,41 +89,54 @@ class Status(str, enum.Enum):
     SKIPPED = "skipped"  # the solver does not support the instance (or is unavailable)
 
 
+# ------------------------------------------------------------------------------------------ data
 @dataclass(frozen=True)
 class Dataset:
-    """Arrays plus metadata.
+    """A named payload.
 
     Attributes
     ----------
     name : str
         Full name ``<collection>/<name>``.
-    X : ndarray of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,)
+    X : ndarray of shape (n_samples, n_features), optional
+        Sample data, where the dataset has samples.
+    y : ndarray of shape (n_samples,), optional
         Labels as given by the source; ``label_coding`` says how they map to +-1 where a problem
         needs two classes.
     source : str
-        Where the data came from (file path or package).
+        Where the data came from (file path, package or generator).
     label_coding : str
-        Human-readable statement of the label coding.
+        Human-readable statement of the label coding ("" without labels).
     meta : dict
-        Anything else (e.g. ``n_nan_replaced``).
+        Descriptive facts (e.g. ``n_nan_replaced``).
+    payload : dict
+        Anything a problem reads that is not ``(X, y)``: a generator and its settings, matrices of
+        an SDP given as ``(C, A_i, b)``, ...  Each problem documents the keys it reads.
     """
 
     name: str
-    X: np.ndarray
-    y: np.ndarray
-    source: str
-    label_coding: str
+    X: np.ndarray | None = None
+    y: np.ndarray | None = None
+    source: str = ""
+    label_coding: str = ""
     meta: Mapping[str, Any] = field(default_factory=dict)
+    payload: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def shape(self) -> tuple[int, int]:
+        """``X.shape``, or ``(0, 0)`` for a dataset without samples."""
+        if self.X is None:
+            return (0, 0)
         return (int(self.X.shape[0]), int(self.X.shape[1]))
 
 
 @runtime_checkable
 class DatasetCollection(Protocol):
-    """A named collection of datasets (the ``<collection>`` part of ``<collection>/<name>``)."""
+    """A named collection of datasets (the ``<collection>`` part of ``<collection>/<name>``).
+
+    Optional hook ``check(name)``: raise a one-line :class:`DataError` if ``name`` cannot be
+    loaded, without loading it (default: ``name in names()``).
+    """
 
     def names(self) -> list[str]:
         """Names (without the collection prefix) available right now."""
@@ -99,14 +145,124 @@ class DatasetCollection(Protocol):
         """Load one dataset; raise :class:`DataError` with a one-line message if it is missing."""
 
 
+# ------------------------------------------------------------------------------------ parameters
+@dataclass(frozen=True)
+class Param:
+    """Declarative specification of one problem or solver parameter.
+
+    A grid value is checked against it when the grid is loaded, so that a bad value is exit 2
+    before any work starts instead of an ``error`` cell.
+
+    Attributes
+    ----------
+    default : Any
+        The value used when the grid does not set it (``None`` allowed).
+    doc : str
+        One line for ``psdbench list`` and the docs.
+    choices : tuple, optional
+        The allowed values (compared with ``==``).
+    types : tuple of type, optional
+        Allowed Python types (``int`` admits ``bool`` only if listed); ``None`` always passes
+        when it is the default.
+    low, high : float, optional
+        Inclusive numeric bounds for numeric values.
+    check : callable, optional
+        ``check(value) -> str | None``: an error message for values the other fields cannot
+        describe (e.g. ``"all"`` or an integer).
+    """
+
+    default: Any = None
+    doc: str = ""
+    choices: tuple[Any, ...] | None = None
+    types: tuple[type, ...] | None = None
+    low: float | None = None
+    high: float | None = None
+    check: Callable[[Any], str | None] | None = None
+
+    def error(self, value: Any) -> str | None:
+        """Why ``value`` is not allowed, or ``None`` if it is."""
+        if value is None and self.default is None:
+            return None
+        if self.check is not None:
+            return self.check(value)
+        if self.choices is not None and value not in self.choices:
+            return f"must be one of {', '.join(repr(c) for c in self.choices)}, not {value!r}"
+        if self.types is not None:
+            if isinstance(value, bool) and bool not in self.types:
+                return f"must be {' or '.join(t.__name__ for t in self.types)}, not {value!r}"
+            if not isinstance(value, self.types):
+                return f"must be {' or '.join(t.__name__ for t in self.types)}, not {value!r}"
+        if (self.low is not None or self.high is not None) and isinstance(value, (int, float)) \
+                and not isinstance(value, bool):
+            if not math.isfinite(float(value)) or (self.low is not None and value < self.low) \
+                    or (self.high is not None and value > self.high):
+                lo = "-inf" if self.low is None else f"{self.low:g}"
+                hi = "inf" if self.high is None else f"{self.high:g}"
+                return f"must lie in [{lo}, {hi}], not {value!r}"
+        return None
+
+
+def number(low: float | None = None, high: float | None = None, default: Any = None, doc: str = "",
+           integer: bool = False) -> Param:
+    """A numeric :class:`Param` (``int`` or ``float``; ``integer=True`` for ``int`` only)."""
+    return Param(default=default, doc=doc, types=(int,) if integer else (int, float), low=low, high=high)
+
+
+def choice(*values: Any, default: Any = None, doc: str = "") -> Param:
+    """A :class:`Param` taking one of ``values`` (default: the first)."""
+    return Param(default=values[0] if default is None else default, doc=doc, choices=tuple(values))
+
+
+# ------------------------------------------------------------------------------------ budgets
 @dataclass(frozen=True)
 class Budget:
-    """What a solver may spend.  ``time_limit_s`` is advisory: the harness enforces a hard limit."""
+    """What a solver may spend, and the one deadline the harness enforces.
+
+    ``deadline`` is a :func:`time.monotonic` instant (system-wide on every platform psdbench runs
+    on, so the harness process and the worker agree on it).  The harness kills the worker at
+    ``deadline + grace_s``; a solver that checks :meth:`expired` between iterations and returns
+    its point is recorded as ``timeout`` with that point verified, one that does not is killed.
+
+    Attributes
+    ----------
+    time_limit_s : float, optional
+        Seconds the cell was given (informational: the deadline is what counts).
+    max_iter : int, optional
+        Overrides the solver's own iteration limit when set.
+    deadline : float, optional
+        ``time.monotonic()`` value at which the solver must stop; ``None``: no limit.
+    grace_s : float
+        Seconds after ``deadline`` before the hard kill (for the solver to return and the harness
+        to verify).
+    checkpoint : callable, optional
+        Set by the harness: receives each iterate a :class:`TraceRecorder` keeps, so that a cell
+        killed at the deadline still has its last sampled point verified.
+    """
 
     time_limit_s: float | None = None
     max_iter: int | None = None
+    deadline: float | None = None
+    grace_s: float = 0.0
+    checkpoint: Callable[[float, dict[str, np.ndarray]], None] | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def seconds(cls, seconds: float | None, max_iter: int | None = None, grace_s: float = 0.0) -> "Budget":
+        """A budget whose deadline is ``seconds`` from now (``None``: no deadline)."""
+        deadline = None if seconds is None else time.monotonic() + float(seconds)
+        return cls(time_limit_s=seconds, max_iter=max_iter, deadline=deadline, grace_s=grace_s)
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (never negative), or ``None`` without one."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+    def expired(self) -> bool:
+        """Whether the deadline has passed: a solver stops and returns its point."""
+        return self.deadline is not None and time.monotonic() >= self.deadline
 
 
+# ------------------------------------------------------------------------------------ solutions
 @dataclass
 class Feasibility:
     """Result of verifying a returned point.
@@ -142,15 +298,18 @@ class Solution:
         The returned point, in the names the problem documents (e.g. ``M`` for a primal matrix,
         ``y``, ``z``, ``x`` for GDPA-LP).
     status : Status
-        The solver's own view (``ok`` or ``max_iter``); the harness may downgrade it after
-        verification.
+        The solver's own view (``ok``, ``max_iter``, or ``timeout`` when it stopped at the
+        deadline); the harness may downgrade it after verification.
     iterations : int
     trace : list of dict
-        Points ``{"t": seconds since start, ...}`` taken by the solver itself.
+        Points ``{"t": seconds since the budget started, ...}`` (see :class:`TraceRecorder`).
     info : dict
         Solver-reported numbers (LP count, final lambda_min, ...); stored, never trusted for the
         objective or feasibility.
     message : str
+    iterates : list of (float, dict)
+        Sampled iterates ``(t, variables)`` that the harness re-scores with the instance's own
+        objective and verification (filled by :class:`TraceRecorder`).
     """
 
     variables: dict[str, np.ndarray]
@@ -159,28 +318,105 @@ class Solution:
     trace: list[dict[str, float]] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     message: str = ""
+    iterates: list[tuple[float, dict[str, np.ndarray]]] = field(default_factory=list)
 
 
 class TraceRecorder:
-    """Collects (time, value) points for :attr:`Solution.trace` with a monotonic clock."""
+    """Collects trace points and samples iterates for :class:`Solution`.
 
-    def __init__(self) -> None:
-        import time
+    ``add(objective=..., **values)`` appends a point ``{"t": ..., ...}``; ``add(variables=...)``
+    also offers the current iterate, which is kept (copied) when it is the first, or when at least
+    ``min_gap_s`` seconds and a ``ratio`` factor of elapsed time separate it from the last one
+    kept, so a run keeps O(log(time)) iterates; :meth:`finish` keeps the final one.  Iterates are
+    what the harness re-scores (convergence curves are never the solver's word) and what it
+    verifies when a cell runs out of time.
 
-        self._clock = time.perf_counter
-        self._t0 = self._clock()
+    Parameters
+    ----------
+    budget : Budget, optional
+        Times are measured from the budget's start (``deadline - time_limit_s``) when it has one,
+        else from construction; a budget also supplies the harness's ``checkpoint`` sink.
+    ratio, min_gap_s : float
+        Iterate sampling: keep one when ``t >= ratio * t_last`` and ``t - t_last >= min_gap_s``.
+    max_iterates : int
+        Hard cap on stored iterates (older ones are thinned by half when it is reached).
+    """
+
+    def __init__(self, budget: Budget | None = None, ratio: float = 1.25, min_gap_s: float = 0.002,
+                 max_iterates: int = 64) -> None:
+        self._clock = time.monotonic
+        start = self._clock()
+        if budget is not None and budget.deadline is not None and budget.time_limit_s is not None:
+            start = min(start, budget.deadline - float(budget.time_limit_s))
+        self._t0 = start
         self.points: list[dict[str, float]] = []
+        self.iterates: list[tuple[float, dict[str, np.ndarray]]] = []
+        self._ratio, self._gap, self._cap = float(ratio), float(min_gap_s), int(max_iterates)
+        self._pending: tuple[float, dict[str, np.ndarray]] | None = None
+        self.sink: Callable[[float, dict[str, np.ndarray]], None] | None = getattr(budget, "checkpoint", None)
 
     def elapsed(self) -> float:
+        """Seconds since the start."""
         return self._clock() - self._t0
 
-    def add(self, **values: float) -> None:
-        self.points.append({"t": self.elapsed(), **{k: float(v) for k, v in values.items()}})
+    def add(self, variables: Mapping[str, np.ndarray] | None = None, **values: float) -> None:
+        """Record a point; ``variables`` (the current iterate) is sampled, see the class docstring."""
+        t = self.elapsed()
+        self.points.append({"t": t, **{k: float(v) for k, v in values.items()}})
+        if variables is None:
+            return
+        last = self.iterates[-1][0] if self.iterates else None
+        if last is None or (t >= self._ratio * last and t - last >= self._gap):
+            self._keep(t, variables)
+            self._pending = None
+        else:
+            self._pending = (t, dict(variables))  # referenced, copied only if kept at finish
+
+    def _keep(self, t: float, variables: Mapping[str, np.ndarray]) -> None:
+        snap = {k: np.array(v, dtype=float, copy=True) for k, v in variables.items()}
+        self.iterates.append((t, snap))
+        if len(self.iterates) > self._cap:
+            self.iterates = self.iterates[:1] + self.iterates[1:-1:2] + self.iterates[-1:]
+        if self.sink is not None:
+            self.sink(t, snap)
+
+    def finish(self, variables: Mapping[str, np.ndarray] | None = None) -> list[tuple[float, dict[str, np.ndarray]]]:
+        """Keep the final iterate (``variables``, else the last one offered) and return the samples."""
+        if variables is not None:
+            self._keep(self.elapsed(), variables)
+        elif self._pending is not None:
+            self._keep(*self._pending)
+        self._pending = None
+        return self.iterates
 
 
+@dataclass
+class Formulation:
+    """A cvxpy problem plus a function that reads the solution variables after a solve.
+
+    Returned by :meth:`Instance.reference_formulation`; every generic conic solver solves it.
+    """
+
+    problem: Any  # cvxpy.Problem
+    extract: Callable[[], dict[str, np.ndarray]]
+
+
+# ------------------------------------------------------------------------------------ protocols
 @runtime_checkable
 class Instance(Protocol):
-    """One problem instance; owns its data."""
+    """One problem instance; owns its data.
+
+    Optional hooks (read through the accessors below):
+
+    ``certified_reference(time_limit_s, rtol) -> dict``
+        ``{"value", "lower", "solver", "solver_version", "status", "message"}``: an objective of
+        an exactly feasible point and a bound on the other side of the optimum.  Default: none.
+    ``repair(solution) -> Solution | None``
+        The problem's own map of an infeasible iterate to a feasible point (used to draw traced
+        iterates that do not verify).  Default: none (such iterates are not drawn).
+    ``sense``
+        ``"min"`` or ``"max"``; default ``"min"``.
+    """
 
     problem: str
     dataset: str
@@ -201,13 +437,26 @@ class Instance(Protocol):
     def evaluate(self, solution: Solution) -> dict[str, float]:
         """Task metrics of the paper (error rate, accuracy, ...)."""
 
-    def reference_formulation(self) -> Any:
-        """A cvxpy formulation with the same optimum (see ``psdbench.solvers.conic``), or None."""
+    def reference_formulation(self, variant: str | None = None) -> Formulation | None:
+        """A cvxpy formulation with the same optimum, or None."""
 
 
 @runtime_checkable
 class Problem(Protocol):
-    """A problem family."""
+    """A problem family member (one registered problem name).
+
+    Optional hooks:
+
+    ``family`` : str
+        The family the problem belongs to; report sections are routed by it.  Default: ``kind``.
+    ``sense`` : str
+        ``"min"`` (default) or ``"max"``.
+    ``params`` : dict of str to :class:`Param`
+        Declarative parameter specs; ``default_params`` follows from them.
+    ``expand_params(load, params) -> list[dict]``
+        Expand special values per dataset (e.g. ``fold = "all"``); ``load()`` returns the dataset.
+        Default: ``[params]``.
+    """
 
     name: str
     kind: str
@@ -219,7 +468,21 @@ class Problem(Protocol):
 
 @runtime_checkable
 class Solver(Protocol):
-    """A solver.  ``kinds`` lists the problem kinds it supports."""
+    """A solver.  ``kinds`` lists the problem kinds it supports (``"*"``: any).
+
+    Optional hooks:
+
+    ``params`` : dict of str to :class:`Param`
+        Declarative parameter specs (``default_params`` follows from them).
+    ``accepts_any_params`` : bool
+        Parameters not in ``default_params`` are passed through (e.g. backend options); default
+        False.
+    ``skip_reason(instance) -> str | None``
+        Why the solver does not run on ``instance`` (``None``: it does).  Default: from
+        ``supports``.
+    ``preload`` : tuple of str
+        Modules the fork server imports once (besides the entry point's own module).
+    """
 
     name: str
     kinds: tuple[str, ...]
@@ -229,8 +492,96 @@ class Solver(Protocol):
         """Whether this solver can run on ``instance`` (``skipped`` otherwise)."""
 
     def solve(self, instance: Instance, budget: Budget, **params: Any) -> Solution:
-        """Solve; raise on error (the harness records the traceback)."""
+        """Solve; raise on error (the harness records the traceback).  Stop at ``budget.expired()``."""
 
     def library_versions(self) -> dict[str, str]:
         """Versions of the libraries whose behaviour the results depend on (part of the cell key)."""
 
+
+@runtime_checkable
+class ReportSection(Protocol):
+    """A report section, registered in ``psdbench.reports``.
+
+    ``family`` is the family whose rows the section receives (``"*"``: every family, once per
+    family); ``order`` sorts sections (generic ones use 0-99, family ones 100+).  ``render``
+    returns blocks (:mod:`psdbench.report.blocks`: tables, figures, text) built from the tidy
+    frame in ``context``; it must not read the store itself.
+    """
+
+    name: str
+    family: str
+    order: int
+
+    def render(self, context: Any) -> Sequence[Any]:
+        """Blocks for this section; an empty list when there is nothing to show."""
+
+
+# ------------------------------------------------------------------------------------ hook access
+def problem_sense(problem: Any) -> str:
+    """``"min"`` or ``"max"`` (default ``"min"``)."""
+    sense = getattr(problem, "sense", "min")
+    if sense not in ("min", "max"):
+        raise PsdbenchError(f"problem {getattr(problem, 'name', problem)!r}: sense must be 'min' or 'max'")
+    return sense
+
+
+def problem_family(problem: Any) -> str:
+    """The family a problem reports under (default: its ``kind``)."""
+    return str(getattr(problem, "family", None) or getattr(problem, "kind", "") or getattr(problem, "name", ""))
+
+
+def expand_params(problem: Any, load: Callable[[], Dataset], params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The problem's ``expand_params`` hook, or ``[params]``."""
+    hook = getattr(problem, "expand_params", None)
+    return [dict(params)] if hook is None else [dict(p) for p in hook(load, params)]
+
+
+def param_specs(obj: Any) -> dict[str, Param]:
+    """Declared :class:`Param` specs, or specs with only defaults from ``default_params``."""
+    specs = getattr(obj, "params", None)
+    if isinstance(specs, Mapping) and all(isinstance(v, Param) for v in specs.values()):
+        return dict(specs)
+    return {k: Param(default=v) for k, v in dict(getattr(obj, "default_params", {}) or {}).items()}
+
+
+def default_params(specs: Mapping[str, Param]) -> dict[str, Any]:
+    """The defaults of declared specs (for ``default_params = default_params(params)``)."""
+    return {k: p.default for k, p in specs.items()}
+
+
+def validate_params(obj: Any, values: Mapping[str, Any], where: str, undeclared_ok: bool = False) -> None:
+    """Raise a one-line :class:`PsdbenchError` for an unknown name or a value its spec rejects.
+
+    Unknown names pass when the object sets ``accepts_any_params``, or when it declares no
+    parameters at all and ``undeclared_ok`` (problems from plugins that predate specs).
+    """
+    specs = param_specs(obj)
+    bad = set(values) - set(specs)
+    if bad and not getattr(obj, "accepts_any_params", False) and not (undeclared_ok and not specs):
+        raise PsdbenchError(f"{where}: {getattr(obj, 'name', obj)!r} has no parameter(s) {', '.join(sorted(bad))}")
+    for k, v in values.items():
+        why = specs[k].error(v) if k in specs else None
+        if why:
+            raise PsdbenchError(f"{where}: {getattr(obj, 'name', obj)!r} parameter {k} {why}")
+
+
+def skip_reason(solver: Any, instance: Any) -> str | None:
+    """Why ``solver`` does not run on ``instance``, or ``None`` if it does."""
+    hook = getattr(solver, "skip_reason", None)
+    if hook is not None:
+        return hook(instance)
+    if solver.supports(instance):
+        return None
+    return f"{getattr(solver, 'name', solver)} does not support this instance (kind {getattr(instance, 'kind', '?')!r})"
+
+
+def certified_reference(instance: Any, time_limit_s: float | None, rtol: float) -> dict[str, Any] | None:
+    """The instance's ``certified_reference`` hook, or ``None`` when it offers none."""
+    hook = getattr(instance, "certified_reference", None)
+    return None if hook is None else hook(time_limit_s=time_limit_s, rtol=rtol)
+
+
+def repair(instance: Any, solution: Solution) -> Solution | None:
+    """The instance's ``repair`` hook (a feasible point from an infeasible iterate), or ``None``."""
+    hook = getattr(instance, "repair", None)
+    return None if hook is None else hook(solution)

@@ -51,7 +51,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     reg = discover()
     for name, why in reg.broken.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
-    spec, name = read_grid_file(args.grid) if args.grid else read_suite(args.suite or "default")
+    spec, name = read_grid_file(args.grid) if args.grid else read_suite(args.suite or "default", reg)
     grid = expand(spec, name, reg)
     store = Store(args.db)
     run_id = run_grid(grid, store, jobs=args.jobs, backend=args.backend, timeout=args.timeout, force=args.force,
@@ -89,9 +89,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             except PsdbenchError as exc:
                 print(f"(uci/* unavailable: {exc})", file=sys.stderr)
     else:
-        from .harness.grid import suite_names
-
-        for n in suite_names():
+        for n in reg.suite_names():
             print(n)
     for name, why in reg.broken.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)

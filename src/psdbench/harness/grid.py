@@ -4,7 +4,7 @@ A cell is problem x dataset x instance params x seed x solver x solver params.  
 Cartesian product.  A ``[[solvers]]`` entry may carry ``where = { n = [50, 100] }``: the solver runs
 only on instances whose parameters take one of the listed values (used to keep a solver to the sizes
 it can handle); the key ``dataset`` filters on the dataset name.  A solver is paired only with the
-problems whose ``kind`` it lists in ``kinds`` (``"*"``: any), so one grid can mix problem families.  See DESIGN.md for the format; :func:`load_grid` raises a one-line
+problems whose ``kind`` it lists in ``kinds`` (``"*"``: any), so one grid can mix problem families.  See ``docs/architecture.md`` for the format; :func:`load_grid` raises a one-line
 :class:`~psdbench.api.PsdbenchError` on anything malformed.
 """
 
@@ -15,13 +15,12 @@ import itertools
 import json
 import tomllib
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..api import PsdbenchError
-from ..registry import Registry
+from ..api import PsdbenchError, expand_params, param_specs, problem_family, problem_sense, validate_params
+from ..registry import CORE_LIBRARIES, Registry
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name"}
 PROBLEM_KEYS = {"name", "datasets", "params"}
@@ -52,6 +51,8 @@ class Grid:
     reference: bool = True
     instances: dict[str, dict[str, Any]] = field(default_factory=dict)  # instance_key -> spec
     senses: dict[str, str] = field(default_factory=dict)  # problem name -> "min" | "max"
+    families: dict[str, str] = field(default_factory=dict)  # problem name -> family
+    libraries: list[str] = field(default_factory=list)  # distributions whose versions the run records
 
 
 def _hash(obj: Any) -> str:
@@ -72,15 +73,9 @@ def _product(params: dict[str, Any], where: str) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
 
 
-def suite_names() -> list[str]:
-    return sorted(p.name[: -len(".toml")] for p in resources.files("psdbench.harness.suites").iterdir() if p.name.endswith(".toml"))
-
-
-def read_suite(name: str) -> tuple[dict[str, Any], str]:
-    if name not in suite_names():
-        raise PsdbenchError(f"unknown suite {name!r} (known: {', '.join(suite_names())})")
-    text = resources.files("psdbench.harness.suites").joinpath(f"{name}.toml").read_text()
-    return tomllib.loads(text), name
+def read_suite(name: str, reg: Registry) -> tuple[dict[str, Any], str]:
+    """A suite registered through ``psdbench.suites`` (a family's or a plugin's ``*.toml``)."""
+    return reg.read_suite(name), name
 
 
 def read_grid_file(path: str | Path) -> tuple[dict[str, Any], str]:
@@ -115,24 +110,21 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
             raise PsdbenchError(f"{where}: needs 'name' and accepts only {', '.join(sorted(SOLVER_KEYS))}")
         solver = reg.solver(s["name"])
         combos = _product(s.get("params", {}), where)
-        known = set(getattr(solver, "default_params", {}))
-        if not getattr(solver, "accepts_any_params", False):
-            for c in combos:
-                bad = set(c) - known
-                if bad:
-                    raise PsdbenchError(f"{where}: solver {s['name']!r} has no parameter(s) {', '.join(sorted(bad))}")
+        for c in combos:
+            validate_params(solver, c, where)
         filt = s.get("where", {})
         if not isinstance(filt, dict):
             raise PsdbenchError(f"{where}: 'where' must be a table")
-        versions = solver.library_versions() if hasattr(solver, "library_versions") else {}
+        versions = solver.library_versions()
         # the key hashes the *effective* parameters, so a changed default never reuses old cells
-        defaults = dict(getattr(solver, "default_params", {}))
+        defaults = {k: spec.default for k, spec in param_specs(solver).items()}
         solver_entries.append((s["name"], combos, {k: v if isinstance(v, list) else [v] for k, v in filt.items()},
                                [versions, defaults], tuple(getattr(solver, "kinds", ("*",)))))
 
     cells: list[Cell] = []
     instances: dict[str, dict[str, Any]] = {}
     senses: dict[str, str] = {}
+    families: dict[str, str] = {}
     for i, p in enumerate(problems):
         where = f"grid {name}: problems[{i}]"
         if not isinstance(p, dict) or "name" not in p or set(p) - PROBLEM_KEYS:
@@ -144,26 +136,21 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         for d in datasets:
             reg.check_dataset(d)  # one-line DataError (exit 2) before anything runs
         combos = _product(p.get("params", {}), where)
-        known = set(getattr(problem, "default_params", {}))
         for c in combos:
-            bad = set(c) - known
-            if known and bad:
-                raise PsdbenchError(f"{where}: problem {p['name']!r} has no parameter(s) {', '.join(sorted(bad))}")
+            validate_params(problem, c, where, undeclared_ok=True)
         expanded = []
         for d in datasets:  # a problem may expand special values (e.g. fold = "all") per dataset
             for c in combos:
-                if hasattr(problem, "expand_params"):
-                    expanded += [(d, e) for e in problem.expand_params(lambda d=d: reg.load_dataset(d), c)]
-                else:
-                    expanded.append((d, c))
-        senses[p["name"]] = getattr(problem, "sense", "min")
+                expanded += [(d, e) for e in expand_params(problem, lambda d=d: reg.load_dataset(d), c)]
+        senses[p["name"]] = problem_sense(problem)
+        families[p["name"]] = problem_family(problem)
         for (d, ip), seed in itertools.product(expanded, seeds):
             ikey = instance_key(p["name"], d, ip, seed)
             instances[ikey] = {"problem": p["name"], "dataset": d, "instance_params": ip, "seed": seed}
             for sname, scombos, filt, versions, kinds in solver_entries:
                 if "*" not in kinds and getattr(problem, "kind", None) not in kinds:
                     continue  # a solver is paired only with the problem kinds it declares
-                if any((d if k == "dataset" else ip.get(k, problem.default_params.get(k))) not in allowed
+                if any((d if k == "dataset" else ip.get(k, getattr(problem, "default_params", {}).get(k))) not in allowed
                        for k, allowed in filt.items()):
                     continue
                 for sp in scombos:
@@ -178,4 +165,6 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         reference=bool(run.get("reference", True)),
         instances=instances,
         senses=senses,
+        families=families,
+        libraries=list(dict.fromkeys([*CORE_LIBRARIES, *(lib for e in solver_entries for lib in e[3][0])])),
     )

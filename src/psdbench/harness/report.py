@@ -406,7 +406,7 @@ def write_report(store: "Store", out_dir: str | Path) -> dict[str, Path]:
                    f'<img src="data:image/png;base64,{b64}" alt="time versus N">']
 
         # 4. metric learning in the SGML paper's layout (nothing without metric/* rows)
-        from psdbench.harness.report_metric import metric_section  # lazy: report_metric imports this module
+        from psdbench.families.mahalanobis.report import metric_section  # lazy: report_metric imports this module
 
         m_md, m_hb, m_paths = metric_section(raw, out, refs)
         md += m_md
@@ -414,7 +414,7 @@ def write_report(store: "Store", out_dir: str | Path) -> dict[str, Path]:
         paths.update(m_paths)
 
         # 4b. signed-graph learning in the BSGL paper's Table II layout (nothing without signed-graph rows)
-        from psdbench.harness.report_signed import signed_section  # lazy: report_signed imports this module
+        from psdbench.families.signed_graph.report import signed_section  # lazy: report_signed imports this module
 
         s_md, s_hb, s_paths = signed_section(raw, out, refs)
         md += s_md

@@ -33,10 +33,8 @@ _CTX = None
 
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
-#: Imported once by the fork server, so that a cell's worker starts without paying for them.
-PRELOAD = ["psdbench.harness.worker", "psdbench.problems.graph_classification", "psdbench.solvers.gdpa_lp",
-           "psdbench.problems.metric", "psdbench.solvers.sgml", "psdbench.solvers.pd_cone", "psdbench.problems.signed_graph",
-           "psdbench.solvers.balanced_clime", "psdbench.solvers.signed_baselines", "cvxpy", "scs", "clarabel"]
+#: Imported by the fork server besides every registered plugin's modules (``Registry.preload_modules``).
+BASE_PRELOAD = ["psdbench.harness.worker"]
 
 
 def _context() -> mp.context.BaseContext:
@@ -49,7 +47,9 @@ def _context() -> mp.context.BaseContext:
     if _CTX is None:
         if "forkserver" in mp.get_all_start_methods():
             ctx = mp.get_context("forkserver")
-            ctx.set_forkserver_preload(PRELOAD)
+            from ..registry import discover
+
+            ctx.set_forkserver_preload(BASE_PRELOAD + discover().preload_modules())
             from multiprocessing import forkserver
 
             saved = {k: os.environ.get(k) for k in THREAD_VARS}
@@ -136,13 +136,14 @@ def run_isolated(fn_name: str, task: dict[str, Any], timeout: float, memory_mb: 
     return result
 
 
-def machine_info() -> tuple[dict, dict, dict]:
+def machine_info(libraries: list[str]) -> tuple[dict, dict, dict]:
+    """Machine, versions of ``libraries`` (distribution names) and BLAS thread pools."""
     from threadpoolctl import threadpool_info
 
     machine = {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count(),
                "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": sys.version.split()[0]}
     versions = {"psdbench": __version__}
-    for pkg in ("numpy", "scipy", "cvxpy", "scs", "clarabel", "highspy", "scikit-learn", "pandas"):
+    for pkg in libraries:
         try:
             from importlib.metadata import version
 
@@ -225,7 +226,7 @@ def run_grid(
     timeout = float(timeout or grid.timeout)
     memory_mb = grid.memory_mb or int(psutil.virtual_memory().total / 2**20 * 0.8 / jobs)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    store.start_run(run_id, command, *machine_info())
+    store.start_run(run_id, command, *machine_info(grid.libraries))
 
     done = set() if force else store.done_keys()
     todo = [c for c in grid.cells if c.cell_key not in done]

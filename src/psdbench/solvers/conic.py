@@ -11,21 +11,12 @@ problem that offers a cvxpy formulation gets all three without new code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from ..api import Budget, Solution, Status
-
-
-@dataclass
-class Formulation:
-    """A cvxpy problem plus a function that reads the solution variables after a solve."""
-
-    problem: Any  # cvxpy.Problem
-    extract: Callable[[], dict[str, np.ndarray]]
+from ..api import Budget, Formulation, Solution, Status  # noqa: F401  (Formulation: re-exported)
 
 
 def _version(pkg: str) -> str:

@@ -34,11 +34,11 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ..api import Budget, Solution, Status, TraceRecorder
-from ..linalg.gdpa import first_eigvec, magnitudes
-from ..linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
-from ..linalg.lp import solve_lp
-from ..linalg.psd import min_eig
+from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench.linalg.gdpa import first_eigvec, magnitudes
+from psdbench.linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
+from psdbench.linalg.lp import solve_lp
+from psdbench.linalg.psd import min_eig
 
 
 @dataclass

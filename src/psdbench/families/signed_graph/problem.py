@@ -32,9 +32,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..api import Dataset, DataError, Feasibility, Solution
-from ..datasets.signed_gmrf import GENERATOR, balanced_gmrf
-from ..linalg.balance import two_colouring
+from psdbench.api import Dataset, DataError, Feasibility, Solution
+from psdbench.families.signed_graph.data import GENERATOR, balanced_gmrf
+from psdbench.linalg.balance import two_colouring
 
 KIND = "signed-graph"
 

@@ -17,7 +17,7 @@ Algorithm (section IV-A):
    ``max_sweeps``.
 
 The column LP is solved by HiGHS (``lp_backend = "highs"``, warm-started across rho) or by the
-tailored ADMM of section V (``lp_backend = "admm"``, :mod:`psdbench.linalg.slp_admm`, dense form
+tailored ADMM of section V (``lp_backend = "admm"``, :mod:`psdbench.families.signed_graph.slp_admm`, dense form
 (45) or the K << N form (136) by ``admm_form``).  The LPs (21) are HiGHS in both cases.
 
 Read where the paper is silent (all parameters):
@@ -61,10 +61,10 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from ..api import Budget, Solution, Status
-from ..linalg.clime_lp import ColumnLP, ColumnLPError, min_feasible_rho, residual_rho
-from ..linalg.slp_admm import ColumnADMM
-from ..problems.signed_graph import KIND, n_nonzero_upper, sample_covariance
+from psdbench.api import Budget, Solution, Status
+from psdbench.families.signed_graph.clime_lp import ColumnLP, ColumnLPError, min_feasible_rho, residual_rho
+from psdbench.families.signed_graph.slp_admm import ColumnADMM
+from psdbench.families.signed_graph.problem import KIND, n_nonzero_upper, sample_covariance
 
 DEFAULTS: dict[str, Any] = {
     "lp_backend": "highs",  # highs | admm

@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from ..api import Budget, Solution, Status, TraceRecorder
-from ..linalg.gdpa import first_eigvec, magnitudes
-from ..linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
-from ..linalg.lp import solve_lp
-from ..linalg.psd import min_eig
-from .gdpa_lp import GraphGdpaSolver
+from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench.linalg.gdpa import first_eigvec, magnitudes
+from psdbench.linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
+from psdbench.linalg.lp import solve_lp
+from psdbench.linalg.psd import min_eig
+from psdbench.families.graph_classification.gdpa_lp import GraphGdpaSolver
 
 
 def reduced_split_affine(Q: np.ndarray) -> AffineSignedMatrix:

@@ -22,7 +22,7 @@ Protocols (``protocol`` parameter):
 Variables a solution carries: ``M`` (K x K) and, optionally, ``colours`` (+-1 per feature) when the
 solver claims a balanced signed graph (SGML); the claim is then verified too.
 
-Reference optimum (:meth:`MetricInstance.certified_reference`): the objective depends on ``M`` only
+Reference optimum (:meth:`MahalanobisInstance.certified_reference`): the objective depends on ``M`` only
 through distances of differences ``f_i - f_j``, which span an ``r``-dimensional subspace
 ``U`` (``r <= n - 1``).  Writing ``M = rho I + N``, replacing ``N`` by ``U U' N U U'`` keeps every
 distance and does not increase the trace, so the problem is equivalent to one over
@@ -45,12 +45,12 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
-from ..api import Dataset, Feasibility, PsdbenchError, Solution
-from ..linalg.balance import sign_violation, two_colouring
-from ..linalg.psd import asymmetry, project_spectraplex
-from .metric_objectives import OBJECTIVES, PairObjective, make_objective
+from psdbench.api import Dataset, Feasibility, PsdbenchError, Solution
+from psdbench.linalg.balance import sign_violation, two_colouring
+from psdbench.linalg.psd import asymmetry, project_spectraplex
+from psdbench.families.mahalanobis.objectives import OBJECTIVES, PairObjective, make_objective
 
-KIND = "metric"
+KIND = "mahalanobis"  # the kind; problem names stay metric/<objective>
 #: Clarabel settings of the reference solve
 CLARABEL_TIGHT = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12, "tol_ktratio": 1e-10, "max_iter": 500}
 
@@ -81,7 +81,7 @@ def objective_fold(y: np.ndarray, fold: int, n_folds: int | None = None) -> np.n
 
 # -------------------------------------------------------------------------------------- instance
 @dataclass
-class MetricInstance:
+class MahalanobisInstance:
     """One metric-learning instance: training data, objective, constraint set, optional test data."""
 
     problem: str
@@ -172,7 +172,7 @@ class MetricInstance:
         """cvxpy problem with the same optimum: ``full`` (M is K x K) or ``reduced`` (M = rho I + U X U')."""
         import cvxpy as cp
 
-        from ..solvers.conic import Formulation
+        from psdbench.api import Formulation
 
         expr_fn = self.obj.cvxpy_expression
         iu, ju = np.triu_indices(len(self.y), 1)
@@ -270,7 +270,7 @@ def classify(F: np.ndarray, y: np.ndarray, Ft: np.ndarray, yt: np.ndarray, M: np
 
 
 # --------------------------------------------------------------------------------------- problem
-class MetricLearning:
+class MahalanobisProblem:
     """Problem family ``metric/<objective>``; subclasses fix ``objective``."""
 
     objective = ""
@@ -311,7 +311,7 @@ class MetricLearning:
         keep = T if params.get("max_folds") is None else min(T, int(params["max_folds"]))
         return [{**params, "fold": f} for f in range(keep)]
 
-    def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> MetricInstance:
+    def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> MahalanobisInstance:
         unknown = set(params) - set(self.default_params)
         if unknown:
             raise PsdbenchError(f"{self.name}: unknown parameter(s) {', '.join(sorted(unknown))}")
@@ -350,35 +350,35 @@ class MetricLearning:
         obj = make_objective(self.objective, F, y, {"mu": p["mu"], "k_target": p["k_target"]})
         tol = {"psd": float(p["psd_tol"]), "trace": float(p["trace_tol"]), "sym": float(p["sym_tol"]),
                "zero": float(p["zero_tol"])}
-        return MetricInstance(problem=self.name, dataset=dataset.name, params=p, seed=seed, F=F, y=y, obj=obj,
+        return MahalanobisInstance(problem=self.name, dataset=dataset.name, params=p, seed=seed, F=F, y=y, obj=obj,
                               C=C, rho=rho, F_test=Ft, y_test=yt, tol=tol)
 
 
-class Mcml(MetricLearning):
+class Mcml(MahalanobisProblem):
     """Problem ``metric/mcml``: MCML (Globerson and Roweis): sum of KL(P_i || softmax(-D_i.)), minimized."""
 
     objective = "mcml"
 
 
-class Deml(MetricLearning):
+class Deml(MahalanobisProblem):
     """Problem ``metric/deml``: DEML (Xing et al.): sum of dissimilar-pair distances, maximized."""
 
     objective = "deml"
 
 
-class Lsml(MetricLearning):
+class Lsml(MahalanobisProblem):
     """Problem ``metric/lsml``: LSML (Liu et al.): squared residuals of relative comparisons, minimized (not convex)."""
 
     objective = "lsml"
 
 
-class Lmnn(MetricLearning):
+class Lmnn(MahalanobisProblem):
     """Problem ``metric/lmnn``: LMNN (Weinberger and Saul): pull plus hinge push, minimized."""
 
     objective = "lmnn"
 
 
-class Glr(MetricLearning):
+class Glr(MahalanobisProblem):
     """Problem ``metric/glr``: GLR: graph Laplacian regularizer y' L y with w_ij = exp(-D_ij), minimized."""
 
     objective = "glr"

@@ -38,8 +38,8 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.neighbors import NearestNeighbors
 
-from ..api import Dataset, Feasibility, PsdbenchError, Solution
-from ..linalg.psd import asymmetry, min_eig
+from psdbench.api import Dataset, Feasibility, PsdbenchError, Solution
+from psdbench.linalg.psd import asymmetry, min_eig
 
 KIND = "graph-classification"
 
@@ -360,7 +360,7 @@ class GraphClassificationInstance:
         """
         import cvxpy as cp
 
-        from ..solvers.conic import Formulation
+        from psdbench.api import Formulation
 
         if formulation == "reduced":
             prob, Z, _, _ = self._reduced_problem()
@@ -471,7 +471,7 @@ class GraphClassificationInstance:
         """
         import cvxpy as cp
 
-        from ..linalg.psd import nearest_psd
+        from psdbench.linalg.psd import nearest_psd
 
         prob, Z, diag, Q = self._reduced_problem()
         const = float(self.reduced_sdp()[1])

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..api import Budget, Solution, Status, TraceRecorder
-from ..linalg.psd import project_spectraplex
+from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench.linalg.psd import project_spectraplex
 
 
 def project_rescale(A: np.ndarray, rho: float, C: float) -> tuple[np.ndarray, np.ndarray]:
@@ -43,7 +43,7 @@ class PdCone:
     """Solver ``pd-cone``: projected gradient with eigenvalue clipping and trace rescaling."""
 
     name = "pd-cone"
-    kinds = ("metric",)
+    kinds = ("mahalanobis",)
     default_params: dict[str, Any] = {
         "step0": None,  # None = 0.1 / N (Table 3)
         "grow": 1.01,
@@ -58,7 +58,7 @@ class PdCone:
         return {"numpy": np.__version__}
 
     def supports(self, instance: Any) -> bool:
-        return getattr(instance, "kind", None) == "metric"
+        return getattr(instance, "kind", None) == "mahalanobis"
 
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
         p = {**self.default_params, **params}

@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..api import PsdbenchError
+from psdbench.api import PsdbenchError
 
 #: distances are floored here inside square roots, so that gradients stay finite
 SQRT_FLOOR = 1e-12

@@ -2,10 +2,10 @@
 
 BSGL paper, section VI-A1 (``shared/papers/balanced-signed-graph-learning-sparse-lp.txt``):
 "a precision matrix estimation followed by a graph balancing step", with CLIME [28] or GLASSO
-[24] and Min-cut, Max-cut or Greedy balancing (:mod:`psdbench.linalg.signed_balancing`).
+[24] and Min-cut, Max-cut or Greedy balancing (:mod:`psdbench.families.signed_graph.balancing`).
 
 * ``clime``: the column LP (9) for every column with one ``rho`` (HiGHS,
-  :class:`psdbench.linalg.clime_lp.ColumnLP`), symmetrized as ``(L + L') / 2`` (section III-E).
+  :class:`psdbench.families.signed_graph.clime_lp.ColumnLP`), symmetrized as ``(L + L') / 2`` (section III-E).
 * ``glasso``: scikit-learn's :func:`sklearn.covariance.graphical_lasso` on the instance's sample
   covariance (off-diagonal l1 penalty ``alpha``).
 
@@ -34,10 +34,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..api import Budget, Solution, Status
-from ..linalg.clime_lp import ColumnLP, ColumnLPError
-from ..linalg.signed_balancing import balance_graph
-from ..problems.signed_graph import KIND, hqic, sample_covariance
+from psdbench.api import Budget, Solution, Status
+from psdbench.families.signed_graph.clime_lp import ColumnLP, ColumnLPError
+from psdbench.families.signed_graph.balancing import balance_graph
+from psdbench.families.signed_graph.problem import KIND, hqic, sample_covariance
 
 RHO_GRID = tuple(np.round(np.linspace(0.02, 0.5, 25), 4))
 ALPHA_GRID = tuple(np.round(np.geomspace(1.0, 1e-3, 25), 6))  # sparse to dense: the dense end is slow

@@ -60,10 +60,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from ..api import Budget, Solution, Status, TraceRecorder
-from ..linalg.balance import two_colouring
-from ..linalg.gdpa import first_eigvec, magnitudes
-from ..problems.metric_objectives import pair_distances
+from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench.linalg.balance import two_colouring
+from psdbench.linalg.gdpa import first_eigvec, magnitudes
+from psdbench.families.mahalanobis.objectives import pair_distances
 
 
 # ------------------------------------------------------------------------------ initialization
@@ -183,7 +183,7 @@ class Sgml:
     """Solver ``sgml``: Algorithm 1 of the SGML paper (GDPA linear constraints, Frank-Wolfe, LOBPCG)."""
 
     name = "sgml"
-    kinds = ("metric",)
+    kinds = ("mahalanobis",)
     default_params: dict[str, Any] = {
         "graph": "signed",  # signed (SGML) | positive (PGML)
         "init": "tree",  # tree (section 4.2.1) | near-identity (experiment code)
@@ -208,7 +208,7 @@ class Sgml:
         return {"numpy": np.__version__, "scipy": scipy.__version__}
 
     def supports(self, instance: Any) -> bool:
-        return getattr(instance, "kind", None) == "metric"
+        return getattr(instance, "kind", None) == "mahalanobis"
 
     # ------------------------------------------------------------------------------- helpers
     def _scalars(self, st: _State, p: dict[str, Any], cold: bool = False) -> None:

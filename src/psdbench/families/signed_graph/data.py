@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..api import Dataset, DataError
+from psdbench.api import Dataset, DataError
 
 GENERATOR = "balanced-gmrf"
 
@@ -108,7 +108,7 @@ def balanced_gmrf_dataset() -> Dataset:
         name="synthetic/balanced-gmrf",
         X=np.zeros((0, 0)),
         y=np.zeros(0),
-        source="psdbench.datasets.signed_gmrf:balanced_gmrf",
+        source="psdbench.families.signed_graph.data:balanced_gmrf",
         label_coding="no labels (graph learning); the ground-truth Laplacian is drawn per instance",
         meta={"generator": GENERATOR},
     )
