@@ -103,7 +103,7 @@ def _cmd_results(args: argparse.Namespace) -> int:
         raise PsdbenchError(f"no results store at {args.db}")
     df = Store(args.db).results_frame()
     df = df.drop(columns=["trace"])
-    for c in ("instance_params", "solver_params", "metrics"):
+    for c in ("instance_params", "solver_params", "metrics", "curve"):
         df[c] = df[c].map(lambda d: json.dumps(d, sort_keys=True, default=float))
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False)

@@ -1,12 +1,20 @@
-"""Run a grid: every cell in its own worker process with a hard timeout and a memory cap.
+"""Run a grid: every cell in its own worker process with one deadline and a memory cap.
 
+* One deadline: when the runner starts a cell's worker it sets ``deadline = time.monotonic() +
+  timeout`` (monotonic time is system-wide on Linux, so worker and runner agree); the worker's
+  :class:`~psdbench.api.Budget` ends there (instance building counts against it) and the runner
+  kills the worker at ``deadline + grace`` (:func:`grace_for`).  A solver that stops at the
+  deadline returns its point (status ``timeout``, verified as usual); a killed worker's last
+  checkpoints (iterates its ``TraceRecorder`` kept, streamed over the pipe) are verified in a
+  short second process and the best verified one is recorded with status ``timeout``.
 * Local backend: ``jobs`` threads, each of which starts one worker process per cell (forkserver
-  context, heavy modules preloaded, so a worker starts in milliseconds) and kills it at the
-  timeout.  A worker that dies is ``crashed``; one that overruns is ``timeout``.
+  context, heavy modules preloaded, so a worker starts in milliseconds).  A worker that dies is
+  ``crashed``.
 * Dask backend: the same isolated cell function submitted to a ``distributed`` cluster.
-* Each finished cell is written to the store at once, in its own transaction; cells already in
-  the store are skipped unless ``force``.  References are computed first (cached per instance),
-  and gaps are filled in :func:`finalize` once an instance's cells are in.
+* Each finished cell is written to the store at once, in its own transaction, as a new history
+  row; cells already in the store are skipped unless ``force``.  References are computed first
+  (cached per instance) under the same deadline mechanism, and reference and gap columns are
+  filled by :func:`psdbench.harness.reference.finalize` once the cells are in.
 """
 
 from __future__ import annotations
@@ -19,15 +27,18 @@ import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import psutil
 
 from .. import __version__
 from ..api import PsdbenchError, Status
+from . import worker
 from .grid import Grid
+from .reference import finalize, reference_record
+from .results import CellResult
 from .store import Store, now
-from .worker import CERTIFIED_RTOL
 
 _CTX = None
 
@@ -85,7 +96,18 @@ def _watch_parent(pid: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _child(fn_name: str, task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str], parent: int) -> None:
+def grace_for(timeout: float) -> float:
+    """Seconds between a cell's deadline and the hard kill: ``max(2 s, 5 % of the timeout)``.
+
+    A solver that checks ``budget.expired()`` between iterations returns within that time; the
+    harness then verifies its point.  Once the solver has returned, verifying it gets at least
+    ``grace`` seconds more (the runner waits ``grace`` after the ``("solved", ...)`` message).
+    """
+    return max(2.0, 0.05 * float(timeout))
+
+
+def _child(fn: Callable[..., Any], task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str],
+           parent: int) -> None:
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
     _watch_parent(parent)
     os.environ.update({k: "1" for k in THREAD_VARS})
@@ -97,43 +119,124 @@ def _child(fn_name: str, task: dict[str, Any], conn: Any, memory_mb: int | None,
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     from threadpoolctl import threadpool_limits
 
-    from . import worker
-
     with threadpool_limits(limits=int(task.get("threads", 1))):
-        result = getattr(worker, fn_name)(task)
-    conn.send(result)
+        result = fn(task, conn.send)
+    conn.send(("result", result))
     conn.close()
 
 
-def run_isolated(fn_name: str, task: dict[str, Any], timeout: float, memory_mb: int | None) -> dict[str, Any]:
-    """Run ``worker.<fn_name>(task)`` in a fresh process; kill it after ``timeout`` seconds."""
+@dataclass
+class Isolated:
+    """What :func:`run_isolated` saw.
+
+    Attributes
+    ----------
+    outcome : str
+        ``"result"`` (the function returned ``value``), ``"killed"`` (deadline + grace passed) or
+        ``"crashed"`` (the process died).
+    value : Any
+        The function's return value (``None`` unless ``outcome == "result"``).
+    message : str
+    wall_time_s : float
+        From the worker's start to its end.
+    checkpoints : list of (float, dict)
+        ``(t, variables)`` the worker sent (``checkpoint`` and ``solved`` messages), thinned to
+        :data:`MAX_CHECKPOINTS` like a :class:`~psdbench.api.TraceRecorder`.
+    grace_s : float
+    """
+
+    outcome: str
+    value: Any = None
+    message: str = ""
+    wall_time_s: float = 0.0
+    checkpoints: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    grace_s: float = 0.0
+
+
+MAX_CHECKPOINTS = 64
+
+
+def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, memory_mb: int | None) -> Isolated:
+    """Run ``fn(task, emit)`` in a fresh process with one deadline, ``timeout`` s after its start.
+
+    The task gets ``deadline`` (``time.monotonic()`` at the start plus ``timeout``), ``timeout``
+    and ``grace`` (:func:`grace_for`); the process is killed at ``deadline + grace``.  ``fn`` must
+    be a module-level function (it is pickled by reference).
+    """
     ctx = _context()
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(fn_name, task, send, memory_mb, list(sys.path), os.getpid()), daemon=True)
-    t0 = time.perf_counter()
+    grace = grace_for(timeout)
+    start = time.monotonic()
+    deadline = start + float(timeout)
+    task = {**task, "deadline": deadline, "timeout": float(timeout), "grace": grace}
+    proc = ctx.Process(target=_child, args=(fn, task, send, memory_mb, list(sys.path), os.getpid()), daemon=True)
     proc.start()
     send.close()
-    result = None
+    out = Isolated(outcome="crashed", grace_s=grace)
+    kill_at = deadline + grace
     try:
-        if recv.poll(timeout):
+        while True:
+            wait = kill_at - time.monotonic()
+            if wait <= 0 or not recv.poll(wait):
+                proc.kill()
+                proc.join()
+                out.outcome = "killed"
+                out.message = f"killed at the {timeout:g} s deadline + {grace:g} s grace"
+                break
             try:
-                result = recv.recv()
+                msg = recv.recv()
             except EOFError:
-                result = None
-        else:
-            proc.kill()
-            proc.join()
-            return {"status": Status.TIMEOUT.value, "message": f"killed after the {timeout:g} s timeout",
-                    "wall_time_s": time.perf_counter() - t0}
+                break
+            if msg[0] == "result":
+                out.outcome, out.value = "result", msg[1]
+                break
+            out.checkpoints.append((float(msg[1]), msg[2]))
+            if len(out.checkpoints) > MAX_CHECKPOINTS:
+                cps = out.checkpoints
+                out.checkpoints = cps[:1] + cps[1:-1:2] + cps[-1:]
+            if msg[0] == "solved":
+                kill_at = max(kill_at, time.monotonic() + grace)
     finally:
         recv.close()
     proc.join(timeout=10)
-    if result is None:
+    out.wall_time_s = time.monotonic() - start
+    if out.outcome == "crashed":
         code = proc.exitcode
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        return {"status": Status.CRASHED.value, "message": f"worker process died ({how})",
-                "wall_time_s": time.perf_counter() - t0}
-    return result
+        out.message = f"worker process died ({how})"
+    return out
+
+
+def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None) -> CellResult:
+    """One cell in its own process; a killed cell's checkpoints are verified in a second one.
+
+    The verification task (:func:`~psdbench.harness.worker.verify_checkpoints`) gets
+    ``max(10 s, min(timeout, 120 s))``: it rebuilds the instance and scores at most
+    :data:`MAX_CHECKPOINTS` points.
+    """
+    base: CellResult = task["result"]
+    iso = run_isolated(worker.run_cell, task, timeout, memory_mb)
+    if iso.outcome == "result":
+        return iso.value
+    status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
+    out = replace(base, status=status.value, message=iso.message, wall_time_s=iso.wall_time_s)
+    if status is Status.TIMEOUT and iso.checkpoints:
+        check = run_isolated(worker.verify_checkpoints, {**task, "result": out, "checkpoints": iso.checkpoints},
+                             max(10.0, min(float(timeout), 120.0)), memory_mb)
+        if check.outcome == "result":
+            out = check.value
+        else:
+            out = replace(out, message=out.message + f"; checkpoint verification {check.outcome}: {check.message}")
+    return out
+
+
+def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None) -> dict[str, Any]:
+    """The reference of one instance in its own process, with the same deadline mechanism."""
+    iso = run_isolated(worker.run_reference, task, timeout, memory_mb)
+    if iso.outcome == "result":
+        return iso.value
+    status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
+    return {"status": status.value, "message": iso.message, "wall_time_s": iso.wall_time_s}
 
 
 def machine_info(libraries: list[str]) -> tuple[dict, dict, dict]:
@@ -178,10 +281,10 @@ class Progress:
 
 
 def _executor(backend: str, jobs: int, scheduler: str | None) -> tuple[Callable, Callable, Callable]:
-    """Return ``submit(fn_name, task, timeout, mem) -> future``, ``as_completed`` and ``shutdown``."""
+    """Return ``submit(fn, *args) -> future``, ``as_completed`` and ``shutdown``."""
     if backend == "local":
         pool = ThreadPoolExecutor(max_workers=jobs)
-        return ((lambda *a: pool.submit(run_isolated, *a)), as_completed,
+        return ((lambda fn, *a: pool.submit(fn, *a)), as_completed,
                 (lambda: pool.shutdown(wait=False, cancel_futures=True)))
     if backend == "dask":
         try:
@@ -203,7 +306,7 @@ def _executor(backend: str, jobs: int, scheduler: str | None) -> tuple[Callable,
             if cluster is not None:
                 cluster.close()
 
-        return (lambda *a: client.submit(run_isolated, *a, pure=False)), dask_as_completed, shutdown
+        return (lambda fn, *a: client.submit(fn, *a, pure=False)), dask_as_completed, shutdown
     raise PsdbenchError(f"unknown backend {backend!r} (local | dask)")
 
 
@@ -232,93 +335,34 @@ def run_grid(
     todo = [c for c in grid.cells if c.cell_key not in done]
     refs = []
     if grid.reference:
-        refs = [k for k in grid.instances if force or store.reference(k) is None]
+        have = {} if force else store.references(grid.instances)
+        refs = [k for k in grid.instances if k not in have]
     prog = Progress(len(todo) + len(refs), enabled=progress)
     submit, completed, shutdown = _executor(backend, jobs, scheduler)
     futures: dict[Any, tuple[str, Any]] = {}
     try:
         for key in refs:
-            spec = grid.instances[key]
-            task = {**spec, "timeout": grid.reference_timeout}
-            futures[submit("run_reference", task, grid.reference_timeout + 30, memory_mb)] = ("ref", key)
+            futures[submit(run_reference_isolated, dict(grid.instances[key]), grid.reference_timeout,
+                           memory_mb)] = ("ref", key)
         for cell in todo:
-            task = {"problem": cell.problem, "dataset": cell.dataset, "instance_params": cell.instance_params,
-                    "seed": cell.seed, "solver": cell.solver, "solver_params": cell.solver_params, "timeout": timeout}
-            futures[submit("run_cell", task, timeout, memory_mb)] = ("cell", cell)
+            base = CellResult.for_cell(cell, run_id)
+            futures[submit(run_cell_isolated, {"result": base}, timeout, memory_mb)] = ("cell", base)
         for fut in completed(list(futures)):
             what, obj = futures[fut]
             try:
                 res = fut.result()
             except Exception as exc:  # the executor itself failed: record, go on
                 res = {"status": Status.CRASHED.value, "message": f"executor: {type(exc).__name__}: {exc}"}
+                if what == "cell":
+                    res = replace(obj, **res)
             if what == "ref":
-                _store_reference(store, grid, obj, res)
+                store.write_reference(reference_record(obj, grid.instances[obj], res))
+                prog.update(str(res.get("status")))
             else:
-                _store_cell(store, run_id, obj, res)
-            prog.update(str(res.get("status")))
+                store.write_result(replace(res, created_at=now()))
+                prog.update(res.status)
     finally:
         shutdown()
-        finalize(store, grid)
+        finalize(store, {k: grid.senses.get(spec["problem"], "min") for k, spec in grid.instances.items()})
         store.finish_run(run_id)
     return run_id
-
-
-def _store_reference(store: Store, grid: Grid, key: str, res: dict[str, Any]) -> None:
-    spec = grid.instances[key]
-    value, lower = res.get("value"), res.get("lower")
-    kind = "none"
-    # ``lower`` is the certified bound on the other side of the optimum (an upper bound when maximizing)
-    if value is not None and lower is not None and abs(value - lower) <= CERTIFIED_RTOL * max(1.0, abs(value)):
-        kind = "certified"
-    elif value is not None:
-        kind = "best_verified"  # an exactly feasible point, but the interval is not tight
-    store.write_reference({"instance_key": key, **spec, "value": value, "lower": lower,
-                           "gap": None if value is None or lower is None else value - lower, "kind": kind,
-                           "solver": res.get("solver"), "solver_version": res.get("solver_version"),
-                           "status": res.get("status"), "wall_time_s": res.get("wall_time_s"),
-                           "message": str(res.get("message", ""))[:4000]})
-
-
-def _store_cell(store: Store, run_id: str, cell: Any, res: dict[str, Any]) -> None:
-    store.write_result({
-        "run_id": run_id, "cell_key": cell.cell_key, "instance_key": cell.instance_key, "problem": cell.problem,
-        "dataset": cell.dataset, "instance_params": cell.instance_params, "seed": cell.seed, "solver": cell.solver,
-        "solver_params": cell.solver_params, "status": res.get("status"), "message": res.get("message", ""),
-        "wall_time_s": res.get("wall_time_s"), "cpu_time_s": res.get("cpu_time_s"),
-        "peak_rss_mb": res.get("peak_rss_mb"), "iterations": res.get("iterations"),
-        "objective": res.get("objective"), "reference_objective": None, "reference_kind": None,
-        "gap_abs": None, "gap_rel": None, "feasible": res.get("feasible"), "min_eig": res.get("min_eig"),
-        "max_residual": res.get("max_residual"), "metrics": res.get("metrics", {}), "trace": res.get("trace", []),
-        "created_at": now(),
-    })
-
-
-def finalize(store: Store, grid: Grid) -> None:
-    """Fill reference and gap columns for every instance of ``grid``.
-
-    A certified reference is used as is.  Otherwise the best verified objective among the
-    instance's verified cells (and the reference's own feasible point, if any) is used and marked
-    ``best_verified``.  Gaps are written only for rows whose point verified.  The gap is how much
-    worse than the reference a row is: ``objective - p*`` when minimizing, ``p* - objective`` when
-    maximizing (the problem's ``sense``).
-    """
-    for key in grid.instances:
-        maximize = grid.senses.get(grid.instances[key]["problem"], "min") == "max"
-        rows = store.rows_for_instance(key)
-        if not rows:
-            continue
-        ref = store.reference(key)
-        if ref and ref.get("kind") == "certified":
-            value, kind = ref["value"], "certified"
-        else:
-            cands = [r["objective"] for r in rows if r["feasible"] == 1 and r["objective"] is not None
-                     and r["status"] in ("ok", "max_iter")]
-            if ref and ref.get("value") is not None:
-                cands.append(ref["value"])
-            value, kind = ((max if maximize else min)(cands), "best_verified") if cands else (None, "none")
-        for r in rows:
-            if value is not None and r["feasible"] == 1 and r["objective"] is not None:
-                gap = value - r["objective"] if maximize else r["objective"] - value
-                store.update_reference_columns(r["cell_key"], value, kind, gap, gap / max(abs(value), 1e-12))
-            else:
-                store.update_reference_columns(r["cell_key"], value, kind, None, None)

@@ -1,11 +1,20 @@
 """The results store: an embedded SQLite database (default ``psdbench-results.sqlite``).
 
-Tables (names are stable; other tools read them):
+Schema version 2 (names are stable; other tools read them):
 
-``results``     one row per cell (primary key ``cell_key``), written in a transaction as each cell
-                finishes; columns listed in :data:`RESULT_COLUMNS`.
+``history``     every run of every cell: one row per ``(cell_key, run_id)`` (unique), columns
+                :data:`RESULT_COLUMNS` (from :class:`~psdbench.harness.results.CellResult`) plus an
+                increasing ``seq``.  ``--force`` adds rows; nothing is replaced but a row of the
+                same cell in the same run.
+``results``     a VIEW: the latest row (highest ``seq``) of each cell, i.e. one row per cell with
+                the columns :data:`RESULT_COLUMNS`.  ``DELETE FROM results WHERE ...`` forgets the
+                matching cells (every run of them), so that a later run computes them again.
 ``runs``        machine, library versions and thread settings, once per run.
 ``refs``        the reference optimum per instance (``instance_key``), with its certificate.
+``meta``        ``schema_version`` = ``2``.
+
+A version-1 store (``results`` a table keyed by ``cell_key``) is migrated in place when opened, in
+one transaction: its rows are copied into ``history`` and the table is replaced by the view.
 """
 
 from __future__ import annotations
@@ -13,24 +22,33 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 import pandas as pd
 
-RESULT_COLUMNS = [
-    "run_id", "cell_key", "instance_key", "problem", "dataset", "instance_params", "seed", "solver",
-    "solver_params", "status", "message", "wall_time_s", "cpu_time_s", "peak_rss_mb", "iterations",
-    "objective", "reference_objective", "reference_kind", "gap_abs", "gap_rel", "feasible", "min_eig",
-    "max_residual", "metrics", "trace", "created_at",
-]
-JSON_COLUMNS = ("instance_params", "solver_params", "metrics", "trace")
+from ..api import PsdbenchError
+from .results import JSON_COLUMNS, RESULT_COLUMNS, SQL_TYPES, CellResult
 
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS results (
-    {", ".join(c + (" TEXT PRIMARY KEY" if c == "cell_key" else "") for c in RESULT_COLUMNS)}
+__all__ = ["JSON_COLUMNS", "RESULT_COLUMNS", "SCHEMA_VERSION", "Store", "now"]
+
+SCHEMA_VERSION = 2
+_COLS = ", ".join(RESULT_COLUMNS)
+
+_TABLES = f"""
+CREATE TABLE IF NOT EXISTS history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    {", ".join(f"{c} {SQL_TYPES[c]}" for c in RESULT_COLUMNS)},
+    UNIQUE (cell_key, run_id)
 );
+CREATE INDEX IF NOT EXISTS history_cell ON history(cell_key, seq);
+CREATE INDEX IF NOT EXISTS history_instance ON history(instance_key);
+CREATE VIEW IF NOT EXISTS results AS
+    SELECT {_COLS} FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY cell_key);
+CREATE TRIGGER IF NOT EXISTS results_delete INSTEAD OF DELETE ON results
+    BEGIN DELETE FROM history WHERE cell_key = OLD.cell_key; END;
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, started_at TEXT, finished_at TEXT, command TEXT,
     machine TEXT, versions TEXT, threads TEXT
@@ -40,21 +58,85 @@ CREATE TABLE IF NOT EXISTS refs (
     value REAL, lower REAL, gap REAL, kind TEXT, solver TEXT, solver_version TEXT, status TEXT,
     wall_time_s REAL, message TEXT, created_at TEXT
 );
-CREATE INDEX IF NOT EXISTS results_instance ON results(instance_key);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
+_REF_COLUMNS = ["instance_key", "problem", "dataset", "instance_params", "seed", "value", "lower", "gap", "kind",
+                "solver", "solver_version", "status", "wall_time_s", "message", "created_at"]
+_CHUNK = 500  # SQL variables per IN (...) list
 
 
 def now() -> str:
+    """The current UTC time, ISO 8601 to the second."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def _decode(df: pd.DataFrame) -> pd.DataFrame:
+    for c in JSON_COLUMNS:
+        if c in df.columns:
+            df[c] = df[c].map(lambda s: json.loads(s) if isinstance(s, str) else None)
+    return df
+
+
 class Store:
-    """Thin wrapper over one SQLite file.  Every write is its own transaction."""
+    """Thin wrapper over one SQLite file.  Every write is its own transaction.
+
+    Parameters
+    ----------
+    path : str or Path
+        The database file (created if absent; a version-1 store is migrated in place).
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._open()
+
+    # ---- schema
+    def _open(self) -> None:
+        """Create the version-2 schema, migrating a version-1 store, in one transaction."""
+        con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                version = self._version(con)
+                if version > SCHEMA_VERSION:
+                    raise PsdbenchError(f"{self.path}: store schema version {version} is newer than this psdbench "
+                                        f"reads ({SCHEMA_VERSION}); upgrade psdbench")
+                old = con.execute("SELECT type FROM sqlite_master WHERE name='results'").fetchone()
+                legacy = old is not None and old[0] == "table"
+                if legacy:
+                    con.execute("ALTER TABLE results RENAME TO results_v1")
+                    con.execute("DROP INDEX IF EXISTS results_instance")
+                for stmt in _TABLES.split(";\n"):
+                    if stmt.strip():
+                        con.execute(stmt)
+                if legacy:
+                    have = {r[1] for r in con.execute("PRAGMA table_info(results_v1)")}
+                    cols = [c for c in RESULT_COLUMNS if c in have]
+                    con.execute(f"INSERT INTO history ({', '.join(cols)}) SELECT {', '.join(cols)} FROM results_v1 "
+                                "ORDER BY created_at, cell_key")
+                    con.execute("DROP TABLE results_v1")
+                con.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                            (str(SCHEMA_VERSION),))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as exc:
+            raise PsdbenchError(f"{self.path}: not a psdbench results store ({exc})") from None
+        finally:
+            con.close()
+
+    @staticmethod
+    def _version(con: sqlite3.Connection) -> int:
+        if con.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is None:
+            return 1
+        row = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else 1
+
+    def schema_version(self) -> int:
+        """The schema version recorded in ``meta``."""
         with self._conn() as con:
-            con.executescript(_SCHEMA)
+            return self._version(con)
 
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
@@ -67,50 +149,75 @@ class Store:
 
     # ---- cells
     def done_keys(self) -> set[str]:
+        """Cell keys with at least one stored row."""
         with self._conn() as con:
-            return {r[0] for r in con.execute("SELECT cell_key FROM results")}
+            return {r[0] for r in con.execute("SELECT DISTINCT cell_key FROM history")}
 
-    def write_result(self, row: dict[str, Any]) -> None:
-        vals = [json.dumps(row.get(c), default=float) if c in JSON_COLUMNS else row.get(c) for c in RESULT_COLUMNS]
+    def write_result(self, result: CellResult | Mapping[str, Any]) -> None:
+        """Add one row to the history (replacing only a row of the same cell and run)."""
+        res = result if isinstance(result, CellResult) else CellResult.from_row(result)
+        if res.created_at is None:
+            res = replace(res, created_at=now())
         with self._conn() as con:
-            con.execute(
-                f"INSERT OR REPLACE INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
-                vals,
-            )
+            con.execute(f"INSERT OR REPLACE INTO history ({_COLS}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+                        res.to_values())
 
-    def update_reference_columns(self, cell_key: str, ref: float | None, kind: str, gap_abs: float | None, gap_rel: float | None) -> None:
-        with self._conn() as con:
-            con.execute(
-                "UPDATE results SET reference_objective=?, reference_kind=?, gap_abs=?, gap_rel=? WHERE cell_key=?",
-                (ref, kind, gap_abs, gap_rel, cell_key),
-            )
-
-    def rows_for_instance(self, instance_key: str) -> list[dict[str, Any]]:
+    def latest_rows(self, instance_keys: Iterable[str]) -> list[dict[str, Any]]:
+        """The latest row of every cell of these instances (JSON columns as text)."""
+        keys = list(dict.fromkeys(instance_keys))
+        out: list[dict[str, Any]] = []
         with self._conn() as con:
             con.row_factory = sqlite3.Row
-            return [dict(r) for r in con.execute("SELECT * FROM results WHERE instance_key=?", (instance_key,))]
+            for i in range(0, len(keys), _CHUNK):
+                part = keys[i:i + _CHUNK]
+                out += [dict(r) for r in con.execute(
+                    f"SELECT * FROM results WHERE instance_key IN ({', '.join('?' * len(part))})", part)]
+        return out
+
+    def rows_for_instance(self, instance_key: str) -> list[dict[str, Any]]:
+        """The latest row of every cell of one instance."""
+        return self.latest_rows([instance_key])
+
+    def write_reference_columns(self, updates: Iterable[tuple[Any, ...]]) -> None:
+        """Set reference and gap columns of given rows, in one transaction.
+
+        ``updates`` holds ``(reference_objective, reference_kind, gap_abs, gap_rel, cell_key, run_id)``.
+        """
+        with self._conn() as con:
+            con.executemany("UPDATE history SET reference_objective=?, reference_kind=?, gap_abs=?, gap_rel=? "
+                            "WHERE cell_key=? AND run_id=?", list(updates))
 
     # ---- references
     def reference(self, instance_key: str) -> dict[str, Any] | None:
+        """The stored reference of one instance, or None."""
+        return self.references([instance_key]).get(instance_key)
+
+    def references(self, instance_keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Stored references by instance key (instances without one are absent)."""
+        keys = list(dict.fromkeys(instance_keys))
+        out: dict[str, dict[str, Any]] = {}
         with self._conn() as con:
             con.row_factory = sqlite3.Row
-            r = con.execute("SELECT * FROM refs WHERE instance_key=?", (instance_key,)).fetchone()
-            return dict(r) if r else None
+            for i in range(0, len(keys), _CHUNK):
+                part = keys[i:i + _CHUNK]
+                for r in con.execute(f"SELECT * FROM refs WHERE instance_key IN ({', '.join('?' * len(part))})", part):
+                    out[r["instance_key"]] = dict(r)
+        return out
 
     def write_reference(self, ref: dict[str, Any]) -> None:
-        cols = ["instance_key", "problem", "dataset", "instance_params", "seed", "value", "lower", "gap", "kind",
-                "solver", "solver_version", "status", "wall_time_s", "message", "created_at"]
+        """Store (replace) the reference of one instance."""
         ref = {**ref, "created_at": now()}
         if not isinstance(ref.get("instance_params"), str):
             ref["instance_params"] = json.dumps(ref.get("instance_params"), sort_keys=True, default=str)
         with self._conn() as con:
             con.execute(
-                f"INSERT OR REPLACE INTO refs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                [ref.get(c) for c in cols],
+                f"INSERT OR REPLACE INTO refs ({', '.join(_REF_COLUMNS)}) VALUES ({', '.join('?' * len(_REF_COLUMNS))})",
+                [ref.get(c) for c in _REF_COLUMNS],
             )
 
     # ---- runs
     def start_run(self, run_id: str, command: str, machine: dict, versions: dict, threads: dict) -> None:
+        """Record a run's machine, library versions and thread settings."""
         with self._conn() as con:
             con.execute(
                 "INSERT INTO runs (run_id, started_at, command, machine, versions, threads) VALUES (?, ?, ?, ?, ?, ?)",
@@ -118,26 +225,32 @@ class Store:
             )
 
     def finish_run(self, run_id: str) -> None:
+        """Stamp the end of a run."""
         with self._conn() as con:
             con.execute("UPDATE runs SET finished_at=? WHERE run_id=?", (now(), run_id))
 
-    # ---- views
+    # ---- frames
     def results_frame(self, flatten_metrics: bool = True) -> pd.DataFrame:
-        """All result rows as a DataFrame; JSON columns decoded, metrics flattened as ``metric_<name>``."""
+        """The latest row of every cell; JSON columns decoded, metrics flattened as ``metric_<name>``."""
         with self._conn() as con:
-            df = pd.read_sql_query("SELECT * FROM results ORDER BY created_at, cell_key", con)
-        for c in JSON_COLUMNS:
-            df[c] = df[c].map(lambda s: json.loads(s) if isinstance(s, str) else None)
+            df = _decode(pd.read_sql_query("SELECT * FROM results ORDER BY created_at, cell_key", con))
         if flatten_metrics and len(df):
             met = pd.json_normalize(df["metrics"].map(lambda d: d or {}).tolist()).add_prefix("metric_")
             met.index = df.index
             df = pd.concat([df, met], axis=1)
         return df
 
+    def history_frame(self) -> pd.DataFrame:
+        """Every stored row of every run (``seq`` ascending), JSON columns decoded."""
+        with self._conn() as con:
+            return _decode(pd.read_sql_query("SELECT * FROM history ORDER BY seq", con))
+
     def references_frame(self) -> pd.DataFrame:
+        """The ``refs`` table."""
         with self._conn() as con:
             return pd.read_sql_query("SELECT * FROM refs", con)
 
     def runs_frame(self) -> pd.DataFrame:
+        """The ``runs`` table."""
         with self._conn() as con:
             return pd.read_sql_query("SELECT * FROM runs", con)

@@ -3,92 +3,219 @@
 The harness trusts no solver: the objective is recomputed by the instance, the returned point is
 verified (PSD-ness, residuals), NaN/inf is ``diverged``, exceptions are ``error`` with traceback.
 Timing (wall and CPU around ``solve`` only) and peak RSS are measured here, not by the solver.
+
+Every function here takes ``(task, emit)``: ``task`` carries the cell (a :class:`CellResult` with
+its identity filled in) and the deadline set by the runner (``deadline``, a ``time.monotonic()``
+instant; ``timeout``, the seconds it is after the worker started; ``grace``); ``emit(message)``
+sends a message to the runner over the worker's pipe (``None`` outside a worker process):
+
+``("checkpoint", t, variables)``
+    an iterate the solver's :class:`~psdbench.api.TraceRecorder` kept (``budget.checkpoint``);
+``("solved", t, variables)``
+    the point ``solve`` returned, before it is verified.
+
+The runner verifies the last of these with :func:`verify_checkpoints` if it has to kill the worker.
 """
 
 from __future__ import annotations
 
+import math
 import resource
 import time
 import traceback
-from typing import Any
+from dataclasses import replace
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..api import Budget, Solution, Status
+from ..api import Budget, Solution, Status, certified_reference, problem_sense, repair, skip_reason
+from .reference import CERTIFIED_RTOL
+from .results import CellResult
 
-#: A reference interval [lower, upper] narrower than this, relative to max(1, |upper|), is certified.
-CERTIFIED_RTOL = 1e-5
-
-
-def _finite(solution: Solution) -> bool:
-    return all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in solution.variables.values())
+Emit = Callable[[tuple], None]
 
 
-def _build(task: dict[str, Any]):
+def _finite(variables: Mapping[str, Any]) -> bool:
+    return all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in variables.values())
+
+
+def _build(cell: CellResult | Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """``(registry, problem, instance)`` of a cell or an instance spec."""
     from ..registry import discover
 
+    get = cell.get if isinstance(cell, Mapping) else (lambda k: getattr(cell, k))
     reg = discover()
-    problem = reg.problem(task["problem"])
-    dataset = reg.load_dataset(task["dataset"])
-    return reg, problem.build(dataset, task["instance_params"], task["seed"])
+    problem = reg.problem(get("problem"))
+    dataset = reg.load_dataset(get("dataset"))
+    return reg, problem, problem.build(dataset, get("instance_params"), get("seed"))
 
 
-def run_cell(task: dict[str, Any]) -> dict[str, Any]:
-    """Run one solver cell; always returns a result dict (exceptions become ``error``)."""
-    out: dict[str, Any] = {"status": Status.ERROR.value, "message": ""}
+def _budget(task: Mapping[str, Any], emit: Emit | None) -> Budget:
+    """The cell's budget: the runner's deadline, and a checkpoint sink to the runner."""
+    sink = None if emit is None else (lambda t, v: emit(("checkpoint", t, v)))
+    return Budget(time_limit_s=task.get("timeout"), deadline=task.get("deadline"), grace_s=float(task.get("grace", 0.0)),
+                  checkpoint=sink)
+
+
+def _t0(task: Mapping[str, Any]) -> float:
+    """The monotonic instant the budget started (the worker's start)."""
+    if task.get("deadline") is not None and task.get("timeout") is not None:
+        return float(task["deadline"]) - float(task["timeout"])
+    return time.monotonic()
+
+
+def score(instance: Any, variables: Mapping[str, Any], try_repair: bool = True) -> dict[str, Any] | None:
+    """Objective and verification of one point, repaired (``api.repair``) if it fails.
+
+    Returns ``{"objective", "feasible", "repaired", "feas"}`` (``feas`` the :class:`Feasibility` of
+    the scored point), or ``None`` for a point with NaN/inf or one the instance cannot score.
+    """
     try:
-        reg, instance = _build(task)
-        solver = reg.solver(task["solver"])
-        if not solver.supports(instance):
-            return {"status": Status.SKIPPED.value, "message": f"{task['solver']} does not support this instance"}
-        budget = Budget(time_limit_s=task.get("timeout"))
+        if not _finite(variables):
+            return None
+        sol = Solution(variables=dict(variables))
+        feas = instance.verify(sol)
+        repaired = 0
+        if not feas.ok and try_repair:
+            fixed = repair(instance, sol)
+            if fixed is not None and _finite(fixed.variables):
+                sol, feas, repaired = fixed, instance.verify(fixed), 1
+        obj = float(instance.objective(sol))
+    except Exception:  # an iterate the instance cannot read is left out of the curve
+        return None
+    if not math.isfinite(obj):
+        return None
+    return {"objective": obj, "feasible": int(feas.ok), "repaired": repaired, "feas": feas}
+
+
+def rescore(instance: Any, iterates: list[tuple[float, Mapping[str, Any]]], final: dict[str, Any] | None,
+            final_variables: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The ``curve`` column: sampled iterates re-scored by the instance, sorted by ``t``, ``final`` last.
+
+    An iterate equal to the returned point (``final_variables``) is the ``final`` entry, not a
+    second one.
+    """
+    pts = list(iterates)
+    if final is not None and pts and final_variables is not None and _same(pts[-1][1], final_variables):
+        pts = pts[:-1]
+    curve = []
+    for t, v in pts:
+        s = score(instance, v)
+        if s is not None:
+            curve.append({"t": float(t), "objective": s["objective"], "feasible": s["feasible"],
+                          "repaired": s["repaired"]})
+    curve.sort(key=lambda p: p["t"])
+    if final is not None:
+        curve.append(final)
+    return curve
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return set(a) == set(b) and all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+
+
+def _measure(instance: Any, solution: Solution, out: CellResult) -> CellResult:
+    """Verify, score and evaluate the returned point (status, objective, feasibility, metrics)."""
+    status = Status(solution.status)
+    metrics: dict[str, Any] = {f"solver_{k}": v for k, v in solution.info.items() if isinstance(v, (int, float, str))}
+    if status is Status.SKIPPED or not solution.variables:
+        return replace(out, status=status.value, message=solution.message, metrics=metrics)
+    if not _finite(solution.variables):
+        return replace(out, status=Status.DIVERGED.value, message="returned point contains NaN or inf", metrics=metrics)
+    feas = instance.verify(solution)
+    metrics.update(instance.evaluate(solution))
+    message = solution.message
+    if not feas.ok and status in (Status.OK, Status.MAX_ITER):
+        status = Status.INFEASIBLE
+        message = (solution.message + "; " if solution.message else "") + f"verification failed: {feas.details}"
+    return replace(out, status=status.value, message=message, objective=instance.objective(solution),
+                   feasible=int(feas.ok), min_eig=feas.min_eig, max_residual=feas.max_residual,
+                   metrics={**metrics, **{f"verify_{k}": v for k, v in feas.details.items()},
+                            "tolerances": feas.tolerances})
+
+
+def run_cell(task: Mapping[str, Any], emit: Emit | None = None) -> CellResult:
+    """Run one solver cell; always returns a :class:`CellResult` (exceptions become ``error``).
+
+    Building the instance counts against the deadline; wall and CPU time are those of ``solve``.
+    The curve is re-scored after the timed interval.
+    """
+    out: CellResult = task["result"]
+    try:
+        reg, _, instance = _build(out)
+        solver = reg.solver(out.solver)
+        why = skip_reason(solver, instance)
+        if why is not None:
+            return replace(out, status=Status.SKIPPED.value, message=why)
+        budget = _budget(task, emit)
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
-        solution = solver.solve(instance, budget, **task["solver_params"])
+        solution = solver.solve(instance, budget, **out.solver_params)
         wall = time.perf_counter() - t0
         r1 = resource.getrusage(resource.RUSAGE_SELF)
-        out.update(
-            wall_time_s=wall,
-            cpu_time_s=(r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
-            peak_rss_mb=r1.ru_maxrss / 1024.0,
-            iterations=int(solution.iterations),
-            trace=solution.trace,
-        )
-        status = Status(solution.status)
-        metrics: dict[str, Any] = {f"solver_{k}": v for k, v in solution.info.items() if isinstance(v, (int, float, str))}
-        if status is Status.SKIPPED or not solution.variables:
-            out.update(status=status.value, message=solution.message, metrics=metrics)
-            return out
-        if not _finite(solution):
-            out.update(status=Status.DIVERGED.value, message="returned point contains NaN or inf", metrics=metrics)
-            return out
-        feas = instance.verify(solution)
-        metrics.update(instance.evaluate(solution))
-        out.update(
-            objective=instance.objective(solution),
-            feasible=int(feas.ok),
-            min_eig=feas.min_eig,
-            max_residual=feas.max_residual,
-            metrics={**metrics, **{f"verify_{k}": v for k, v in feas.details.items()}, "tolerances": feas.tolerances},
-            message=solution.message,
-        )
-        if not feas.ok and status in (Status.OK, Status.MAX_ITER):
-            status = Status.INFEASIBLE
-            out["message"] = (solution.message + "; " if solution.message else "") + f"verification failed: {feas.details}"
-        out["status"] = status.value
+        t_final = time.monotonic() - _t0(task)
+        if emit is not None and solution.variables:
+            emit(("solved", t_final, solution.variables))
+        out = replace(out, wall_time_s=wall, cpu_time_s=(r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
+                      peak_rss_mb=r1.ru_maxrss / 1024.0, iterations=int(solution.iterations), trace=solution.trace)
+        out = _measure(instance, solution, out)
+        final = None
+        if out.objective is not None and math.isfinite(out.objective):
+            final = {"t": t_final, "objective": float(out.objective), "feasible": int(out.feasible or 0), "repaired": 0}
+        if solution.iterates or final is not None:
+            out = replace(out, curve=rescore(instance, solution.iterates, final, solution.variables))
     except Exception as exc:  # recorded, never raised: failures are results
-        out.update(status=Status.ERROR.value, message=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        out = replace(out, status=Status.ERROR.value, message=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
     return out
 
 
-def run_reference(task: dict[str, Any]) -> dict[str, Any]:
-    """Compute the certified reference of one instance (``certified_reference`` of the instance)."""
+def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None) -> CellResult:
+    """A killed cell: rebuild the instance, score its checkpoints, keep the best verified one.
+
+    ``task["checkpoints"]`` holds ``(t, variables)``.  The result has status ``timeout``, the best
+    verified checkpoint's objective, feasibility and metrics (the last checkpoint's, unverified,
+    if none verifies) and the curve of all of them.
+    """
+    out: CellResult = task["result"]
     try:
-        _, instance = _build(task)
-        if not hasattr(instance, "certified_reference"):
-            return {"status": "none", "message": "instance offers no certified reference"}
+        _, problem, instance = _build(out)
+        maximize = problem_sense(problem) == "max"
+        scored = []
+        for t, v in task["checkpoints"]:
+            s = score(instance, v, try_repair=False)
+            if s is not None:
+                scored.append((float(t), v, s))
+        if not scored:
+            return replace(out, message=out.message + "; no checkpoint could be scored")
+        scored.sort(key=lambda x: x[0])
+        ok = [x for x in scored if x[2]["feasible"]]
+        t, v, s = ((max if maximize else min)(ok, key=lambda x: x[2]["objective"]) if ok else scored[-1])
+        feas = s["feas"]
+        metrics = dict(instance.evaluate(Solution(variables=dict(v))))
+        curve = []
+        for ct, cv, cs in scored:  # the curve shows repaired points, as for a returned cell
+            cs = cs if cs["feasible"] else (score(instance, cv) or cs)
+            curve.append({"t": ct, "objective": cs["objective"], "feasible": cs["feasible"], "repaired": cs["repaired"]})
+        return replace(out, objective=s["objective"], feasible=s["feasible"], min_eig=feas.min_eig,
+                       max_residual=feas.max_residual, curve=curve,
+                       metrics={**metrics, **{f"verify_{k}": val for k, val in feas.details.items()},
+                                "tolerances": feas.tolerances, "checkpoint_t": t},
+                       message=out.message + f"; {'best verified' if ok else 'last (unverified)'} checkpoint "
+                                             f"at t = {t:.3g} s of {len(scored)}")
+    except Exception as exc:
+        return replace(out, message=out.message + f"; checkpoint verification failed: {type(exc).__name__}: {exc}")
+
+
+def run_reference(task: Mapping[str, Any], emit: Emit | None = None) -> dict[str, Any]:
+    """Compute the certified reference of one instance, within the task's deadline."""
+    try:
+        _, _, instance = _build(task)
+        budget = _budget(task, None)
         t0 = time.perf_counter()
-        ref = instance.certified_reference(time_limit_s=task.get("timeout"), rtol=CERTIFIED_RTOL)
+        left = budget.remaining()
+        ref = certified_reference(instance, None if left is None else max(left, 1e-3), CERTIFIED_RTOL)
+        if ref is None:
+            return {"status": "none", "message": "instance offers no certified reference"}
         ref["wall_time_s"] = time.perf_counter() - t0
         ref["status"] = str(ref.get("status", "ok"))
         return ref

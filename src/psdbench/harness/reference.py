@@ -1,0 +1,113 @@
+"""Which reference each instance gets, and the gaps of its cells: computed here and nowhere else.
+
+* A reference solve (the instance's ``certified_reference`` hook, run by the worker) is
+  ``certified`` when its interval ``[lower, value]`` is narrower than :data:`CERTIFIED_RTOL`
+  relative to ``max(1, |value|)``; with a wider interval its value is an exactly feasible point
+  (``best_verified``); without a value it is ``none``.
+* An instance's reference objective is the certified value where there is one; else the best
+  objective among the instance's verified cells with status ``ok`` or ``max_iter`` and the
+  reference solve's own point, marked ``best_verified``; else none.
+* The gap is how much worse than the reference a verified cell is: ``objective - p*`` when
+  minimizing, ``p* - objective`` when maximizing (the problem's ``sense``); ``gap_rel`` divides by
+  ``max(|p*|, 1e-12)``.  Rows whose point did not verify get the reference but no gap.
+
+:func:`finalize` reads the latest rows of a set of instances at once and writes every row's
+reference columns in one transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from .store import Store
+
+#: A reference interval [lower, upper] narrower than this, relative to max(1, |upper|), is certified.
+CERTIFIED_RTOL = 1e-5
+#: Cell statuses whose verified points may serve as the reference.
+REFERENCE_STATUSES = ("ok", "max_iter")
+
+
+def reference_record(instance_key: str, spec: Mapping[str, Any], res: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``refs`` row of one instance from the worker's reference result.
+
+    Parameters
+    ----------
+    instance_key : str
+    spec : mapping
+        The instance's ``problem``, ``dataset``, ``instance_params`` and ``seed``.
+    res : mapping
+        What :func:`psdbench.harness.worker.run_reference` returned (``value``, ``lower``, ...).
+    """
+    value, lower = res.get("value"), res.get("lower")
+    kind = "none"
+    # ``lower`` is the certified bound on the other side of the optimum (an upper bound when maximizing)
+    if value is not None and lower is not None and abs(value - lower) <= CERTIFIED_RTOL * max(1.0, abs(value)):
+        kind = "certified"
+    elif value is not None:
+        kind = "best_verified"  # an exactly feasible point, but the interval is not tight
+    return {"instance_key": instance_key, **spec, "value": value, "lower": lower,
+            "gap": None if value is None or lower is None else value - lower, "kind": kind,
+            "solver": res.get("solver"), "solver_version": res.get("solver_version"), "status": res.get("status"),
+            "wall_time_s": res.get("wall_time_s"), "message": str(res.get("message", ""))[:4000]}
+
+
+def choose_reference(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any]],
+                     sense: str) -> tuple[float | None, str]:
+    """``(value, kind)`` of one instance's reference (see the module docstring)."""
+    if ref and ref.get("kind") == "certified":
+        return ref["value"], "certified"
+    cands = [r["objective"] for r in rows if r["feasible"] == 1 and r["objective"] is not None
+             and r["status"] in REFERENCE_STATUSES]
+    if ref and ref.get("value") is not None:
+        cands.append(ref["value"])
+    if not cands:
+        return None, "none"
+    return (max if sense == "max" else min)(cands), "best_verified"
+
+
+def gaps(value: float | None, objective: float | None, feasible: int | None,
+         sense: str) -> tuple[float | None, float | None]:
+    """``(gap_abs, gap_rel)`` of one row against ``value``; ``(None, None)`` unless it verified."""
+    if value is None or feasible != 1 or objective is None:
+        return None, None
+    gap = value - objective if sense == "max" else objective - value
+    return gap, gap / max(abs(value), 1e-12)
+
+
+def reference_updates(rows: Iterable[Mapping[str, Any]], refs: Mapping[str, Mapping[str, Any]],
+                      senses: Mapping[str, str]) -> list[tuple[Any, ...]]:
+    """``(reference_objective, reference_kind, gap_abs, gap_rel, cell_key, run_id)`` for every row.
+
+    Parameters
+    ----------
+    rows : iterable of mapping
+        The latest row of every cell of the instances (``instance_key``, ``objective``, ...).
+    refs : mapping
+        Stored references by instance key.
+    senses : mapping
+        ``"min"`` or ``"max"`` by instance key.
+    """
+    by_instance: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        by_instance.setdefault(r["instance_key"], []).append(r)
+    out: list[tuple[Any, ...]] = []
+    for key, group in by_instance.items():
+        sense = senses.get(key, "min")
+        value, kind = choose_reference(refs.get(key), group, sense)
+        for r in group:
+            out.append((value, kind, *gaps(value, r["objective"], r["feasible"], sense), r["cell_key"], r["run_id"]))
+    return out
+
+
+def finalize(store: Store, senses: Mapping[str, str]) -> None:
+    """Fill reference and gap columns of the latest row of every cell of these instances.
+
+    Parameters
+    ----------
+    store : Store
+    senses : mapping
+        ``"min"`` or ``"max"`` by instance key: the instances to finalize.
+    """
+    rows = store.latest_rows(senses)
+    if rows:
+        store.write_reference_columns(reference_updates(rows, store.references(senses), senses))

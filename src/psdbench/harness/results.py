@@ -1,0 +1,102 @@
+"""One cell's result, typed: the single definition of the results columns.
+
+:class:`CellResult` is what the worker returns, what the runner completes for killed or crashed
+workers, and what the store writes.  The store's schema (column names, SQL types, which columns
+hold JSON) is derived from its fields, and :data:`RESULT_COLUMNS` lists them in order.
+
+``curve`` (JSON) is the harness's own convergence curve: the solver's sampled iterates re-scored
+with the instance's ``objective`` and ``verify`` (see :func:`psdbench.harness.worker.rescore`),
+a list of ``{"t", "objective", "feasible", "repaired"}`` sorted by ``t`` (seconds since the cell's
+budget started), the returned point last.  ``trace`` stays the solver's own record.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Mapping
+
+
+def _col(sql: str, json_: bool = False, default: Any = None, factory: Any = None) -> Any:
+    """A dataclass field that records its SQL type and whether it is stored as JSON text."""
+    meta = {"sql": sql, "json": json_}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class CellResult:
+    """One row of the results store (one run of one cell).
+
+    The identity fields (``run_id`` to ``solver_params``) come from the grid; the worker fills the
+    outcome; the reference fields are filled by :func:`psdbench.harness.reference.finalize` once the
+    instance's cells are in; ``created_at`` when the row is stored.
+    """
+
+    run_id: str = _col("TEXT", default="")
+    cell_key: str = _col("TEXT", default="")
+    instance_key: str = _col("TEXT", default="")
+    problem: str = _col("TEXT", default="")
+    dataset: str = _col("TEXT", default="")
+    instance_params: dict[str, Any] = _col("TEXT", json_=True, factory=dict)
+    seed: int = _col("INTEGER", default=0)
+    solver: str = _col("TEXT", default="")
+    solver_params: dict[str, Any] = _col("TEXT", json_=True, factory=dict)
+    status: str = _col("TEXT", default="error")
+    message: str = _col("TEXT", default="")
+    wall_time_s: float | None = _col("REAL")
+    cpu_time_s: float | None = _col("REAL")
+    peak_rss_mb: float | None = _col("REAL")
+    iterations: int | None = _col("INTEGER")
+    objective: float | None = _col("REAL")
+    reference_objective: float | None = _col("REAL")
+    reference_kind: str | None = _col("TEXT")
+    gap_abs: float | None = _col("REAL")
+    gap_rel: float | None = _col("REAL")
+    feasible: int | None = _col("INTEGER")
+    min_eig: float | None = _col("REAL")
+    max_residual: float | None = _col("REAL")
+    metrics: dict[str, Any] = _col("TEXT", json_=True, factory=dict)
+    trace: list[dict[str, float]] = _col("TEXT", json_=True, factory=list)
+    curve: list[dict[str, float]] = _col("TEXT", json_=True, factory=list)
+    created_at: str | None = _col("TEXT")
+
+    @classmethod
+    def for_cell(cls, cell: Any, run_id: str) -> "CellResult":
+        """The identity of a grid cell (a :class:`~psdbench.harness.grid.Cell`) in run ``run_id``."""
+        return cls(run_id=run_id, cell_key=cell.cell_key, instance_key=cell.instance_key, problem=cell.problem,
+                   dataset=cell.dataset, instance_params=dict(cell.instance_params), seed=int(cell.seed),
+                   solver=cell.solver, solver_params=dict(cell.solver_params))
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> "CellResult":
+        """From a mapping of column values (JSON columns as text or decoded; missing ones default)."""
+        kw: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name not in row:
+                continue
+            v = row[f.name]
+            if f.metadata["json"] and isinstance(v, str):
+                v = json.loads(v)
+            if v is None and f.metadata["json"]:
+                continue  # the default: empty dict / list
+            kw[f.name] = v
+        return cls(**kw)
+
+    def to_values(self) -> list[Any]:
+        """Column values in :data:`RESULT_COLUMNS` order, JSON columns encoded."""
+        return [json.dumps(getattr(self, f.name), default=float) if f.metadata["json"] else getattr(self, f.name)
+                for f in fields(self)]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (JSON columns decoded)."""
+        return asdict(self)
+
+
+#: Column names of the results store, in order (one per :class:`CellResult` field).
+RESULT_COLUMNS: list[str] = [f.name for f in fields(CellResult)]
+#: Columns stored as JSON text.
+JSON_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CellResult) if f.metadata["json"])
+#: SQL type of each column.
+SQL_TYPES: dict[str, str] = {f.name: f.metadata["sql"] for f in fields(CellResult)}
