@@ -370,7 +370,7 @@ class TraceRecorder:
             self._keep(t, variables)
             self._pending = None
         else:
-            self._pending = (t, dict(variables))  # referenced, copied only if kept at finish
+            self._pending = (t, variables)  # referenced (not read: a lazy mapping stays lazy), copied if kept at finish
 
     def _keep(self, t: float, variables: Mapping[str, np.ndarray]) -> None:
         snap = {k: np.array(v, dtype=float, copy=True) for k, v in variables.items()}

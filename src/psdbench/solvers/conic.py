@@ -62,8 +62,9 @@ class CvxpySolver:
         form = instance.reference_formulation() if variant is None else instance.reference_formulation(variant)
         if form is None:
             return Solution(variables={}, status=Status.SKIPPED, message="no cvxpy formulation for this problem")
-        if budget.time_limit_s and self.time_limit_option:
-            opts.setdefault(self.time_limit_option, float(budget.time_limit_s))
+        left = budget.remaining()
+        if left is not None and self.time_limit_option:  # the cell's deadline; a limit of 0 means none to SCS
+            opts.setdefault(self.time_limit_option, max(left, 1e-3))
         form.problem.solve(solver=self.backend, **opts)
         stats = form.problem.solver_stats
         status = {
@@ -75,6 +76,8 @@ class CvxpySolver:
             cp.UNBOUNDED: Status.DIVERGED,
             cp.UNBOUNDED_INACCURATE: Status.DIVERGED,
         }.get(form.problem.status, Status.ERROR)
+        if status is Status.MAX_ITER and budget.expired():
+            status = Status.TIMEOUT  # stopped by the deadline: its point is verified and kept
         variables = form.extract() if form.problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) else {}
         if status is not Status.OK and not variables:
             return Solution(variables={}, status=status, message=f"cvxpy status {form.problem.status}")

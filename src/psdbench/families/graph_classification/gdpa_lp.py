@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import version
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -132,7 +133,7 @@ class GdpaLp(GraphGdpaSolver):
             raise ValueError(f"gdpa-lp: epsilon must be 'paper' or 'free', not {p['epsilon']!r}")
         N, m, xhat = instance.n, instance.m, instance.xhat
         lp = SplitDualLP(L=instance.L, xhat=xhat, rho=float(p["rho"]), free_eps=p["epsilon"] == "free")
-        rec = TraceRecorder()
+        rec = TraceRecorder(budget)
         # Initialization of section 5.2: y0 = [1_M; 0_{N-M}; M], z0 = -xhat, eps from the same rule.
         y = np.concatenate([np.ones(m), np.zeros(N - m), [float(m)]])
         z = -xhat.copy()
@@ -154,7 +155,9 @@ class GdpaLp(GraphGdpaSolver):
             n_lp += 1
             y, z = res.x[: N + 1], res.x[N + 1 : N + 1 + m]
             eps = float(res.x[-1]) if lp.free_eps else eps_lp
-            rec.add(lp_objective=res.fun, lower_bound=-res.fun, lambda_min_Hbar_prev=eig.lam_min, eps=eps)
+            rec.add(lp_objective=res.fun, lower_bound=-res.fun, lambda_min_Hbar_prev=eig.lam_min, eps=eps,
+                    variables=LazyIterate({"y": y, "z": z, "eps": np.array(eps)},
+                                          x=lambda y=y, z=z: self.labels(instance, y, z)))
             if abs(res.fun) > p["diverge_at"] * (1.0 + float(np.trace(instance.L))):
                 status = Status.DIVERGED
                 break
@@ -162,13 +165,18 @@ class GdpaLp(GraphGdpaSolver):
                 status = Status.OK
                 break
             prev = res.fun
+            if budget.expired():
+                status = Status.TIMEOUT
+                break
         x = self.labels(instance, y, z)
         Hb = instance.split_dual_matrix(y, z, eps)
+        variables = {"y": y, "z": z, "eps": np.array(eps), "x": x}
         return Solution(
-            variables={"y": y, "z": z, "eps": np.array(eps), "x": x},
+            variables=variables,
             status=status,
             iterations=n_lp,
             trace=rec.points,
+            iterates=rec.finish(variables),
             info={
                 "lp_count": n_lp,
                 "lp_objective": float(np.sum(y) + 2.0 * xhat @ z),
@@ -189,3 +197,25 @@ class GdpaLp(GraphGdpaSolver):
         x[x == 0] = majority
         x[: instance.m] = instance.xhat
         return x
+
+
+class LazyIterate(Mapping):
+    """An iterate for :meth:`TraceRecorder.add` whose ``lazy`` entries are computed only when read.
+
+    The recorder reads (copies) only the iterates it keeps, so labels that cost an eigensolve are
+    computed O(log time) times instead of once per LP.
+    """
+
+    def __init__(self, values: dict[str, np.ndarray], **lazy: Callable[[], np.ndarray]) -> None:
+        self._values, self._lazy = dict(values), lazy
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key not in self._values and key in self._lazy:
+            self._values[key] = self._lazy[key]()
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._values, *(k for k in self._lazy if k not in self._values)])
+
+    def __len__(self) -> int:
+        return len(set(self._values) | set(self._lazy))

@@ -41,7 +41,7 @@ from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
 from psdbench.linalg.lp import solve_lp
 from psdbench.linalg.psd import min_eig
-from psdbench.families.graph_classification.gdpa_lp import GraphGdpaSolver
+from psdbench.families.graph_classification.gdpa_lp import GraphGdpaSolver, LazyIterate
 
 
 def reduced_split_affine(Q: np.ndarray) -> AffineSignedMatrix:
@@ -102,7 +102,7 @@ class GdpaLpElim(GraphGdpaSolver):
         Q, const = instance.reduced_sdp()
         k = Q.shape[0]
         H = reduced_split_affine(Q)
-        rec = TraceRecorder()
+        rec = TraceRecorder(budget)
         if p["start"] == "dominant":  # strictly diagonally dominant y: H-bar PD by Gershgorin
             x = np.concatenate([np.abs(Q).sum(axis=1) + 1.0, [0.0]])
             x[k - 1] *= 2.0  # both halves of t keep y_t/2 > their radius
@@ -121,26 +121,38 @@ class GdpaLpElim(GraphGdpaSolver):
         c = np.concatenate([np.ones(k), [0.0]])  # min 1'y
         bounds = [(None, None)] * (k + 1)
         prev, status, n_lp = None, Status.MAX_ITER, 0
+
+        def labels_of(y: np.ndarray) -> np.ndarray:
+            """Labels from the first eigenvector of ``Q + diag(y)`` (known labels kept)."""
+            _, V = sla.eigh(Q + np.diag(y), subset_by_index=[0, 0])
+            w = V[:, 0]
+            xu = np.where(w[: k - 1] * (1.0 if w[k - 1] >= 0 else -1.0) >= 0, 1.0, -1.0)
+            return np.concatenate([instance.xhat, xu])
+
         for _ in range(int(budget.max_iter or p["max_lp"])):
             A, b = gershgorin_rows(H, magnitudes(v), float(p["rho"]))
             res = solve_lp(c, A, b, bounds, tol=float(p["lp_tol"]))
             x, n_lp = res.x, n_lp + 1
             eig = first_eigvec(H.evaluate(x), v, p["lobpcg_tol"], int(p["lobpcg_maxiter"]))
             v = eig.v
-            rec.add(lp_objective=res.fun, lower_bound=const - res.fun, lambda_min_Hbar=eig.lam_min)
+            rec.add(lp_objective=res.fun, lower_bound=const - res.fun, lambda_min_Hbar=eig.lam_min,
+                    variables=LazyIterate({"y_reduced": x[:k], "eps_reduced": np.array(float(x[k]))},
+                                          x=lambda y=x[:k]: labels_of(y)))
             if prev is not None and abs(res.fun - prev) <= p["tol"] * max(abs(res.fun), abs(prev), 1e-12):
                 status = Status.OK
                 break
             prev = res.fun
+            if budget.expired():
+                status = Status.TIMEOUT
+                break
         y, eps = x[:k], float(x[k])
-        _, V = sla.eigh(Q + np.diag(y), subset_by_index=[0, 0])
-        w = V[:, 0]
-        xu = np.where(w[: k - 1] * (1.0 if w[k - 1] >= 0 else -1.0) >= 0, 1.0, -1.0)
-        labels = np.concatenate([instance.xhat, xu])
+        labels = labels_of(y)
+        variables = {"y_reduced": y, "eps_reduced": np.array(eps), "x": labels}
         return Solution(
-            variables={"y_reduced": y, "eps_reduced": np.array(eps), "x": labels},
+            variables=variables,
             status=status,
             iterations=n_lp,
             trace=rec.points,
+            iterates=rec.finish(variables),
             info={"lp_count": n_lp, "lambda_min_Hbar": min_eig(H.evaluate(x)), "bound": const - float(np.sum(y))},
         )

@@ -76,8 +76,8 @@ class PdCone:
         q, G = instance.value_and_grad(M)
         f = sign * q
         step = float(p["step0"]) if p["step0"] is not None else 0.1 / len(instance.y)
-        rec = TraceRecorder()
-        rec.add(objective=q, step=step)
+        rec = TraceRecorder(budget)
+        rec.add(objective=q, step=step, variables={"M": M})
         eig_time = 0.0
         status = Status.MAX_ITER
         max_iter = int(budget.max_iter or p["max_iter"])
@@ -92,7 +92,7 @@ class PdCone:
                 change = f - f_new
                 M, q, G, f = M_new, q_new, G_new, f_new
                 step *= float(p["grow"])
-                rec.add(objective=q, step=step, eig_time=eig_time)
+                rec.add(objective=q, step=step, eig_time=eig_time, variables={"M": M})
                 if change <= float(p["tol"]) * max(1.0, abs(f)):
                     status = Status.OK
                     break
@@ -101,7 +101,9 @@ class PdCone:
                 if step < 1e-300:
                     status = Status.OK
                     break
-            if budget.time_limit_s and rec.elapsed() > 0.95 * budget.time_limit_s:
+            if budget.expired():
+                status = Status.TIMEOUT
                 break
         return Solution(variables={"M": M}, status=status, iterations=it, trace=rec.points,
+                        iterates=rec.finish({"M": M}),
                         info={"eig_time_s": eig_time, "final_step": step})

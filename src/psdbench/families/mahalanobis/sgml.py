@@ -456,7 +456,7 @@ class Sgml:
             if self._zero_small(st, p):
                 st.f = sign * inst.value(st.M)
             self._scalars(st, p)  # Algorithm 1, line 15
-            rec.add(objective=sign * st.f, phase=2, **st.timers)
+            rec.add(objective=sign * st.f, phase=2, **st.timers, variables={"M": st.M, "colours": st.colours})
             return st.M
 
         st.M, st.f = self._frank_wolfe(inst, sign, st, st.M, direction, float(p["full_tol"]), p, after_step)
@@ -499,13 +499,12 @@ class Sgml:
         M0 *= 1 - 1e-9  # strictly inside tr(M) <= C
         colours = np.ones(K) if positive else two_colouring(M0).colours
         st = _State(M=M0, colours=colours, v=np.ones(K), f=sign * instance.value(M0))
-        rec = TraceRecorder()
+        rec = TraceRecorder(budget)
         self._scalars(st, p, cold=True)  # Algorithm 1, line 1 (cold start)
-        rec.add(objective=sign * st.f, phase=0, **st.timers)
+        rec.add(objective=sign * st.f, phase=0, **st.timers, variables={"M": st.M, "colours": st.colours})
         self._check(st, st.M, instance.rho, p)
         status = Status.MAX_ITER
         sweeps = 0
-        deadline = 0.9 * budget.time_limit_s if budget.time_limit_s else None
         out_of_time = False
         for sweeps in range(1, int(budget.max_iter or p["max_sweeps"]) + 1):  # Algorithm 1, line 2
             f_start = st.f
@@ -537,12 +536,13 @@ class Sgml:
                         st.D = pair_distances(instance.F, st.M)
                         st.f = sign * instance.obj.value_D(st.D)
                     self._scalars(st, p)  # line 10
-                if deadline and rec.elapsed() > deadline:
+                if budget.expired():
                     out_of_time = True
                     break
-            rec.add(objective=sign * st.f, phase=1, sweep=sweeps, **st.timers)
+            rec.add(objective=sign * st.f, phase=1, sweep=sweeps, **st.timers,
+                    variables={"M": st.M, "colours": st.colours})
             if out_of_time or f_start - st.f <= float(p["tol"]) * max(1.0, abs(st.f)):
-                status = Status.OK if not out_of_time else Status.MAX_ITER
+                status = Status.OK if not out_of_time else Status.TIMEOUT
                 break
         if p["full_phase"] and not out_of_time:  # lines 13-16
             self._fw_full(instance, sign, st, p, rec)
@@ -550,8 +550,9 @@ class Sgml:
         info = {"sweeps": sweeps, "lp_count": st.n_lp, "fw_iterations": st.n_fw, **st.timers}
         if p["check_iterates"]:
             info["min_lambda_margin"] = st.min_lambda_margin
-        return Solution(variables={"M": st.M, "colours": st.colours.copy()}, status=status, iterations=st.n_fw,
-                        trace=rec.points, info=info)
+        variables = {"M": st.M, "colours": st.colours.copy()}
+        return Solution(variables=variables, status=status, iterations=st.n_fw, trace=rec.points, info=info,
+                        iterates=rec.finish(variables))
 
 
 class Pgml(Sgml):

@@ -56,12 +56,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import scipy.linalg as sla
 
-from psdbench.api import Budget, Solution, Status
+from psdbench.api import Budget, Solution, Status, TraceRecorder
 from psdbench.families.signed_graph.clime_lp import ColumnLP, ColumnLPError, min_feasible_rho, residual_rho
 from psdbench.families.signed_graph.slp_admm import ColumnADMM
 from psdbench.families.signed_graph.problem import KIND, n_nonzero_upper, sample_covariance
@@ -183,7 +183,8 @@ class BalancedClimeResult:
         return [(int(a), int(b), float(-self.L[a, b])) for a, b in zip(iu[keep], ju[keep])]
 
 
-def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: float | None = None,
+def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, budget: Budget | None = None,
+                   on_sweep: Callable[[np.ndarray, np.ndarray], None] | None = None,
                    **params: Any) -> BalancedClimeResult:
     """Learn a balanced signed graph Laplacian from observations ``X`` (N nodes x K samples).
 
@@ -193,8 +194,11 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
         Observations (rows are nodes).
     C : ndarray (N, N), optional
         Sample covariance; ``X X' / (K - 1)`` (13) by default.
-    time_limit_s : float, optional
-        Stop after the sweep that passes this time (``converged`` is then False).
+    budget : Budget, optional
+        Stop after the sweep that ends past ``budget.expired()`` (``converged`` is then False).
+    on_sweep : callable, optional
+        ``on_sweep(L, polarity)`` after every sweep, on the scale of ``X`` (the iterate; not to be
+        modified).
     **params
         See ``DEFAULTS`` and the module docstring.
 
@@ -214,7 +218,8 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
         C = sample_covariance(X, bool(p["center"]))
     if p["standardize"]:  # L = D^-1/2 L_s D^-1/2 keeps signs, sparsity and definiteness
         d = np.sqrt(np.diag(C))
-        inner = balanced_clime(X / d[:, None], C=C / np.outer(d, d), time_limit_s=time_limit_s,
+        scaled = None if on_sweep is None else (lambda L, b: on_sweep(L / np.outer(d, d), b))
+        inner = balanced_clime(X / d[:, None], C=C / np.outer(d, d), budget=budget, on_sweep=scaled,
                                **{**params, "standardize": False})
         inner.L = inner.L / np.outer(d, d)
         inner.info["l1_norm"] = float(np.abs(inner.L).sum())
@@ -355,12 +360,14 @@ def balanced_clime(X: np.ndarray, C: np.ndarray | None = None, time_limit_s: flo
                           "rho_l": float(choice.rho_l), "flipped": float(flipped), "n_lp": same.n_lp + other.n_lp,
                           "time_s": time.perf_counter() - t_start})
         counts["n_flips"] += flips
+        if on_sweep is not None:
+            on_sweep(L, beta)
         l1 = float(np.abs(L).sum())
         if sweep > 1 and flips == 0 and l1_prev - l1 <= p["tol"] * max(l1_prev, 1e-300):
             converged = True
             break
         l1_prev = l1
-        if time_limit_s is not None and time.perf_counter() - t_start > time_limit_s:
+        if budget is not None and budget.expired():
             break
     info = {**counts, **timers, "admm_form": form if p["lp_backend"] == "admm" else "", "l1_norm": float(np.abs(L).sum())}
     return BalancedClimeResult(L=L, polarity=beta.copy(), trace=trace, sweeps=sweeps, converged=converged, info=info)
@@ -390,10 +397,13 @@ class BalancedClime:
             C = instance.C
         else:
             C = sample_covariance(instance.X, bool(p["center"]))
-        res = balanced_clime(instance.X, C=C, time_limit_s=budget.time_limit_s, **p)
-        status = Status.OK if res.converged else Status.MAX_ITER
-        return Solution(variables={"L": res.L, "polarity": res.polarity}, status=status, iterations=res.sweeps,
-                        trace=res.trace, info={**res.info, "sweeps": res.sweeps})
+        rec = TraceRecorder(budget)  # samples the per-sweep iterates; the trace is the per-column one below
+        res = balanced_clime(instance.X, C=C, budget=budget, **p,
+                             on_sweep=lambda L, b: rec.add(l1=float(np.abs(L).sum()), variables={"L": L, "polarity": b}))
+        status = Status.OK if res.converged else Status.TIMEOUT if budget.expired() else Status.MAX_ITER
+        variables = {"L": res.L, "polarity": res.polarity}
+        return Solution(variables=variables, status=status, iterations=res.sweeps, trace=res.trace,
+                        info={**res.info, "sweeps": res.sweeps}, iterates=rec.finish(variables))
 
     def library_versions(self) -> dict[str, str]:
         from importlib.metadata import version
