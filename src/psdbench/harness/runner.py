@@ -99,11 +99,20 @@ def _watch_parent(pid: int) -> None:
 def grace_for(timeout: float) -> float:
     """Seconds between a cell's deadline and the hard kill: ``max(2 s, 5 % of the timeout)``.
 
-    A solver that checks ``budget.expired()`` between iterations returns within that time; the
-    harness then verifies its point.  Once the solver has returned, verifying it gets at least
-    ``grace`` seconds more (the runner waits ``grace`` after the ``("solved", ...)`` message).
+    A solver that checks ``budget.expired()`` between iterations returns within that time.
     """
     return max(2.0, 0.05 * float(timeout))
+
+
+def post_for(timeout: float) -> float:
+    """Seconds the worker gets, once its solver has returned, to verify the point and re-score
+    the iterates (harness work, outside the timed interval): ``max(2 s, timeout)``.
+
+    The runner then kills at ``max(deadline + grace, solved + post)``, so a hang in verification
+    is still bounded, and a solver that returned in time is never recorded as ``timeout``
+    because re-scoring its curve took long.
+    """
+    return max(2.0, float(timeout))
 
 
 def _child(fn: Callable[..., Any], task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str],
@@ -159,21 +168,24 @@ MAX_CHECKPOINTS = 64
 def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, memory_mb: int | None) -> Isolated:
     """Run ``fn(task, emit)`` in a fresh process with one deadline, ``timeout`` s after its start.
 
-    The task gets ``deadline`` (``time.monotonic()`` at the start plus ``timeout``), ``timeout``
-    and ``grace`` (:func:`grace_for`); the process is killed at ``deadline + grace``.  ``fn`` must
-    be a module-level function (it is pickled by reference).
+    The task gets ``deadline`` (``time.monotonic()`` at the start plus ``timeout``), ``timeout``,
+    ``grace`` (:func:`grace_for`) and ``post`` (:func:`post_for`); the process is killed at
+    ``deadline + grace``, or ``post`` seconds after a ``("solved", ...)`` message if that is
+    later.  ``fn`` must be a module-level function (it is pickled by reference).
     """
     ctx = _context()
     recv, send = ctx.Pipe(duplex=False)
     grace = grace_for(timeout)
     start = time.monotonic()
     deadline = start + float(timeout)
-    task = {**task, "deadline": deadline, "timeout": float(timeout), "grace": grace}
+    post = post_for(timeout)
+    task = {**task, "deadline": deadline, "timeout": float(timeout), "grace": grace, "post": post}
     proc = ctx.Process(target=_child, args=(fn, task, send, memory_mb, list(sys.path), os.getpid()), daemon=True)
     proc.start()
     send.close()
     out = Isolated(outcome="crashed", grace_s=grace)
     kill_at = deadline + grace
+    solved = False
     try:
         while True:
             wait = kill_at - time.monotonic()
@@ -181,7 +193,8 @@ def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, m
                 proc.kill()
                 proc.join()
                 out.outcome = "killed"
-                out.message = f"killed at the {timeout:g} s deadline + {grace:g} s grace"
+                out.message = (f"killed at the {timeout:g} s deadline + {grace:g} s grace" if not solved else
+                               f"killed {post:g} s after the solver returned (verification did not end)")
                 break
             try:
                 msg = recv.recv()
@@ -195,7 +208,7 @@ def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, m
                 cps = out.checkpoints
                 out.checkpoints = cps[:1] + cps[1:-1:2] + cps[-1:]
             if msg[0] == "solved":
-                kill_at = max(kill_at, time.monotonic() + grace)
+                kill_at, solved = max(kill_at, time.monotonic() + post), True
     finally:
         recv.close()
     proc.join(timeout=10)

@@ -12,7 +12,9 @@ sends a message to the runner over the worker's pipe (``None`` outside a worker 
 ``("checkpoint", t, variables)``
     an iterate the solver's :class:`~psdbench.api.TraceRecorder` kept (``budget.checkpoint``);
 ``("solved", t, variables)``
-    the point ``solve`` returned, before it is verified.
+    the point ``solve`` returned, before it is verified.  From then on the runner allows ``post``
+    seconds (``task["post"]``) for verifying it and re-scoring the iterates; re-scoring stops
+    half-way through that allowance.
 
 The runner verifies the last of these with :func:`verify_checkpoints` if it has to kill the worker.
 """
@@ -89,17 +91,20 @@ def score(instance: Any, variables: Mapping[str, Any], try_repair: bool = True) 
 
 
 def rescore(instance: Any, iterates: list[tuple[float, Mapping[str, Any]]], final: dict[str, Any] | None,
-            final_variables: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+            final_variables: Mapping[str, Any] | None = None, until: float | None = None) -> list[dict[str, Any]]:
     """The ``curve`` column: sampled iterates re-scored by the instance, sorted by ``t``, ``final`` last.
 
     An iterate equal to the returned point (``final_variables``) is the ``final`` entry, not a
-    second one.
+    second one.  Iterates are scored in time order until ``time.monotonic()`` passes ``until``
+    (the later ones are then left out: every point shown is still re-scored).
     """
-    pts = list(iterates)
+    pts = sorted(iterates, key=lambda p: p[0])
     if final is not None and pts and final_variables is not None and _same(pts[-1][1], final_variables):
         pts = pts[:-1]
     curve = []
     for t, v in pts:
+        if until is not None and time.monotonic() > until:
+            break
         s = score(instance, v)
         if s is not None:
             curve.append({"t": float(t), "objective": s["objective"], "feasible": s["feasible"],
@@ -153,7 +158,8 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None) -> CellResult:
         solution = solver.solve(instance, budget, **out.solver_params)
         wall = time.perf_counter() - t0
         r1 = resource.getrusage(resource.RUSAGE_SELF)
-        t_final = time.monotonic() - _t0(task)
+        solved_at = time.monotonic()
+        t_final = solved_at - _t0(task)
         if emit is not None and solution.variables:
             emit(("solved", t_final, solution.variables))
         out = replace(out, wall_time_s=wall, cpu_time_s=(r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
@@ -163,7 +169,8 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None) -> CellResult:
         if out.objective is not None and math.isfinite(out.objective):
             final = {"t": t_final, "objective": float(out.objective), "feasible": int(out.feasible or 0), "repaired": 0}
         if solution.iterates or final is not None:
-            out = replace(out, curve=rescore(instance, solution.iterates, final, solution.variables))
+            until = solved_at + 0.5 * float(task.get("post", math.inf))  # well before the runner's kill
+            out = replace(out, curve=rescore(instance, solution.iterates, final, solution.variables, until))
     except Exception as exc:  # recorded, never raised: failures are results
         out = replace(out, status=Status.ERROR.value, message=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
     return out
