@@ -6,7 +6,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from psdbench.api import Budget, DataError, Solution
+from psdbench.api import Budget, DataError, PsdbenchError, Solution
 from psdbench.families.signed_graph.data import balanced_gmrf, generalized_laplacian, read_observations
 from psdbench.linalg.balance import two_colouring
 from psdbench.families.signed_graph.clime_lp import ColumnLP, ColumnLPError, min_feasible_rho, residual_rho
@@ -308,7 +308,7 @@ def test_objective_weighting_ranks_the_truth_above_the_empty_graph() -> None:
         fit = logdet - np.sum(inst.C * inst.L_true)
         assert m["hqic_samples"] == pytest.approx(-K * fit + 2 * k * np.log(np.log(K)))
         assert m["hqic_printed"] == pytest.approx(-2 * fit + 2 * k * np.log(np.log(K)))
-    with pytest.raises(DataError, match="hqic_weight"):
+    with pytest.raises(PsdbenchError, match="hqic_weight"):
         SignedGraph().build(balanced_gmrf_dataset(), {"hqic_weight": "aic"}, 0)
 
 
