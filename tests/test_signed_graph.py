@@ -241,8 +241,10 @@ def test_clime_cv_choice_is_the_held_out_minimum_and_refits_on_all_samples() -> 
     assert sol.info["cv_loss"] == pytest.approx(min(losses))  # no neighbour on the grid scores better
     fixed = Clime().solve(inst, Budget(), rho=rho)
     assert np.array_equal(sol.variables["L"], fixed.variables["L"])  # the estimate is refitted on all samples
-    with pytest.raises(ValueError, match="cv_folds"):
+    with pytest.raises(PsdbenchError, match="cv_folds"):  # the spec: at least 2 folds
         Clime().solve(inst, Budget(), rho="cv", cv_folds=1)
+    with pytest.raises(ValueError, match="cv_folds"):  # at most K / 2 folds: known once the instance is
+        Clime().solve(inst, Budget(), rho="cv", cv_folds=150)
 
 
 # ----------------------------------------------------------------------------- problem and harness
