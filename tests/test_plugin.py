@@ -99,3 +99,12 @@ def test_plugin_runs_through_cli(plugin_installed, tmp_path):
     assert math.isfinite(row["metric_error_rate"])
     # Same algorithm as the instance's label-propagation baseline: an independent check.
     assert row["metric_error_rate"] == pytest.approx(row["metric_labelprop_error"], abs=1e-12)
+
+
+def test_plugin_passes_the_conformance_kit(monkeypatch):
+    """The example's own conformance test (examples/solver-plugin/tests) passes, imported from source."""
+    monkeypatch.syspath_prepend(str(PLUGIN_DIR / "src"))
+    spec = importlib.util.spec_from_file_location("plugin_conformance", PLUGIN_DIR / "tests" / "test_conformance.py")
+    plugin_tests = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin_tests)
+    plugin_tests.test_harmonic_solver_conforms()

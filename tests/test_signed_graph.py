@@ -6,7 +6,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from psdbench.api import Budget, DataError, Solution
+from psdbench.api import Budget, DataError, PsdbenchError, Solution
 from psdbench.families.signed_graph.data import balanced_gmrf, generalized_laplacian, read_observations
 from psdbench.linalg.balance import two_colouring
 from psdbench.families.signed_graph.clime_lp import ColumnLP, ColumnLPError, min_feasible_rho, residual_rho
@@ -241,8 +241,10 @@ def test_clime_cv_choice_is_the_held_out_minimum_and_refits_on_all_samples() -> 
     assert sol.info["cv_loss"] == pytest.approx(min(losses))  # no neighbour on the grid scores better
     fixed = Clime().solve(inst, Budget(), rho=rho)
     assert np.array_equal(sol.variables["L"], fixed.variables["L"])  # the estimate is refitted on all samples
-    with pytest.raises(ValueError, match="cv_folds"):
+    with pytest.raises(PsdbenchError, match="cv_folds"):  # the spec: at least 2 folds
         Clime().solve(inst, Budget(), rho="cv", cv_folds=1)
+    with pytest.raises(ValueError, match="cv_folds"):  # at most K / 2 folds: known once the instance is
+        Clime().solve(inst, Budget(), rho="cv", cv_folds=150)
 
 
 # ----------------------------------------------------------------------------- problem and harness
@@ -308,7 +310,7 @@ def test_objective_weighting_ranks_the_truth_above_the_empty_graph() -> None:
         fit = logdet - np.sum(inst.C * inst.L_true)
         assert m["hqic_samples"] == pytest.approx(-K * fit + 2 * k * np.log(np.log(K)))
         assert m["hqic_printed"] == pytest.approx(-2 * fit + 2 * k * np.log(np.log(K)))
-    with pytest.raises(DataError, match="hqic_weight"):
+    with pytest.raises(PsdbenchError, match="hqic_weight"):
         SignedGraph().build(balanced_gmrf_dataset(), {"hqic_weight": "aic"}, 0)
 
 

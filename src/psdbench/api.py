@@ -58,6 +58,7 @@ __all__ = [
     "TraceRecorder",
     "certified_reference",
     "default_params",
+    "either",
     "expand_params",
     "param_specs",
     "problem_family",
@@ -211,6 +212,41 @@ def number(low: float | None = None, high: float | None = None, default: Any = N
 def choice(*values: Any, default: Any = None, doc: str = "") -> Param:
     """A :class:`Param` taking one of ``values`` (default: the first)."""
     return Param(default=values[0] if default is None else default, doc=doc, choices=tuple(values))
+
+
+def _describe(alternative: Any) -> str:
+    """How :func:`either` names one alternative in its error message."""
+    if not isinstance(alternative, Param):
+        return repr(alternative)
+    if alternative.choices is not None:
+        return " or ".join(repr(c) for c in alternative.choices)
+    kind = " or ".join(t.__name__ for t in alternative.types) if alternative.types else "a value"
+    if alternative.low is None and alternative.high is None:
+        return kind
+    lo = "-inf" if alternative.low is None else f"{alternative.low:g}"
+    hi = "inf" if alternative.high is None else f"{alternative.high:g}"
+    return f"{kind} in [{lo}, {hi}]"
+
+
+def either(*alternatives: Any, default: Any = None, doc: str = "") -> Param:
+    """A :class:`Param` for a union: a value passes if one alternative accepts it.
+
+    Each alternative is a :class:`Param` (e.g. :func:`number`) or a literal compared with ``==``
+    (``None`` only by identity), e.g. ``either("hqic", "cv", number(low=0), default="hqic")``
+    for ``rho = "hqic" | "cv" | number``.
+    """
+
+    def check(value: Any) -> str | None:
+        for alt in alternatives:
+            if isinstance(alt, Param):
+                if value is not None and alt.error(value) is None:
+                    return None
+            elif (value is None and alt is None) or (value is not None and alt is not None
+                                                     and type(value) is not bool and value == alt):
+                return None
+        return f"must be {' | '.join(_describe(a) for a in alternatives)}, not {value!r}"
+
+    return Param(default=default, doc=doc, check=check)
 
 
 # ------------------------------------------------------------------------------------ budgets
@@ -416,6 +452,10 @@ class Instance(Protocol):
         iterates that do not verify).  Default: none (such iterates are not drawn).
     ``sense``
         ``"min"`` or ``"max"``; default ``"min"``.
+    ``variables`` : tuple of str
+        The variable names a :class:`Solution` for this instance may carry (e.g. ``("M",
+        "colours")``); a solution carries a subset that ``objective`` and ``verify`` accept.
+        Used by :mod:`psdbench.testing` to name a solver's mismatch.  Default: undeclared.
     """
 
     problem: str

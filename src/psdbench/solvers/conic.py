@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..api import Budget, Formulation, Solution, Status  # noqa: F401  (Formulation: re-exported)
+from .. import api
+from ..api import Budget, Formulation, Instance, Solution, Status  # noqa: F401  (Formulation: re-exported)
 
 
 def _version(pkg: str) -> str:
@@ -33,8 +34,10 @@ class CvxpySolver:
     backend = ""
     package = ""
     kinds: tuple[str, ...] = ("*",)
+    params: dict[str, api.Param] = {}
     default_params: dict[str, Any] = {}
-    accepts_any_params = True  # parameters are passed through to the backend as solver options
+    # ``formulation`` (a variant of Instance.reference_formulation) and backend options pass through
+    accepts_any_params = True
     time_limit_option: str | None = None
 
     def library_versions(self) -> dict[str, str]:
@@ -46,10 +49,24 @@ class CvxpySolver:
         ok = self.backend in cp.installed_solvers()
         return ok, "" if ok else f"{self.backend} is not installed"
 
-    def supports(self, instance: Any) -> bool:
-        return self.available()[0] and hasattr(instance, "reference_formulation")
+    def skip_reason(self, instance: Instance) -> str | None:
+        """Why this backend does not run on ``instance``: not installed, no license, or no formulation.
 
-    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+        Building the default formulation is symbolic (cvxpy compiles only at solve time), so the
+        check is cheap.
+        """
+        ok, why = self.available()
+        if not ok:
+            return why
+        hook = getattr(instance, "reference_formulation", None)
+        if hook is None or hook() is None:
+            return f"{getattr(instance, 'problem', 'this problem')} offers no cvxpy formulation"
+        return None
+
+    def supports(self, instance: Instance) -> bool:
+        return self.skip_reason(instance) is None
+
+    def solve(self, instance: Instance, budget: Budget, **params: Any) -> Solution:
         import cvxpy as cp
 
         ok, why = self.available()
@@ -97,7 +114,12 @@ class Scs(CvxpySolver):
     name = "scs"
     backend = "SCS"
     package = "scs"
-    default_params = {"eps_abs": 1e-4, "eps_rel": 1e-4, "max_iters": 100000}
+    params: dict[str, api.Param] = {
+        "eps_abs": api.number(low=0, default=1e-4, doc="absolute feasibility and gap tolerance"),
+        "eps_rel": api.number(low=0, default=1e-4, doc="relative feasibility and gap tolerance"),
+        "max_iters": api.number(low=1, default=100000, integer=True, doc="ADMM iteration limit"),
+    }
+    default_params: dict[str, Any] = api.default_params(params)
     time_limit_option = "time_limit_secs"
 
 

@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from psdbench.api import Budget, Solution
+from psdbench import api
+from psdbench.api import Budget, Instance, Solution
+from psdbench.families.graph_classification.contract import GraphClassificationKind
 
 __all__ = ["HarmonicSolver"]
 __version__ = "0.1.0"
@@ -30,18 +32,22 @@ class HarmonicSolver:
 
     name = "example-harmonic"
     kinds = ("graph-classification",)
-    default_params: dict[str, Any] = {
-        # tiny ridge on L_UU so that connected components without a labelled node stay solvable
-        "ridge": 1e-10,
+    # Declarative specs: psdbench checks grid values against them when the grid is loaded (a bad
+    # value is exit 2 before any cell runs) and lists the docs.
+    params: dict[str, api.Param] = {
+        "ridge": api.number(low=0, default=1e-10,
+                            doc="ridge on L_UU so that components without a labelled node stay solvable"),
     }
+    default_params: dict[str, Any] = api.default_params(params)
 
     def library_versions(self) -> dict[str, str]:
         return {"numpy": version("numpy"), "psdbench-example-plugin": __version__}
 
-    def supports(self, instance: Any) -> bool:
+    def supports(self, instance: Instance) -> bool:
         return getattr(instance, "kind", None) in self.kinds
 
-    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+    def solve(self, instance: GraphClassificationKind, budget: Budget, **params: Any) -> Solution:
+        api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
         L = np.asarray(instance.L, dtype=float)
         m = int(instance.m)

@@ -35,7 +35,9 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench import api
+from psdbench.api import Budget, Instance, Solution, Status, TraceRecorder
+from psdbench.families.graph_classification.contract import GraphClassificationKind
 from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
 from psdbench.linalg.lp import solve_lp
@@ -106,7 +108,7 @@ class GraphGdpaSolver:
     def library_versions(self) -> dict[str, str]:
         return {"scipy": version("scipy")}
 
-    def supports(self, instance: Any) -> bool:
+    def supports(self, instance: Instance) -> bool:
         return getattr(instance, "kind", None) in self.kinds
 
 
@@ -114,23 +116,23 @@ class GdpaLp(GraphGdpaSolver):
     """Solver ``gdpa-lp``: the published GDPA linearization of the modified SDP dual (20)."""
 
     name = "gdpa-lp"
-    default_params: dict[str, Any] = {
-        "tol": 1e-4,  # relative change of the LP objective
-        "max_lp": 100,
-        "lobpcg_tol": 1e-4,
-        "lobpcg_maxiter": 200,
-        "rho": 0.0,
-        # "free": eps of (15) is an LP variable (default); "paper": the rule of section 5.2,
-        # eps^t = 1'y^{t-1} + 1'z^{t-1}, which doubles eps at every LP and diverges (status diverged).
-        "epsilon": "free",
-        "diverge_at": 1e8,  # |LP objective| / (1 + tr L) beyond which the run is declared diverged
-        "lp_tol": 1e-7,
+    params: dict[str, api.Param] = {
+        "tol": api.number(low=0, default=1e-4, doc="stop when the LP objective changes by at most tol relative"),
+        "max_lp": api.number(low=1, default=100, integer=True, doc="maximum number of LPs (outer iterations)"),
+        "lobpcg_tol": api.number(low=0, default=1e-4, doc="LOBPCG tolerance of the first eigenvector"),
+        "lobpcg_maxiter": api.number(low=1, default=200, integer=True, doc="LOBPCG iteration limit"),
+        "rho": api.number(low=0, default=0.0, doc="Gershgorin rows (21) >= rho"),
+        "epsilon": api.choice("free", "paper", doc='eps of (15): "free" LP variable | "paper" rule of section 5.2 '
+                                                   "(eps^t = 1'y^{t-1} + 1'z^{t-1}; doubles every LP and diverges)"),
+        "diverge_at": api.number(low=0, default=1e8,
+                                 doc="|LP objective| / (1 + tr L) beyond which the run is declared diverged"),
+        "lp_tol": api.number(low=0, default=1e-7, doc="HiGHS primal and dual feasibility tolerance"),
     }
+    default_params: dict[str, Any] = api.default_params(params)
 
-    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+    def solve(self, instance: GraphClassificationKind, budget: Budget, **params: Any) -> Solution:
+        api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
-        if p["epsilon"] not in ("paper", "free"):
-            raise ValueError(f"gdpa-lp: epsilon must be 'paper' or 'free', not {p['epsilon']!r}")
         N, m, xhat = instance.n, instance.m, instance.xhat
         lp = SplitDualLP(L=instance.L, xhat=xhat, rho=float(p["rho"]), free_eps=p["epsilon"] == "free")
         rec = TraceRecorder(budget)
@@ -188,7 +190,7 @@ class GdpaLp(GraphGdpaSolver):
         )
 
     @staticmethod
-    def labels(instance: Any, y: np.ndarray, z: np.ndarray) -> np.ndarray:
+    def labels(instance: GraphClassificationKind, y: np.ndarray, z: np.ndarray) -> np.ndarray:
         """Section 5.2: x = sign(xhat_1 v_1 v), v the first eigenvector of H (12); known labels kept."""
         _, V = sla.eigh(instance.dual_matrix(y, z), subset_by_index=[0, 0])
         v = V[: instance.n, 0]

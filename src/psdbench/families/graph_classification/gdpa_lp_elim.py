@@ -36,7 +36,9 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench.families.graph_classification.contract import GraphClassificationKind
 from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
 from psdbench.linalg.lp import solve_lp
@@ -83,21 +85,24 @@ class GdpaLpElim(GraphGdpaSolver):
     """Solver ``gdpa-lp-elim``: GDPA-LP on the split dual of the reduced SDP (certified bound)."""
 
     name = "gdpa-lp-elim"
-    default_params: dict[str, Any] = {
-        # Defaults reach the split dual's optimum.  The plain GDPA iteration from a strictly
-        # diagonally dominant start (start="dominant", scalars="gdpa") stops after one LP at a
-        # bound set by that start (far below 0 on WDBC); see the module docstring.
-        "start": "harmonic",  # "dominant" | "harmonic"
-        "scalars": "optimal",  # "gdpa" (eigenvector scalars) | "optimal" (convex in log-scalars, then one LP)
-        "tol": 1e-4,
-        "max_lp": 100,
-        "lobpcg_tol": 1e-4,
-        "lobpcg_maxiter": 200,
-        "rho": 0.0,
-        "lp_tol": 1e-7,
+    # Defaults reach the split dual's optimum.  The plain GDPA iteration from a strictly
+    # diagonally dominant start (start="dominant", scalars="gdpa") stops after one LP at a
+    # bound set by that start (far below 0 on WDBC); see the module docstring.
+    params: dict[str, api.Param] = {
+        "start": api.choice("harmonic", "dominant", doc="scalars' start: label propagation | diagonally dominant y"),
+        "scalars": api.choice("optimal", "gdpa",
+                              doc="optimal (convex in log-scalars, then one LP) | gdpa (eigenvector scalars)"),
+        "tol": api.number(low=0, default=1e-4, doc="stop when the LP objective changes by at most tol relative"),
+        "max_lp": api.number(low=1, default=100, integer=True, doc="maximum number of LPs"),
+        "lobpcg_tol": api.number(low=0, default=1e-4, doc="LOBPCG tolerance of the first eigenvector"),
+        "lobpcg_maxiter": api.number(low=1, default=200, integer=True, doc="LOBPCG iteration limit"),
+        "rho": api.number(low=0, default=0.0, doc="Gershgorin rows >= rho"),
+        "lp_tol": api.number(low=0, default=1e-7, doc="HiGHS primal and dual feasibility tolerance"),
     }
+    default_params: dict[str, Any] = api.default_params(params)
 
-    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+    def solve(self, instance: GraphClassificationKind, budget: Budget, **params: Any) -> Solution:
+        api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
         Q, const = instance.reduced_sdp()
         k = Q.shape[0]
@@ -112,12 +117,8 @@ class GdpaLpElim(GraphGdpaSolver):
             f = np.linalg.solve(instance.L[m:, m:] + 1e-10 * np.eye(k - 1), -instance.L[m:, :m] @ instance.xhat)
             v = np.concatenate([f, [1.0, 1.0]])
             x = None
-        else:
-            raise ValueError(f"gdpa-lp-elim: start must be 'dominant' or 'harmonic', not {p['start']!r}")
         if p["scalars"] == "optimal":
             v = optimal_scalars(H, magnitudes(v))
-        elif p["scalars"] != "gdpa":
-            raise ValueError(f"gdpa-lp-elim: scalars must be 'gdpa' or 'optimal', not {p['scalars']!r}")
         c = np.concatenate([np.ones(k), [0.0]])  # min 1'y
         bounds = [(None, None)] * (k + 1)
         prev, status, n_lp = None, Status.MAX_ITER, 0

@@ -20,6 +20,9 @@ Variables a solution may carry (any subset; each present one is verified):
 ``y``, ``z``  dual variables of (12) (``y`` of length N+1, ``z`` of length M), with the sign
         convention of the reference notes: ``H = diag(y) + offdiag(z) + [[L, 0], [0, 0]]``.
 ``eps`` the node-splitting parameter of (15)/(20); with it, ``H-bar`` of (20) is verified too.
+``y_reduced``, ``eps_reduced``  dual of the reduced SDP (:meth:`~GraphClassificationInstance.reduced_sdp`,
+        ``Q + diag(y_reduced)`` PSD) and the split parameter of its ``H-bar``
+        (:meth:`~GraphClassificationInstance.reduced_split_matrix`), verified likewise.
 
 The dual bound ``-(1'y + b'z)``, ``b = 2 xhat`` (eq. (11)), is a lower bound on p* whenever H is
 PSD; :meth:`GraphClassificationInstance.dual_bound` shifts it by ``(N+1) max(0, -lambda_min(H))``
@@ -32,12 +35,13 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.neighbors import NearestNeighbors
 
+from psdbench import api
 from psdbench.api import Dataset, Feasibility, PsdbenchError, Solution
 from psdbench.linalg.psd import asymmetry, min_eig
 
@@ -112,22 +116,23 @@ class GraphClassification:
 
     name = KIND
     kind = KIND
-    default_params: dict[str, Any] = {
-        "n": None,  # subset size; None = one stratified fold (the paper's protocol)
-        "n_folds": 5,
-        "fold": 0,
-        "scaling": "standardize",
-        "graph": "complete",
-        "k": 10,
-        "noise": 0.0,  # the paper adds 1e-12 noise to avoid NaN in normalization
-        "feas_tol": 1e-3,  # equality residuals (entries are O(1))
-        "psd_tol": 1e-4,  # lambda_min >= -psd_tol * max(1, ||matrix||): matches 1e-4 first-order solvers
+    params: dict[str, api.Param] = {
+        "n": api.number(low=4, default=None, integer=True,
+                        doc="subset size; None = one stratified fold (the paper's protocol)"),
+        "n_folds": api.number(low=2, default=5, integer=True, doc="stratified folds when n = None"),
+        "fold": api.number(low=0, default=0, integer=True, doc="the fold taken when n = None"),
+        "scaling": api.choice("standardize", "minmax", doc="feature scaling of section 6.1"),
+        "graph": api.choice("complete", "knn", doc="complete similarity graph or its symmetrized k-NN sparsification"),
+        "k": api.number(low=1, default=10, integer=True, doc="neighbours of the knn graph"),
+        "noise": api.number(low=0, default=0.0, doc="feature noise sd (the paper adds 1e-12 to avoid NaN in normalization)"),
+        "feas_tol": api.number(low=0, default=1e-3, doc="tolerance on equality residuals (entries are O(1))"),
+        "psd_tol": api.number(low=0, default=1e-4,
+                              doc="lambda_min >= -psd_tol * max(1, ||matrix||): matches 1e-4 first-order solvers"),
     }
+    default_params: dict[str, Any] = api.default_params(params)
 
     def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> "GraphClassificationInstance":
-        unknown = set(params) - set(self.default_params)
-        if unknown:
-            raise PsdbenchError(f"graph-classification: unknown parameter(s) {', '.join(sorted(unknown))}")
+        api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
         if not np.all(np.isfinite(dataset.X)):
             raise PsdbenchError(f"{dataset.name}: features contain NaN or inf")
@@ -162,6 +167,8 @@ class GraphClassificationInstance:
     problem: str = KIND
     kind: str = KIND
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: the variables a solution may carry (module docstring); each one present is verified
+    variables: ClassVar[tuple[str, ...]] = ("M", "x", "y", "z", "eps", "y_reduced", "eps_reduced")
 
     # ---- basic data
     @property

@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench import api
+from psdbench.api import Budget, Instance, Solution, Status, TraceRecorder
+from psdbench.families.mahalanobis.contract import MahalanobisKind
 from psdbench.linalg.psd import project_spectraplex
 
 
@@ -44,26 +46,26 @@ class PdCone:
 
     name = "pd-cone"
     kinds = ("mahalanobis",)
-    default_params: dict[str, Any] = {
-        "step0": None,  # None = 0.1 / N (Table 3)
-        "grow": 1.01,
-        "shrink": 0.5,
-        "tol": 1e-5,
-        "max_iter": 1000,
-        "projection": "rescale",  # rescale (paper) | euclidean
-        "start": "identity",  # identity: (C/K) I
+    params: dict[str, api.Param] = {
+        "step0": api.number(low=0, default=None, doc="initial step; None = 0.1 / N (Table 3)"),
+        "grow": api.number(low=1, default=1.01, doc="step factor after a step that lowers the objective"),
+        "shrink": api.number(low=0, high=1, default=0.5, doc="step factor after a discarded step"),
+        "tol": api.number(low=0, default=1e-5, doc="stop when an accepted step changes Q by <= tol * max(1, |Q|)"),
+        "max_iter": api.number(low=1, default=1000, integer=True, doc="iterations, discarded steps included"),
+        "projection": api.choice("rescale", "euclidean", doc="rescale (the paper's rule) | euclidean (exact projection)"),
+        "start": api.choice("identity", doc="identity: (C/K) I"),
     }
+    default_params: dict[str, Any] = api.default_params(params)
 
     def library_versions(self) -> dict[str, str]:
         return {"numpy": np.__version__}
 
-    def supports(self, instance: Any) -> bool:
+    def supports(self, instance: Instance) -> bool:
         return getattr(instance, "kind", None) == "mahalanobis"
 
-    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+    def solve(self, instance: MahalanobisKind, budget: Budget, **params: Any) -> Solution:
+        api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
-        if p["projection"] not in ("rescale", "euclidean"):
-            raise ValueError(f"pd-cone: projection must be 'rescale' or 'euclidean', not {p['projection']!r}")
         sign = -1.0 if instance.sense == "max" else 1.0
         rho, C = instance.rho, instance.C
 

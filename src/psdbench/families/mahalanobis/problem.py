@@ -40,11 +40,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
+from psdbench import api
 from psdbench.api import Dataset, Feasibility, PsdbenchError, Solution
 from psdbench.linalg.balance import sign_violation, two_colouring
 from psdbench.linalg.psd import asymmetry, project_spectraplex
@@ -97,6 +98,8 @@ class MahalanobisInstance:
     y_test: np.ndarray | None = None
     kind: str = KIND
     tol: dict[str, float] = field(default_factory=dict)
+    #: the variables a solution may carry: ``M``, and ``colours`` with a balanced-graph claim
+    variables: ClassVar[tuple[str, ...]] = ("M", "colours")
     _U: np.ndarray | None = field(default=None, repr=False)  # subspace(), computed once
 
     @property
@@ -270,27 +273,42 @@ def classify(F: np.ndarray, y: np.ndarray, Ft: np.ndarray, yt: np.ndarray, M: np
 
 
 # --------------------------------------------------------------------------------------- problem
+def _open_unit(value: Any) -> str | None:
+    """``test_size`` check: a fraction strictly between 0 and 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        return f"must be a number in (0, 1), not {value!r}"
+    return None
+
+
 class MahalanobisProblem:
     """Problem family ``metric/<objective>``; subclasses fix ``objective``."""
 
     objective = ""
     kind = KIND
-    default_params: dict[str, Any] = {
-        "protocol": "objective",  # objective (section 6.2) | classification (section 6.3)
-        "fold": 0,  # objective protocol: fold index, or "all"
-        "max_folds": None,  # with fold = "all": keep the first max_folds folds (paper: 10 on madelon, colon-cancer)
-        "test_size": 0.1,  # classification protocol: paper text 0.1 (90/10); authors' code 0.4
-        "noise": None,  # Gaussian noise sd added before normalization; None = 1e-12 (objective), 0 (classification)
-        "C": None,  # trace bound; None = K
-        "rho": 1e-5,
-        "k_nn": 10,  # evaluation: k of the k-NN classifier (paper's tables 10, authors' code 3)
-        "mu": 0.5,  # LMNN
-        "k_target": 3,  # LMNN target neighbours
-        "psd_tol": 1e-7,  # lambda_min >= rho - psd_tol * max(1, ||M||)
-        "trace_tol": 1e-7,  # tr(M) <= C + trace_tol * max(1, C)
-        "sym_tol": 1e-9,
-        "zero_tol": 1e-9,  # entries below zero_tol * ||M|| are not edges (balance check)
+    params: dict[str, api.Param] = {
+        "protocol": api.choice("objective", "classification",
+                               doc="objective (section 6.2) | classification (section 6.3)"),
+        "fold": api.either(api.number(low=0, integer=True), "all", default=0,
+                           doc='objective protocol: fold index, or "all" (expanded to every fold)'),
+        "max_folds": api.number(low=1, default=None, integer=True,
+                                doc='with fold = "all": keep the first max_folds folds (paper: 10 on madelon, colon-cancer)'),
+        "test_size": api.Param(default=0.1, check=_open_unit,
+                               doc="classification protocol: test fraction; paper text 0.1 (90/10), authors' code 0.4"),
+        "noise": api.number(low=0, default=None,
+                            doc="Gaussian noise sd added before normalization; None = 1e-12 (objective), 0 (classification)"),
+        "C": api.number(low=0, default=None, doc="trace bound; None = K"),
+        "rho": api.number(low=0, default=1e-5, doc="M >= rho I"),
+        "k_nn": api.number(low=1, default=10, integer=True,
+                           doc="evaluation: k of the k-NN classifier (paper's tables 10, authors' code 3)"),
+        "mu": api.number(low=0, high=1, default=0.5, doc="LMNN: weight of the push term against the pull term"),
+        "k_target": api.number(low=1, default=3, integer=True, doc="LMNN target neighbours"),
+        "psd_tol": api.number(low=0, default=1e-7, doc="lambda_min >= rho - psd_tol * max(1, ||M||)"),
+        "trace_tol": api.number(low=0, default=1e-7, doc="tr(M) <= C + trace_tol * max(1, C)"),
+        "sym_tol": api.number(low=0, default=1e-9, doc="asymmetry <= sym_tol * max(1, ||M||)"),
+        "zero_tol": api.number(low=0, default=1e-9,
+                               doc="entries below zero_tol * ||M|| are not edges (balance check)"),
     }
+    default_params: dict[str, Any] = api.default_params(params)
 
     @property
     def name(self) -> str:
@@ -312,9 +330,7 @@ class MahalanobisProblem:
         return [{**params, "fold": f} for f in range(keep)]
 
     def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> MahalanobisInstance:
-        unknown = set(params) - set(self.default_params)
-        if unknown:
-            raise PsdbenchError(f"{self.name}: unknown parameter(s) {', '.join(sorted(unknown))}")
+        api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
         if not np.all(np.isfinite(dataset.X)):
             raise PsdbenchError(f"{dataset.name}: features contain NaN or inf")

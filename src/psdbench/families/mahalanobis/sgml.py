@@ -60,7 +60,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench import api
+from psdbench.api import Budget, Instance, Solution, Status, TraceRecorder
+from psdbench.families.mahalanobis.contract import MahalanobisKind
 from psdbench.linalg.balance import two_colouring
 from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.families.mahalanobis.objectives import pair_distances
@@ -184,30 +186,34 @@ class Sgml:
 
     name = "sgml"
     kinds = ("mahalanobis",)
-    default_params: dict[str, Any] = {
-        "graph": "signed",  # signed (SGML) | positive (PGML)
-        "init": "tree",  # tree (section 4.2.1) | near-identity (experiment code)
-        "tol": 1e-5,  # main loop: objective change per sweep <= tol * max(1, |Q|)   (Table 3 main tol.)
-        "max_sweeps": 1000,  # Table 3 max main iter.
-        "block_tol": 1e-3,  # Frank-Wolfe per block (Table 3 dia/offdia tol.)
-        "full_tol": 1e-5,  # Frank-Wolfe on the whole matrix (notes: 1e-5)
-        "max_fw": 1000,  # Table 3 max FW iter.
-        "full_phase": True,  # Algorithm 1 lines 13-16
-        "lobpcg_tol": 1e-4,
-        "lobpcg_maxiter": 200,
-        "zero_below": 1e-5,  # off-diagonal entries below this are set to 0 after each block
-        "nr_tol": 1e-3,  # Newton-Raphson tolerance on |Q'(gamma)| relative to |Q'(0)|
-        "lp_tol": 1e-7,
-        "lp_backend": "closed-form",  # closed-form (exact, see knapsack_lp) | highs (HiGHS through scipy)
-        "check_iterates": False,  # record min lambda_min(M) - rho over every Frank-Wolfe iterate (tests)
+    params: dict[str, api.Param] = {
+        "graph": api.choice("signed", "positive", doc="signed (SGML) | positive (PGML: every M_ij <= 0)"),
+        "init": api.choice("tree", "near-identity", doc="tree (section 4.2.1) | near-identity (experiment code)"),
+        "tol": api.number(low=0, default=1e-5,
+                          doc="main loop: objective change per sweep <= tol * max(1, |Q|) (Table 3 main tol.)"),
+        "max_sweeps": api.number(low=1, default=1000, integer=True, doc="Table 3 max main iter."),
+        "block_tol": api.number(low=0, default=1e-3, doc="Frank-Wolfe per block (Table 3 dia/offdia tol.)"),
+        "full_tol": api.number(low=0, default=1e-5, doc="Frank-Wolfe on the whole matrix (notes: 1e-5)"),
+        "max_fw": api.number(low=1, default=1000, integer=True, doc="Table 3 max FW iter."),
+        "full_phase": api.Param(default=True, types=(bool,), doc="run Algorithm 1 lines 13-16 (whole-matrix FW)"),
+        "lobpcg_tol": api.number(low=0, default=1e-4, doc="LOBPCG tolerance of the warm-started scalars"),
+        "lobpcg_maxiter": api.number(low=1, default=200, integer=True, doc="LOBPCG iteration limit"),
+        "zero_below": api.number(low=0, default=1e-5, doc="off-diagonal entries below this are set to 0 after each block"),
+        "nr_tol": api.number(low=0, default=1e-3, doc="Newton-Raphson tolerance on |Q'(gamma)| relative to |Q'(0)|"),
+        "lp_tol": api.number(low=0, default=1e-7, doc="HiGHS feasibility tolerance (lp_backend = highs)"),
+        "lp_backend": api.choice("closed-form", "highs",
+                                 doc="closed-form (exact, see knapsack_lp) | highs (HiGHS through scipy)"),
+        "check_iterates": api.Param(default=False, types=(bool,),
+                                    doc="record min lambda_min(M) - rho over every Frank-Wolfe iterate (tests)"),
     }
+    default_params: dict[str, Any] = api.default_params(params)
 
     def library_versions(self) -> dict[str, str]:
         import scipy
 
         return {"numpy": np.__version__, "scipy": scipy.__version__}
 
-    def supports(self, instance: Any) -> bool:
+    def supports(self, instance: Instance) -> bool:
         return getattr(instance, "kind", None) == "mahalanobis"
 
     # ------------------------------------------------------------------------------- helpers
@@ -222,7 +228,7 @@ class Sgml:
         st.timers["lobpcg_s"] += time.perf_counter() - t0
 
     @staticmethod
-    def _line_search(inst: Any, sign: float, D0: np.ndarray, E: np.ndarray, tol: float, g0: float) -> float:
+    def _line_search(inst: MahalanobisKind, sign: float, D0: np.ndarray, E: np.ndarray, tol: float, g0: float) -> float:
         """Step size along pair distances ``D0 + gamma E``; ``g0 = sign * Q'(0)`` is known already."""
         exact = getattr(inst.obj, "exact_step", None)
         if exact is not None and sign > 0:  # piecewise-linear objectives (LMNN): the exact minimizer
@@ -298,7 +304,7 @@ class Sgml:
             return None if x is None else (x[:K], x[K:])
         raise ValueError(f"{self.name}: lp_backend must be 'closed-form' or 'highs', not {p['lp_backend']!r}")
 
-    def _frank_wolfe(self, inst: Any, sign: float, st: _State, M: np.ndarray, direction: Callable,
+    def _frank_wolfe(self, inst: MahalanobisKind, sign: float, st: _State, M: np.ndarray, direction: Callable,
                      tol: float, p: dict[str, Any], after_step: Callable | None = None) -> tuple[np.ndarray, float]:
         """Frank-Wolfe from feasible ``M`` (section 4.4): LP vertex, Newton-Raphson step, repeat."""
         q, G = inst.value_and_grad(M)
@@ -333,7 +339,7 @@ class Sgml:
                 break
         return M, f
 
-    def _fw_block(self, inst: Any, sign: float, st: _State, diag: np.ndarray, col: np.ndarray, D: np.ndarray,
+    def _fw_block(self, inst: MahalanobisKind, sign: float, st: _State, diag: np.ndarray, col: np.ndarray, D: np.ndarray,
                   j: int, terms: tuple, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
         """Frank-Wolfe on block ``j`` (section 4.4) with the scalars fixed.
 
@@ -447,7 +453,7 @@ class Sgml:
         S[ju, iu] = off
         return S
 
-    def _fw_full(self, inst: Any, sign: float, st: _State, p: dict[str, Any], rec: TraceRecorder) -> None:
+    def _fw_full(self, inst: MahalanobisKind, sign: float, st: _State, p: dict[str, Any], rec: TraceRecorder) -> None:
         def direction(Mc: np.ndarray, G: np.ndarray) -> np.ndarray | None:
             return self._full_direction(Mc, st.colours, magnitudes(st.v), G, inst.rho, inst.C, st, p)
 
@@ -482,20 +488,17 @@ class Sgml:
         return E
 
     # ------------------------------------------------------------------------------------ solve
-    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+    def solve(self, instance: MahalanobisKind, budget: Budget, **params: Any) -> Solution:
+        api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
-        if p["graph"] not in ("signed", "positive"):
-            raise ValueError(f"{self.name}: graph must be 'signed' or 'positive', not {p['graph']!r}")
         positive = p["graph"] == "positive"
         sign = -1.0 if instance.sense == "max" else 1.0
         K, C = instance.K, instance.C
         rng = np.random.default_rng(instance.seed)
         if p["init"] == "tree":
             M0 = tree_start(instance.F, C, rng, positive)
-        elif p["init"] == "near-identity":
+        else:  # near-identity
             M0 = near_identity_start(K, C, positive)
-        else:
-            raise ValueError(f"{self.name}: init must be 'tree' or 'near-identity', not {p['init']!r}")
         M0 *= 1 - 1e-9  # strictly inside tr(M) <= C
         colours = np.ones(K) if positive else two_colouring(M0).colours
         st = _State(M=M0, colours=colours, v=np.ones(K), f=sign * instance.value(M0))
@@ -559,4 +562,6 @@ class Pgml(Sgml):
     """Solver ``pgml``: the positive-graph restriction of SGML (all ``M_ij <= 0``; the paper's [10])."""
 
     name = "pgml"
-    default_params = {**Sgml.default_params, "graph": "positive"}
+    params: dict[str, api.Param] = {
+        **Sgml.params, "graph": api.choice("positive", "signed", doc="positive (PGML) | signed (SGML)")}
+    default_params: dict[str, Any] = api.default_params(params)

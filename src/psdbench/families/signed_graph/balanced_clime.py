@@ -61,32 +61,41 @@ from typing import Any, Callable
 import numpy as np
 import scipy.linalg as sla
 
-from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench import api
+from psdbench.api import Budget, Instance, Solution, Status, TraceRecorder
 from psdbench.families.signed_graph.clime_lp import ColumnLP, ColumnLPError, min_feasible_rho, residual_rho
 from psdbench.families.signed_graph.slp_admm import ColumnADMM
+from psdbench.families.signed_graph.contract import SignedGraphKind
 from psdbench.families.signed_graph.problem import KIND, n_nonzero_upper, sample_covariance
 
-DEFAULTS: dict[str, Any] = {
-    "lp_backend": "highs",  # highs | admm
-    "admm_form": "auto",  # auto (sparse when K < N) | dense (45) | sparse (136)
-    "admm_linear_solver": "cholesky",  # cholesky | cg (89)
-    "admm_gamma": 10.0,
-    "admm_max_iter": 20000,
-    "admm_feas_tol": 1e-6,  # an ADMM column further than this outside (12) counts as "no solution"
-    "rho_step": 0.01,
-    "max_rho_steps": 100,
-    "hqic_patience": 1,  # increases of HQIC tolerated before the search stops (1: first local minimum)
-    "sigma_v": "median",
-    "hqic_weight": "samples",  # samples: K/2 on the log-likelihood, as (16) | paper: (17) as printed
-    "polarity_compare": "same_rho",  # same_rho | own_rho (see the module docstring)
-    "accept": "hqic",  # hqic: a revisited column is updated only if HQIC decreases | always
-    "max_sweeps": 10,
-    "tol": 1e-4,
-    "zero_tol": 1e-9,
-    "admm_zero_tol": 1e-6,  # ADMM entries below this times the largest are zeros (finite accuracy)
-    "center": None,  # None: the instance's choice
-    "standardize": True,  # learn on the correlation scale, then rescale (as CLIME software does)
+PARAMS: dict[str, api.Param] = {
+    "lp_backend": api.choice("highs", "admm", doc="column LP (12) solver: HiGHS | the ADMM of section V"),
+    "admm_form": api.choice("auto", "dense", "sparse", doc="auto (sparse when K < N) | dense (45) | sparse (136)"),
+    "admm_linear_solver": api.choice("cholesky", "cg", doc="ADMM linear system: cholesky | cg (89)"),
+    "admm_gamma": api.number(low=0, default=10.0, doc="ADMM penalty gamma"),
+    "admm_max_iter": api.number(low=1, default=20000, integer=True, doc="ADMM iteration limit per LP"),
+    "admm_feas_tol": api.number(low=0, default=1e-6,
+                                doc='an ADMM column further than this outside (12) counts as "no solution"'),
+    "rho_step": api.number(low=0, default=0.01, doc="delta of IV-E: absolute rho increment of the HQIC search"),
+    "max_rho_steps": api.number(low=1, default=100, integer=True, doc="rho values tried per column search"),
+    "hqic_patience": api.number(low=1, default=1, integer=True,
+                                doc="increases of HQIC tolerated before the search stops (1: first local minimum)"),
+    "sigma_v": api.either("median", api.number(low=0), default="median",
+                          doc='sigma_v of (15); "median": sigma_v^2 is the median off-diagonal VoC'),
+    "hqic_weight": api.choice("samples", "paper",
+                              doc="samples: K/2 on the log-likelihood, as (16) | paper: (17) as printed"),
+    "polarity_compare": api.choice("same_rho", "own_rho", doc="how a flipped polarity is compared (module docstring)"),
+    "accept": api.choice("hqic", "always", doc="hqic: a revisited column is updated only if HQIC decreases | always"),
+    "max_sweeps": api.number(low=1, default=10, integer=True, doc="sweeps over all columns"),
+    "tol": api.number(low=0, default=1e-4, doc="stop when ||L||_1 decreases by at most tol relative (no flips)"),
+    "zero_tol": api.number(low=0, default=1e-9, doc="entries at most this are zeros (HQIC's edge count)"),
+    "admm_zero_tol": api.number(low=0, default=1e-6,
+                                doc="ADMM entries below this times the largest are zeros (finite accuracy)"),
+    "center": api.Param(default=None, types=(bool,), doc="subtract row means first; None: the instance's choice"),
+    "standardize": api.Param(default=True, types=(bool,),
+                             doc="learn on the correlation scale, then rescale (as CLIME software does)"),
 }
+DEFAULTS: dict[str, Any] = api.default_params(PARAMS)
 
 
 def voc_weights(X: np.ndarray, C: np.ndarray, sigma_v: float | str = "median") -> np.ndarray:
@@ -385,12 +394,14 @@ class BalancedClime:
 
     name = "balanced-clime"
     kinds = (KIND,)
-    default_params = dict(DEFAULTS)
+    params: dict[str, api.Param] = PARAMS
+    default_params: dict[str, Any] = dict(DEFAULTS)
 
-    def supports(self, instance: Any) -> bool:
+    def supports(self, instance: Instance) -> bool:
         return getattr(instance, "kind", None) == KIND
 
-    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+    def solve(self, instance: SignedGraphKind, budget: Budget, **params: Any) -> Solution:
+        api.validate_params(self, params, self.name)
         p = {k: v for k, v in params.items()}
         if p.get("center") is None:
             p.pop("center", None)

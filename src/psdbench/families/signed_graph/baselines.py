@@ -34,7 +34,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from psdbench.api import Budget, Solution, Status
+from psdbench import api
+from psdbench.api import Budget, Instance, Solution, Status
+from psdbench.families.signed_graph.contract import SignedGraphKind
 from psdbench.families.signed_graph.clime_lp import ColumnLP, ColumnLPError
 from psdbench.families.signed_graph.balancing import balance_graph
 from psdbench.families.signed_graph.problem import KIND, hqic, sample_covariance
@@ -157,6 +159,18 @@ def _select_cv(fit: Callable[[np.ndarray, float], np.ndarray], grid: tuple[float
     return fit(C, value), loss, value
 
 
+def _two_step_params(param_name: str, what: str) -> dict[str, api.Param]:
+    """Specs of a two-step baseline whose regularization parameter is ``param_name``."""
+    return {
+        param_name: api.either("hqic", "cv", api.number(low=0), default="hqic",
+                               doc=f"{what}: a number, or chosen on the grid by HQIC or cross-validation"),
+        "balance": api.choice("none", "min", "max", "greedy", doc="balancing step: none | min-cut | max-cut | greedy"),
+        "zero_tol": api.number(low=0, default=1e-9, doc="entries at most zero_tol * max |L_ii| are not edges"),
+        "standardize": api.Param(default=True, types=(bool,), doc="estimate on the correlation scale, then rescale"),
+        "cv_folds": api.number(low=2, default=5, integer=True, doc='folds of the "cv" choice'),
+    }
+
+
 class _TwoStep:
     """Estimator + optional balancing (the paper's six baseline configurations)."""
 
@@ -164,18 +178,18 @@ class _TwoStep:
     kinds = (KIND,)
     param_name = ""
     grid: tuple[float, ...] = ()
+    params: dict[str, api.Param] = {}
     default_params: dict[str, Any] = {}
 
-    def supports(self, instance: Any) -> bool:
+    def supports(self, instance: Instance) -> bool:
         return getattr(instance, "kind", None) == KIND
 
     def fit(self, C: np.ndarray, value: float) -> np.ndarray:
         raise NotImplementedError
 
-    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+    def solve(self, instance: SignedGraphKind, budget: Budget, **params: Any) -> Solution:
+        api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
-        if p["balance"] not in ("none", "min", "max", "greedy"):
-            raise ValueError(f"balance must be none, min, max or greedy, not {p['balance']!r}")
         C, K = instance.C, instance.n_samples
         d = np.sqrt(np.diag(C)) if p["standardize"] else np.ones(len(C))
         C = C / np.outer(d, d)  # the correlation scale, as for balanced-clime; scaled back below
@@ -213,8 +227,8 @@ class Clime(_TwoStep):
     name = "clime"
     param_name = "rho"
     grid = RHO_GRID
-    default_params = {"rho": "hqic", "balance": "none", "zero_tol": 1e-9, "standardize": True,
-                      "cv_folds": 5}
+    params = _two_step_params("rho", "CLIME's l-inf bound rho of (9)")
+    default_params = api.default_params(params)
 
     def fit(self, C: np.ndarray, value: float) -> np.ndarray:
         return clime(C, value)
@@ -226,8 +240,8 @@ class Glasso(_TwoStep):
     name = "glasso"
     param_name = "alpha"
     grid = ALPHA_GRID
-    default_params = {"alpha": "hqic", "balance": "none", "zero_tol": 1e-9, "standardize": True,
-                      "cv_folds": 5}
+    params = _two_step_params("alpha", "GLASSO's off-diagonal l1 penalty")
+    default_params = api.default_params(params)
 
     def fit(self, C: np.ndarray, value: float) -> np.ndarray:
         return glasso(C, value)

@@ -103,14 +103,16 @@ def balanced_gmrf(n: int, k: int, p: float = 0.2, noise_sd: float = 0.0, seed: i
 
 
 def balanced_gmrf_dataset() -> Dataset:
-    """The ``synthetic/balanced-gmrf`` entry: a generator marker, no data (see the module docstring)."""
+    """The ``synthetic/balanced-gmrf`` entry: no arrays, ``payload = {"generator": "balanced-gmrf"}``.
+
+    The ``signed-graph`` problem draws the graph and its samples with :func:`balanced_gmrf` from
+    the instance parameters and seed (see the module docstring).
+    """
     return Dataset(
         name="synthetic/balanced-gmrf",
-        X=np.zeros((0, 0)),
-        y=np.zeros(0),
         source="psdbench.families.signed_graph.data:balanced_gmrf",
         label_coding="no labels (graph learning); the ground-truth Laplacian is drawn per instance",
-        meta={"generator": GENERATOR},
+        payload={"generator": GENERATOR},
     )
 
 

@@ -28,10 +28,11 @@ reference (the balanced problem is combinatorial); the harness uses the best ver
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from psdbench import api
 from psdbench.api import Dataset, DataError, Feasibility, Solution
 from psdbench.families.signed_graph.data import GENERATOR, balanced_gmrf
 from psdbench.linalg.balance import two_colouring
@@ -108,6 +109,8 @@ class SignedGraphInstance:
     polarity_true: np.ndarray | None = None
     kind: str = KIND
     meta: dict[str, Any] = field(default_factory=dict)
+    #: the variables a solution may carry: ``L``, and ``polarity`` with a balanced-graph claim
+    variables: ClassVar[tuple[str, ...]] = ("L", "polarity")
 
     @property
     def n(self) -> int:
@@ -192,31 +195,30 @@ class SignedGraph:
 
     name = "signed-graph"
     kind = KIND
-    default_params: dict[str, Any] = {
-        "n_nodes": 50,  # synthetic/balanced-gmrf only
-        "n_samples": 500,  # synthetic/balanced-gmrf only
-        "edge_prob": 0.2,  # synthetic/balanced-gmrf only
-        "noise_sd": 0.0,  # synthetic/balanced-gmrf only
-        "center": False,
-        "hqic_weight": "samples",  # samples: K/2 on the log-likelihood, as (16) | paper: (17) as printed
-        "edge_tol": 1e-6,
-        "pd_tol": 1e-10,
-        "sym_tol": 1e-9,
+    params: dict[str, api.Param] = {
+        "n_nodes": api.number(low=2, default=50, integer=True, doc="nodes N (synthetic/balanced-gmrf only)"),
+        "n_samples": api.number(low=2, default=500, integer=True, doc="observations K (synthetic/balanced-gmrf only)"),
+        "edge_prob": api.number(low=0, high=1, default=0.2,
+                                doc="Erdos-Renyi edge probability (synthetic/balanced-gmrf only)"),
+        "noise_sd": api.number(low=0, default=0.0, doc="white observation noise sd (synthetic/balanced-gmrf only)"),
+        "center": api.Param(default=False, types=(bool,), doc="subtract row means before the sample covariance"),
+        "hqic_weight": api.choice("samples", "paper",
+                                  doc="samples: K/2 on the log-likelihood, as (16) | paper: (17) as printed"),
+        "edge_tol": api.number(low=0, default=1e-6, doc="entries up to edge_tol * max |L_ii| are not edges"),
+        "pd_tol": api.number(low=0, default=1e-10, doc="verification: lambda_min(L) > pd_tol * max |L_ij|"),
+        "sym_tol": api.number(low=0, default=1e-9, doc="verification: relative asymmetry and polarity-claim tolerance"),
     }
+    default_params: dict[str, Any] = api.default_params(params)
 
     @property
     def sense(self) -> str:
         return "min"
 
     def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> SignedGraphInstance:
+        api.validate_params(self, params, self.name)
         p = {**self.default_params, **dict(params)}
-        unknown = set(params) - set(self.default_params)
-        if unknown:
-            raise DataError(f"signed-graph: unknown parameter(s) {', '.join(sorted(unknown))}")
-        if p["hqic_weight"] not in ("samples", "paper"):
-            raise DataError(f"signed-graph: hqic_weight must be 'samples' or 'paper', not {p['hqic_weight']!r}")
         L_true = pol = None
-        if dataset.meta.get("generator") == GENERATOR:
+        if dataset.payload.get("generator") == GENERATOR:
             sample = balanced_gmrf(int(p["n_nodes"]), int(p["n_samples"]), float(p["edge_prob"]),
                                    float(p["noise_sd"]), seed)
             X, L_true, pol = sample.X, sample.L, sample.polarity

@@ -1,0 +1,158 @@
+"""The conformance kit (psdbench.testing) on every built-in, and on three deliberately broken solvers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from psdbench.api import Solution, Status
+from psdbench.families.graph_classification.contract import GraphClassificationKind
+from psdbench.families.mahalanobis.contract import MahalanobisKind
+from psdbench.families.signed_graph.contract import SignedGraphKind
+from psdbench.testing import (ConformanceError, DeadlineError, InfeasiblePointError, ParamSpecError,
+                              VariableNamesError, check_problem, check_solver)
+
+
+@pytest.fixture(scope="module")
+def instances(registry, wdbc):
+    """One small instance per family, each passed through check_problem."""
+    gc = check_problem(registry.problem("graph-classification"), wdbc, {"n": 20, "graph": "knn", "k": 5},
+                       kind=GraphClassificationKind)
+    mc = check_problem(registry.problem("metric/mcml"), wdbc, {"fold": 0}, kind=MahalanobisKind)
+    gmrf = registry.load_dataset("synthetic/balanced-gmrf")
+    params = {"n_nodes": 10, "n_samples": 100}
+    truth = registry.problem("signed-graph").build(gmrf, params, 0)
+    sg = check_problem(registry.problem("signed-graph"), gmrf, params,
+                       point={"L": truth.L_true, "polarity": truth.polarity_true}, kind=SignedGraphKind)
+    return {"graph-classification": gc, "mahalanobis": mc, "signed-graph": sg}
+
+
+def test_problems_without_a_formulation_need_a_point(registry, wdbc):
+    lsml = registry.problem("metric/lsml")  # not convex: no cvxpy formulation
+    with pytest.raises(ConformanceError, match="pass point="):
+        check_problem(lsml, wdbc, {"fold": 1})
+    inst = lsml.build(wdbc, {"fold": 1}, 0)
+    assert check_problem(lsml, wdbc, {"fold": 1}, point={"M": inst.identity_start()}).kind == "mahalanobis"
+    with pytest.raises(ParamSpecError, match="parameter fold must be"):
+        check_problem(lsml, wdbc, {"fold": -1})
+    with pytest.raises(InfeasiblePointError, match="min_eig="):
+        check_problem(lsml, wdbc, {"fold": 1}, point={"M": -inst.identity_start()})
+
+
+@pytest.mark.parametrize("name, params", [
+    ("gdpa-lp", {}), ("gdpa-lp-elim", {}), ("scs", {}), ("clarabel", {}), ("sgml", {}), ("pgml", {}),
+    ("pd-cone", {}), ("balanced-clime", {}),
+    # without balancing the baselines return unbalanced graphs, which (by design) do not verify
+    ("clime", {"balance": "greedy"}), ("glasso", {"balance": "greedy", "alpha": 0.05}),
+])
+def test_builtin_solver_conforms(registry, instances, name, params):
+    report = check_solver(registry.solver(name), list(instances.values()), params=params, deadline_s=10.0, grace_s=5.0)
+    assert {i.kind for i, _, _ in report.solutions} <= set(instances)
+    assert report.solutions
+
+
+def test_mosek_conforms_or_says_why_it_skips(registry, instances):
+    mosek = registry.solver("mosek")
+    reason = mosek.skip_reason(instances["graph-classification"])
+    if reason is not None:
+        assert "MOSEK" in reason
+        pytest.skip(reason)
+    check_solver(mosek, list(instances.values()))
+
+
+def test_conic_skip_reason_names_the_missing_formulation(registry, instances):
+    assert registry.solver("clarabel").skip_reason(instances["signed-graph"]) == \
+        "signed-graph offers no cvxpy formulation"
+    assert registry.solver("clarabel").skip_reason(instances["mahalanobis"]) is None
+
+
+# ------------------------------------------------------------------------------ broken solvers
+class _Metric:
+    kinds = ("mahalanobis",)
+    default_params: dict = {}
+
+    def supports(self, instance):
+        return instance.kind == "mahalanobis"
+
+    def library_versions(self):
+        return {}
+
+
+class WrongName(_Metric):
+    name = "wrong-name"
+
+    def solve(self, instance, budget, **params):
+        return Solution(variables={"Mat": instance.identity_start()})
+
+
+class NotPsd(_Metric):
+    name = "not-psd"
+
+    def solve(self, instance, budget, **params):
+        return Solution(variables={"M": -instance.identity_start()})
+
+
+class Sleeper(_Metric):
+    name = "sleeper"
+
+    def solve(self, instance, budget, **params):
+        time.sleep(3.0)  # never looks at the budget
+        return Solution(variables={"M": instance.identity_start()})
+
+
+class Polite(_Metric):
+    name = "polite"
+
+    def solve(self, instance, budget, **params):
+        while not budget.expired():
+            time.sleep(0.01)
+        return Solution(variables={"M": instance.identity_start()}, status=Status.TIMEOUT)
+
+
+def test_wrong_variable_name_fails_clearly(instances):
+    with pytest.raises(VariableNamesError) as err:
+        check_solver(WrongName(), [instances["mahalanobis"]])
+    assert str(err.value).startswith("solver 'wrong-name' returned variables {'Mat'}; instance metric/mcml")
+    assert "expects {'M', 'colours'}" in str(err.value)
+
+
+def test_non_psd_output_fails_clearly(instances):
+    with pytest.raises(InfeasiblePointError, match=r"solver 'not-psd' returned a point that fails verification .*min_eig=-"):
+        check_solver(NotPsd(), [instances["mahalanobis"]])
+
+
+def test_ignored_deadline_fails_clearly(instances):
+    t0 = time.monotonic()
+    with pytest.raises(DeadlineError, match=r"solver 'sleeper' ignored the deadline .*Budget.seconds\(0.2\)"):
+        check_solver(Sleeper(), [instances["mahalanobis"]], deadline_s=0.2, grace_s=0.3)
+    assert time.monotonic() - t0 < 3.0  # the watchdog gave up before the sleeper returned
+    report = check_solver(Polite(), [instances["mahalanobis"]], deadline_s=0.2, grace_s=0.3)
+    assert report.solutions[0][1].status is Status.TIMEOUT
+
+
+def test_inconsistent_param_specs_fail(instances):
+    from psdbench import api
+
+    class Drifted(_Metric):
+        name = "drifted"
+        params = {"tol": api.number(low=0, default=1e-4, doc="tolerance")}
+        default_params = {"tol": 1e-5}
+
+        def solve(self, instance, budget, **params):
+            return Solution(variables={"M": instance.identity_start()})
+
+    with pytest.raises(ParamSpecError, match=r"default_params\['tol'\] = 1e-05 but params\['tol'\] defaults to 0.0001"):
+        check_solver(Drifted(), [instances["mahalanobis"]])
+    with pytest.raises(ParamSpecError, match="parameter tol must lie in"):
+        check_solver(type("Negative", (Drifted,), {"default_params": {"tol": 1e-4}})(), [instances["mahalanobis"]],
+                     params={"tol": -1.0})
+
+
+def test_unknown_kind_is_not_run(instances):
+    report = check_solver(NotPsd(), [instances["graph-classification"], instances["signed-graph"]],
+                          require_run=False)
+    assert not report.solutions and len(report.skipped) == 2
+    with pytest.raises(ConformanceError, match="ran on none of the instances"):
+        check_solver(NotPsd(), [instances["graph-classification"]])
+
