@@ -1,7 +1,8 @@
 """``toy/nearest-psd``: minimize ``||X - A||_F^2`` over PSD ``X`` with unit diagonal.
 
 ``A`` is drawn from the ``toy/noisy-corr`` dataset's payload with the instance's ``n`` and seed.
-A solution is ``variables["X"]``.
+A solution is ``variables["X"]``; what solvers may read of an instance is
+:class:`~psdbench_toyfamily.contract.NearestPsdKind`.
 
 * Objective: ``||X - A||_F^2``, recomputed from ``X``.
 * Verification: symmetric, ``lambda_min(X) >= -1e-7``, ``max |X_ii - 1| <= 1e-7``.
@@ -17,7 +18,7 @@ A solution is ``variables["X"]``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -47,6 +48,9 @@ def unit_diagonal(X: np.ndarray) -> np.ndarray:
 
 @dataclass
 class NearestPsdInstance:
+    """Implements :class:`~psdbench_toyfamily.contract.NearestPsdKind`."""
+
+    variables: ClassVar[tuple[str, ...]] = ("X",)
     problem: str
     dataset: str
     params: dict[str, Any]
