@@ -4,7 +4,8 @@
 (``toy/nearest-psd``), a dataset (``toy/noisy-corr``), a solver (``toy-altproj``), a report
 section (``toy-nearest-psd``) and a suite (``toy-suite``).  It is installed offline (no package
 index, no build isolation, no dependencies), driven through the command line like a user would,
-and uninstalled afterwards.  Nothing in psdbench names it.
+and uninstalled afterwards.  Nothing in psdbench names it.  The conformance kit
+(``psdbench.testing``) checks its problem and solvers where the kit is present.
 """
 
 from __future__ import annotations
@@ -101,3 +102,20 @@ def test_report_shows_the_family_section(suite_run):
                      "render sections registered in psdbench.reports; the lead removes this xfail at merge")
     assert SECTION_TITLE in text
     assert SECTION_TITLE in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_family_passes_the_conformance_kit(monkeypatch):
+    """The family's problem and both solvers keep psdbench's contracts (``psdbench.testing``)."""
+    testing = pytest.importorskip("psdbench.testing", reason="the conformance kit comes with the contracts branch")
+    monkeypatch.syspath_prepend(str(FAMILY_DIR / "src"))  # imported from source: no install needed
+    from psdbench_toyfamily.altproj import AlternatingProjections
+    from psdbench_toyfamily.contract import NearestPsdKind
+    from psdbench_toyfamily.data import noisy_corr
+    from psdbench_toyfamily.problem import NearestPsd
+
+    from psdbench.solvers.conic import Clarabel
+
+    instances = [testing.check_problem(NearestPsd(), noisy_corr(), {"n": n}, seed=s, kind=NearestPsdKind)
+                 for n, s in ((6, 0), (10, 1))]
+    testing.check_solver(AlternatingProjections(), instances, deadline_s=5.0, grace_s=2.0)
+    testing.check_solver(Clarabel(), instances, deadline_s=5.0, grace_s=2.0)

@@ -40,8 +40,8 @@ class NearestPsdSection:
             return []
         label = "solver_label" if "solver_label" in df.columns else "solver"
         size = df["p_n"] if "p_n" in df.columns else df["instance_params"].map(lambda d: (d or {}).get("n"))
-        blocks: list = [Text(f"**{TITLE}**: `||X - A||_F^2` over PSD `X` with unit diagonal; statistics over "
-                             "cells with status `ok`.")]
+        blocks: list = [Text("`||X - A||_F^2` over PSD `X` with unit diagonal; statistics over cells with "
+                             "status `ok`, `gap_rel` against the certified reference.")]
         for n, sub in df.assign(_n=size).groupby("_n", sort=True):
             rows = []
             for solver, g in sub.groupby(label, sort=True):
