@@ -29,3 +29,30 @@ def data_dir():
 
 def random_instance(registry, wdbc, n=30, graph="knn", seed=0, k=5):
     return registry.problem("graph-classification").build(wdbc, {"n": n, "graph": graph, "k": k}, seed)
+
+
+# Offline installs of the plugin packages the tests build (tests never reach a package index).
+PIP_OFFLINE = ("install", "--no-index", "--no-build-isolation", "--no-deps", "-q")
+
+
+def pip_install_offline(package_dir, work_dir):
+    """Run ``pip install --no-index --no-build-isolation --no-deps`` on a copy of ``package_dir``.
+
+    The copy keeps the build's ``*.egg-info`` / ``build/`` out of the checkout.  Building without
+    isolation needs ``bdist_wheel`` in this interpreter: setuptools >= 70.1, which the ``test``
+    extra requires.  Returns the completed process.
+    """
+    import shutil
+    import subprocess
+    import sys
+
+    copy = Path(work_dir) / Path(package_dir).name
+    shutil.copytree(package_dir, copy, ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__"))
+    return subprocess.run([sys.executable, "-m", "pip", *PIP_OFFLINE, str(copy)], capture_output=True, text=True)
+
+
+def pip_uninstall(dist):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", dist], capture_output=True, text=True)

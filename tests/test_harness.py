@@ -141,12 +141,14 @@ def test_failures_are_recorded_and_the_grid_goes_on(tmp_path, plugin_path):
 
 
 def test_resume_runs_only_missing_cells(tmp_path):
+    # Two fast solvers on two seeds: scs here used to run into the 8 s timeout on some seeds, once
+    # per run, which made this the slowest harness test without testing anything more.
     db = tmp_path / "r.sqlite"
-    g = grid(tmp_path, ["gdpa-lp", "scs"], seeds=(0, 1, 2))
+    g = grid(tmp_path, ["gdpa-lp", "gdpa-lp-elim"], seeds=(0, 1))
     assert cli(["run", "--grid", str(g), "--db", str(db), "--report", "", "--quiet"]).returncode == 0
     con = sqlite3.connect(db)
     first = dict(con.execute("SELECT cell_key, run_id FROM results").fetchall())
-    assert len(first) == 6
+    assert len(first) == 4
     # simulate an interrupted run: two cells never got stored
     missing = sorted(first)[:2]
     con.executemany("DELETE FROM results WHERE cell_key=?", [(k,) for k in missing])

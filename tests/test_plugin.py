@@ -1,13 +1,13 @@
 """Round trip of a third-party solver plugin: install, discover, run through the CLI, uninstall.
 
 ``examples/solver-plugin`` registers ``example-harmonic`` (harmonic-function label propagation)
-through the ``psdbench.solvers`` entry-point group.  Its error rate must equal the instance's
-``labelprop_error`` baseline, which psdbench computes independently of the plugin.
+through the ``psdbench.solvers`` entry-point group.  It is installed offline (no package index,
+no build isolation, no dependencies) and uninstalled afterwards.  Its error rate must equal the
+instance's ``labelprop_error`` baseline, which psdbench computes independently of the plugin.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import subprocess
 import sys
@@ -18,45 +18,25 @@ import pytest
 
 from psdbench.harness.store import Store
 
+from .conftest import pip_install_offline, pip_uninstall
+
 PLUGIN_DIR = Path(__file__).resolve().parents[1] / "examples" / "solver-plugin"
 DIST = "psdbench-example-plugin"
-
-
-def _pip(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True)
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "psdbench.cli", *args], capture_output=True, text=True, cwd=cwd)
 
 
-def _can_build_locally() -> bool:
-    """setuptools can build the plugin in this interpreter (it needs ``bdist_wheel``).
-
-    ``bdist_wheel`` ships with setuptools from 70.1 on; older versions need the ``wheel`` package.
-    """
-    if importlib.util.find_spec("setuptools") is None:
-        return False
-    if importlib.util.find_spec("wheel") is not None:
-        return True
-    from importlib.metadata import version
-
-    major, minor = (int(p) for p in version("setuptools").split(".")[:2])
-    return (major, minor) >= (70, 1)
-
-
 @pytest.fixture(scope="module")
-def plugin_installed():
-    if _can_build_locally():
-        cmd = ["install", "--no-deps", "--no-build-isolation", "-q", "-e", str(PLUGIN_DIR)]
-    else:  # pip builds in an isolated environment and fetches setuptools (and wheel) itself
-        cmd = ["install", "--no-deps", "-q", "-e", str(PLUGIN_DIR)]
-    res = _pip(*cmd)
-    assert res.returncode == 0, f"pip install failed:\n{res.stdout}\n{res.stderr}"
+def plugin_installed(tmp_path_factory):
+    # offline: --no-index --no-build-isolation --no-deps, on a copy of the plugin (see conftest)
+    res = pip_install_offline(PLUGIN_DIR, tmp_path_factory.mktemp("solver-plugin"))
+    assert res.returncode == 0, f"offline build/install (pip --no-index) failed:\n{res.stdout}\n{res.stderr}"
     try:
         yield PLUGIN_DIR
     finally:
-        _pip("uninstall", "-y", "-q", DIST)
+        pip_uninstall(DIST)
 
 
 def test_plugin_listed(plugin_installed):

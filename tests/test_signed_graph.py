@@ -105,6 +105,7 @@ def test_min_feasible_rho_is_the_feasibility_threshold() -> None:
             lp.solve(rho_l * 0.99)
 
 
+@pytest.mark.slow
 def test_admm_matches_highs_on_every_column_n50() -> None:
     """The issue's check: ADMM (section V-B) and HiGHS agree to 1e-4 on every column of a seeded N = 50 instance."""
     s = balanced_gmrf(50, 500, 0.2, 0.0, seed=0)
@@ -174,6 +175,7 @@ def test_balanced_clime_output_is_balanced_pd_and_l1_is_monotone(seed: int) -> N
     assert f_measure(L, s.L, 1e-9) > 0.3  # a real graph was learned, not the empty one
 
 
+@pytest.mark.slow
 def test_balanced_clime_admm_backend_agrees_with_highs() -> None:
     """The whole learner with the section V ADMM as its column solver (small N: ADMM is slow).
 
@@ -211,6 +213,7 @@ def test_clime_and_glasso_against_cvxpy() -> None:
     assert mine == pytest.approx(val, rel=1e-4)
 
 
+@pytest.mark.slow
 def test_glasso_cv_choice_matches_scikit_learn_graphical_lasso_cv() -> None:
     """``alpha = "cv"`` picks the grid value scikit-learn's GraphicalLassoCV picks on the same folds."""
     from sklearn.covariance import GraphicalLassoCV
