@@ -125,8 +125,8 @@ class TableSpec:
     measures : tuple of Measure
     rows : tuple of str
         Frame columns forming the row key; one row per distinct key.
-    row_headers : tuple of str, optional
-        Headers of the key columns (default: the column names).
+    row_headers : tuple of str or None, optional
+        Headers of the key columns (default: the column names); ``None``: a key column not shown.
     pivot : str, optional
         Frame column whose values become columns (measure-major: every pivot value of the first
         measure, then of the second, ...).
@@ -140,13 +140,15 @@ class TableSpec:
     summaries : tuple of Summary
     checks : callable, optional
         ``checks(frame) -> list of str``: bullet lines under the table.
+    keep_row : callable, optional
+        ``keep_row(values)``: whether a data row is shown, from its numeric values by column header.
     """
 
     name: str
     title: str
     measures: tuple[Measure, ...]
     rows: tuple[str, ...] = ("solver_label",)
-    row_headers: tuple[str, ...] | None = None
+    row_headers: tuple[str | None, ...] | None = None
     pivot: str | None = None
     pivot_label: Callable[[Any], str] = str
     pivot_order: Callable[[Iterable[Any]], list[Any]] = sorted
@@ -156,6 +158,7 @@ class TableSpec:
     summaries: tuple[Summary, ...] = ()
     note: str = ""
     checks: Callable[[pd.DataFrame], list[str]] | None = None
+    keep_row: Callable[[dict[str, float]], bool] | None = None
 
 
 def _number(v: Any) -> float:
@@ -198,21 +201,25 @@ def build_table(spec: TableSpec, frame: pd.DataFrame) -> Table | None:
     groups = {k if isinstance(k, tuple) else (k,): g for k, g in by_row} if by_row is not None else {}
     for k in keys:
         g = groups.get(k, frame.iloc[0:0])
-        r: dict[str, str] = dict(zip(heads, map(str, k)))
+        r: dict[str, str] = {h: str(v) for h, v in zip(heads, k) if h is not None}
         nums: dict[str, Any] = {}
+        by_head: dict[str, float] = {}
         for m, p, head in cols:
             sub = g if p is None else g[g[spec.pivot] == p]
             key = {**dict(zip(spec.rows, k)), **({spec.pivot: p} if spec.pivot else {})}
             v = m.compute(sub, key)
             r[head] = m.fmt(v)
+            by_head[head] = _number(v)
             if m.label == first:
                 nums[p] = _number(v)
+        if spec.keep_row is not None and not spec.keep_row(by_head):
+            continue
         rows.append(r)
         views.append((str(k[-1]), True, g, nums))
     shaded = []
     for extra in spec.extra_rows:
         label = extra.label(frame) if callable(extra.label) else extra.label
-        r = {h: "" for h in heads}
+        r = {h: "" for h in heads if h is not None}
         r[heads[-1]] = label
         nums, shown = {}, {}
         for m, p, head in cols:
@@ -236,7 +243,7 @@ def build_table(spec: TableSpec, frame: pd.DataFrame) -> Table | None:
     for s in spec.summaries:
         for r, (lab, data, g, _) in zip(rows, views):
             r[s.label] = s.func(RowView(lab, data, table[lab], table, g))
-    columns = heads + [h for _, _, h in cols] + [s.label for s in spec.summaries]
+    columns = [h for h in heads if h is not None] + [h for _, _, h in cols] + [s.label for s in spec.summaries]
     out = pd.DataFrame(rows, columns=columns).fillna("")
     checks = spec.checks(frame) if spec.checks else []
     return Table(spec.name, spec.title, out, spec.note, tuple(shaded), checks)
