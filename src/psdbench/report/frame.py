@@ -171,7 +171,7 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
         df["instance_reference"], df["instance_reference_kind"] = _instance_references(df, refs)
     else:
         df["instance_reference"], df["instance_reference_kind"] = np.nan, None
-    return df
+    return df.copy()  # one block per dtype: sections add columns without fragmentation warnings
 
 
 def key_str(v: Any) -> str:
