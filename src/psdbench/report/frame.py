@@ -51,7 +51,7 @@ def as_curve(v: Any) -> list[dict[str, float]]:
 
 
 def solver_label(name: str, params: Any) -> str:
-    """``scs (eps_abs=1e-06, formulation=reduced)``: one row per solver configuration.
+    """``<solver> (k1=v1, k2=v2)``: one row per solver configuration.
 
     The label lists the parameters the grid set (the stored ``solver_params``), sorted by name.
     """
