@@ -161,7 +161,7 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
     df["curve"] = df["curve"].map(as_curve) if "curve" in df.columns else [[] for _ in range(len(df))]
     if len(df):
         df = pd.concat([df, _param_columns(df["problem"], df["instance_params"], problems, "p_"),
-                        _param_columns(df["solver"], df["solver_params"], solvers, "s_")], axis=1)
+                        _param_columns(df["solver"], df["solver_params"], solvers, "s_")], axis=1).copy()
     df["solver_label"] = [solver_label(n, p) for n, p in zip(df["solver"], df["solver_params"])]
     df["family"] = df["problem"].map(lambda p: api.problem_family(problems[p]) if p in problems else p)
     df["sense"] = df["problem"].map(lambda p: api.problem_sense(problems[p]) if p in problems else "min")

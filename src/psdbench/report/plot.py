@@ -26,17 +26,21 @@ def panel_grid(n: int, ncol: int = 3, width: float = PANEL_W,
     """A figure with ``n`` panels in rows of ``ncol`` (extra axes hidden)."""
     ncol = max(1, min(ncol, n))
     nrow = max(1, math.ceil(n / ncol))
-    fig = MplFigure(figsize=(width * ncol, height * nrow))
+    fig = MplFigure(figsize=(max(width * ncol, 7.5), height * nrow))
     axes = list(fig.subplots(nrow, ncol, squeeze=False).flat)
     for ax in axes[n:]:
         ax.set_visible(False)
     return fig, axes[:n]
 
 
-def shared_legend(fig: MplFigure, handles: Sequence[Any], labels: Sequence[str], ncol: int = 3) -> int:
-    """A legend below the panels; returns its number of rows (for :func:`to_png`)."""
+def shared_legend(fig: MplFigure, handles: Sequence[Any], labels: Sequence[str], ncol: int | None = None) -> int:
+    """A legend below the panels, ``ncol`` columns (default: about one per 5 inches of width, fewer for
+    long labels); returns its number of rows (for :func:`to_png`)."""
     if not handles:
         return 0
+    if ncol is None:
+        longest = max(len(lab) for lab in labels)
+        ncol = max(1, int(fig.get_size_inches()[0] * 11 // max(longest + 4, 1)))
     ncol = max(1, min(ncol, len(labels)))
     fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=9, frameon=False)
     return math.ceil(len(labels) / ncol)
@@ -53,6 +57,23 @@ def to_png(fig: MplFigure, legend_rows: int = 0) -> bytes:
     return buf.getvalue()
 
 
-def panel_title(problem: str, dataset: str) -> str:
-    """``problem: dataset``."""
-    return f"{problem}: {dataset}"
+def panel_title(problem: str, dataset: str, extra: str = "") -> str:
+    """``problem: dataset`` (and a second line ``extra``)."""
+    return f"{problem}: {dataset}" + (f"\n{extra}" if extra else "")
+
+
+def log_axes(ax: Any) -> None:
+    """Log-log axes (call after plotting): labelled ticks at 1, 2, 5 x 10^k over less than two decades,
+    at decades otherwise (thinned to about 8 labels); minor ticks unlabelled."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
+        subs = (1.0, 2.0, 5.0) if decades < 2 else (1.0,)
+        axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=8))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+    ax.grid(True, which="major", alpha=0.35)
+    ax.grid(True, which="minor", alpha=0.12)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from psdbench.report.blocks import Figure, SectionContext, Text
 from psdbench.report.curves import CellCurve, aggregate, cell_curve, time_grid
-from psdbench.report.plot import colours, panel_grid, panel_title, shared_legend, to_png
+from psdbench.report.plot import colours, log_axes, panel_grid, panel_title, shared_legend, to_png
 
 #: Quantiles of the shaded band.
 BAND = (0.25, 0.75)
@@ -75,12 +75,10 @@ class GapVersusTime:
                     t, g = zip(*finals)
                     h = ax.scatter(t, g, marker="D", s=28, color=col_of[lab], edgecolor="black", linewidth=0.4)
                     entries.setdefault(f"{lab} (final point only)", h)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
+            log_axes(ax)
             ax.set_xlabel("time since solve start (s)")
             ax.set_ylabel("relative gap (floored)")
             ax.set_title(panel_title(problem, dataset), fontsize=10)
-            ax.grid(True, which="both", alpha=0.3)
         png = to_png(fig, shared_legend(fig, list(entries.values()), list(entries)))
         caption = ("Relative gap `s (objective - reference) / max(|reference|, 1e-12)` (`s = -1` for maximized "
                    "problems; `reference` = the cell's reference objective), of the harness's re-scored points, "

@@ -75,7 +75,7 @@ class PerformanceProfiles:
         fig, axes = panel_grid(2, ncol=2, width=6.2, height=4.4)
         handles = _draw(axes[0], rt, col_of, f"(a) time to reach relative gap ≤ {tol:g}")
         _draw(axes[1], rg, col_of, "(b) final relative gap")
-        png = to_png(fig, shared_legend(fig, handles, labels, ncol=2))
+        png = to_png(fig, shared_legend(fig, handles, labels))
         st, sg = pp.summary(rt), pp.summary(rg)
         run = {lab: int(context.frame.loc[context.frame["solver_label"] == lab, "instance_key"].nunique())
                for lab in labels}
