@@ -26,6 +26,7 @@ class StatusSummary:
         statuses = ["ok"] * ("ok" in counts.columns) + sorted(c for c in counts.columns if c != "ok")
         counts = counts[statuses]
         counts["total"] = counts.sum(axis=1)
+        counts.columns.name = None
         out = counts.reset_index().rename(columns={"solver_label": "solver"})
         out = out.astype({c: str for c in out.columns})
         n_inst = f["instance_key"].nunique()
