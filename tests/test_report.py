@@ -1,6 +1,7 @@
 import re
 
-from psdbench.harness.report import fmt_pct, markdown_table, write_report
+from psdbench.report import write_report
+from psdbench.report.fmt import fmt_pct, markdown_table
 from psdbench.harness.store import RESULT_COLUMNS, Store
 
 

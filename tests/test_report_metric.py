@@ -8,8 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from psdbench import api
+from psdbench.families.mahalanobis import paper_values as pv
 from psdbench.families.mahalanobis import report as rm
-from psdbench.harness.report import write_report
+from psdbench.families.mahalanobis.problem import Deml, Glr
+from psdbench.report import write_report
+from psdbench.report.fmt import fmt_num
 from psdbench.harness.store import RESULT_COLUMNS, Store
 
 from .test_report import _row as _graph_row
@@ -119,7 +123,7 @@ def test_deml_is_maximized(metric_report):
     r = ratio[(ratio["dataset"] == "Australian") & (ratio["solver"] == "sgml")].iloc[0]
     assert r[f"ours / {PD}"] == "0.5"  # 10.005 / 20.01
     assert r["paper optimizer"] == "SGML"
-    assert r["paper / PD-cone"] == rm.fmt_num(9.91 / 16.2)
+    assert r["paper / PD-cone"] == fmt_num(9.91 / 16.2)
     assert r["within?"] == "no"  # 0.5 < 0.612 for a maximization
 
 
@@ -127,9 +131,9 @@ def test_ratio_table_min(metric_report):
     ratio = pd.read_csv(metric_report["table_metric_ratio_mcml"], dtype=str, keep_default_na=False)
     assert set(ratio["solver"]) == {"pgml", "sgml"}
     r = ratio[(ratio["dataset"] == "Australian") & (ratio["solver"] == "pgml")].iloc[0]
-    assert r[f"ours / {PD}"] == rm.fmt_num(0.51 / 0.11)
+    assert r[f"ours / {PD}"] == fmt_num(0.51 / 0.11)
     assert r["paper optimizer"] == "PGML"
-    assert r["paper / PD-cone"] == rm.fmt_num(0.306 / 0.00521)
+    assert r["paper / PD-cone"] == fmt_num(0.306 / 0.00521)
     assert r["within?"] == "yes"
 
 
@@ -176,7 +180,7 @@ def test_time_table_and_report_files(metric_report):
 
 
 def test_paper_csv_rows(tmp_path, monkeypatch, data_dir):
-    if not (data_dir / rm.OBJECTIVE_CSV).exists():
+    if not (data_dir / pv.OBJECTIVE_CSV).exists():
         pytest.skip("sgml_paper_results absent")
     monkeypatch.setenv("PSDBENCH_DATA", str(data_dir))
     store = Store(tmp_path / "m.sqlite")
@@ -228,19 +232,30 @@ def test_dataset_names():
         "uci/planning": "Planning", "uci/voting": "Voting", "uci/wdbc": "WDBC", "uci/sonar": "Sonar",
         "uci/madelon": "madelon", "uci/colon-cancer": "colon-cancer", "sklearn/breast-cancer": "WDBC",
     }
-    for ds, paper in names.items():
-        assert rm.paper_dataset(ds) == paper, ds
-    assert rm.paper_dataset("synthetic/blobs") is None
-    assert rm.column_label("sklearn/breast-cancer") == "WDBC (sklearn copy)"
-    assert rm.order_datasets(["uci/sonar", "sklearn/breast-cancer", "zzz/x", "uci/wdbc", "uci/australian"]) == [
+    paper = pv.load()
+    for ds, name in names.items():
+        assert paper.paper_dataset(ds) == name, ds
+    assert paper.paper_dataset("synthetic/blobs") is None
+    assert paper.column_label("sklearn/breast-cancer") == "WDBC (sklearn copy)"
+    assert paper.order_datasets(["uci/sonar", "sklearn/breast-cancer", "zzz/x", "uci/wdbc", "uci/australian"]) == [
         "uci/australian", "uci/wdbc", "sklearn/breast-cancer", "uci/sonar", "zzz/x"]
-    assert rm.objective_sense("deml") == "max" and rm.objective_sense("GLR") == "min"
-    assert rm.is_better(2.0, 1.0, "max") and rm.is_better(1.0, 2.0, "min") and not rm.is_better(float("nan"), 1, "min")
+    # the sense of each objective comes from the problem (the tidy frame's ``sense`` column)
+    assert api.problem_sense(Deml()) == "max" and api.problem_sense(Glr()) == "min"
+    assert pv.is_better(2.0, 1.0, "max") and pv.is_better(1.0, 2.0, "min") and not pv.is_better(float("nan"), 1, "min")
+
+
+def _paper_rows(frame, objectives):
+    """``{objective: {optimizer: values in the paper's dataset order}}`` of a paper-values frame."""
+    return {o: {opt: tuple(g["value"]) for opt, g in frame[frame["objective"] == o].groupby("optimizer", sort=False)}
+            for o in objectives}
 
 
 def test_paper_constants_match_paper_summaries():
+    paper = pv.load()
+    assert paper.datasets[:3] == ("Australian", "Breastcancer", "Diabetes") and len(paper.datasets) == 17
+    assert paper.accuracy_datasets == paper.datasets[:15] and paper.k_nn == (10,)
     # Tables 6-7: the printed avg. is the mean of the 15 datasets (each value and the avg. rounded to 0.005)
-    for objective, rows in rm.PAPER_ACCURACY.items():
+    for objective, rows in _paper_rows(paper.accuracy, ("MCML", "DEML", "LMNN", "GLR")).items():
         for opt, vals in rows.items():
             assert len(vals) == 16
             assert abs(np.mean(vals[:15]) - vals[15]) <= 0.01, (objective, opt)
@@ -248,7 +263,7 @@ def test_paper_constants_match_paper_summaries():
     over = {"MCML": (61.4, 20.6, 19.7), "DEML": (0.558, 0.595, 0.611), "LSML": (3.52, 38.8, 2.25),
             "LMNN": (1.30, 1.43, 1.28), "GLR": (71.1, 104, 52.5)}
     for objective, expected in over.items():
-        rows = rm.PAPER_OBJECTIVE[objective]
+        rows = _paper_rows(paper.objective, (objective,))[objective]
         assert all(len(v) == 17 for v in rows.values())
         for opt, want in zip(("HBNB", "PGML", "SGML"), expected):
             got = np.mean(np.array(rows[opt]) / np.array(rows["PD-cone"]))
@@ -257,6 +272,7 @@ def test_paper_constants_match_paper_summaries():
 
 @pytest.mark.skipif(not PAPER_TEXT.exists(), reason="paper text absent")
 def test_paper_constants_match_paper_text():
+    paper = pv.load()
     lines = PAPER_TEXT.read_text(encoding="utf-8").splitlines()
     starts = [i for i, line in enumerate(lines) if "| dataset |" in line]
     assert len(starts) == 4  # Tables 4, 5, 6, 7
@@ -269,14 +285,14 @@ def test_paper_constants_match_paper_text():
                 continue
             if cells[1] == "dataset":
                 cols = cells[2:]
-            elif cells[1] in rm.PAPER_OPTIMIZERS:
+            elif cells[1] in paper.optimizers:
                 out.append((cells[1], dict(zip(cols, cells[2:]))))
         return out
 
-    for start, objectives, table, kind in ((starts[0], rm.OBJECTIVE_ORDER, rm.PAPER_OBJECTIVE, "obj"),
-                                           (starts[1], rm.OBJECTIVE_ORDER, rm.PAPER_OBJECTIVE, "obj"),
-                                           (starts[2], ("MCML", "DEML", "LMNN", "GLR"), rm.PAPER_ACCURACY, "acc"),
-                                           (starts[3], ("MCML", "DEML", "LMNN", "GLR"), rm.PAPER_ACCURACY, "acc")):
+    assert paper.objectives == ("MCML", "DEML", "LSML", "LMNN", "GLR")
+    for start, objectives, kind in ((starts[0], paper.objectives, "obj"), (starts[1], paper.objectives, "obj"),
+                                    (starts[2], ("MCML", "DEML", "LMNN", "GLR"), "acc"),
+                                    (starts[3], ("MCML", "DEML", "LMNN", "GLR"), "acc")):
         parsed = rows(start)[:4 * len(objectives)]
         assert len(parsed) == 4 * len(objectives)
         for i, (opt, cells) in enumerate(parsed):
@@ -285,9 +301,9 @@ def test_paper_constants_match_paper_text():
                 if not re.fullmatch(r"\d\.\d\dE[+-]\d\d|\d\d\.\d\d", text):
                     continue
                 if kind == "obj":
-                    if col not in rm.PAPER_DATASETS:  # Table 5's "over PD-cone" and "# of best" columns
+                    if col not in paper.datasets:  # Table 5's "over PD-cone" and "# of best" columns
                         continue
-                    assert rm.paper_objective(objective, opt, col) == float(text), (objective, opt, col)
+                    assert paper.objective_value(objective, opt, col) == float(text), (objective, opt, col)
                 else:
-                    want = rm.paper_accuracy(objective, opt, "avg." if col == "" else col)
+                    want = paper.accuracy_value(objective, opt, "avg." if col == "" else col, 10)
                     assert want == float(text), (objective, opt, col)

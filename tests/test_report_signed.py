@@ -7,8 +7,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from psdbench.families.signed_graph import paper_values as pv
 from psdbench.families.signed_graph import report as rs
-from psdbench.harness.report import write_report
+from psdbench.registry import discover
+from psdbench.report import write_report
+from psdbench.report.blocks import SectionContext
+from psdbench.report.frame import tidy_frame
 from psdbench.harness.store import RESULT_COLUMNS, Store
 from psdbench.families.signed_graph.problem import SignedGraph
 
@@ -91,6 +95,20 @@ def _csv(path):
     return pd.read_csv(path, dtype=str, keep_default_na=False).set_index("configuration")
 
 
+def _tidy(rows):
+    reg = discover()
+    return tidy_frame(_raw(rows), problems=reg.problems, solvers=reg.solvers)
+
+
+def _checks(rows, n_nodes, n_samples):
+    """The ordering checks of one setting, with the paper's check when the setting is the paper's."""
+    sf = rs.signed_frame(_tidy(rows))
+    sf = sf[(sf["p_n_nodes"] == n_nodes) & (sf["p_n_samples"] == n_samples)]
+    paper = pv.load()
+    paper_args = (n_nodes, n_samples) if paper.applies(n_nodes, n_samples, set(sf["p_edge_prob"])) else ()
+    return rs.ordering_checks(sf, f"N={n_nodes}, K={n_samples}", paper, *paper_args)
+
+
 @pytest.fixture
 def signed_report(tmp_path):
     store = Store(tmp_path / "s.sqlite")
@@ -157,8 +175,9 @@ def test_means_over_returned_cells(signed_report):
 
 
 def test_ordering_check():
-    tables = {t.name: t for t in rs.signed_tables(_raw(_rows()))}
-    checks = {c.noise_sd: c for c in tables["table_signed_50_500"].checks}
+    tables = {t.name: t for t in rs.signed_tables(_tidy(_rows()))}
+    checks = {c.noise_sd: c for c in _checks(_rows(), 50, 500)}
+    assert tables["table_signed_50_500"].checks == [c.text() for c in checks.values()]
     assert checks[0.0].holds is True
     assert checks[0.0].n_compared == 3  # glasso min, glasso greedy, clime max
     assert checks[0.0].unbalanced_above == [(C_NONE, pytest.approx(0.75))]
@@ -167,9 +186,9 @@ def test_ordering_check():
     assert checks[0.25].exceptions == [(C_GREEDY, pytest.approx(0.60))]
     assert "**fails**" in checks[0.25].text() and C_GREEDY in checks[0.25].text()
     assert "(paper: holds)" in checks[0.25].text()
-    (c,) = tables["table_signed_100_50"].checks
+    (c,) = _checks(_rows(), 100, 50)
     assert c.holds is True and c.n_compared == 1
-    (c,) = tables["table_signed_30_300"].checks
+    (c,) = _checks(_rows(), 30, 300)
     assert c.holds is None and c.paper_holds is None and "no configuration" in c.text()
 
 
@@ -184,7 +203,7 @@ def test_unknown_setting_and_section_text(signed_report):
 
     md = signed_report["markdown"].read_text(encoding="utf-8")
     assert f"## {rs.SECTION_TITLE}" in md
-    assert md.index("Balanced signed graph") < md.index("## Failures")
+    assert md.index("Balanced signed graph") < md.index("## Failures (signed-graph)")
     assert "| Proposed" in md and "0.720 (0.668)" in md
     assert "- Ordering check, N=50, K=500, σ=0.25: **fails**" in md
     assert "standard deviation σ = 0.25" in md
@@ -211,9 +230,10 @@ def test_csvs_and_generic_tables(signed_report):
 
 
 def test_no_section_without_signed_rows(tmp_path):
-    assert rs.signed_section(pd.DataFrame(), tmp_path) == ([], [], {})
-    raw = _raw([_graph_row("scs", 50, 0)])
-    assert rs.signed_section(raw, tmp_path) == ([], [], {})
+    section = rs.SignedGraphTables()
+    assert section.render(SectionContext("signed-graph", tidy_frame(pd.DataFrame()), pd.DataFrame(), {}, tmp_path)) == []
+    graph_only = _tidy([_graph_row("scs", 50, 0)])
+    assert rs.signed_tables(graph_only[graph_only["family"] == "signed-graph"]) == []
     assert not list(tmp_path.glob("*.csv"))
     store = Store(tmp_path / "g.sqlite")
     store.write_result(_graph_row("scs", 50, 0))
@@ -228,24 +248,32 @@ def test_frame_json_params_and_defaults(tmp_path):
     for r in rows:
         r["instance_params"] = json.dumps({"noise_sd": 0.25})  # n_nodes, n_samples: the problem's defaults
         r["solver_params"] = json.dumps(r["solver_params"])
-    sf = rs.signed_frame(_raw(rows))
-    assert sf[["n_nodes", "n_samples", "noise_sd"]].drop_duplicates().values.tolist() == [[50, 500, 0.25]]
+    sf = rs.signed_frame(_tidy(rows))
+    assert sf[["p_n_nodes", "p_n_samples", "p_noise_sd"]].drop_duplicates().values.tolist() == [[50, 500, 0.25]]
     assert sf["method"].tolist() == ["Proposed", "GLASSO Min"]
     # clime / glasso without a balance parameter are the solver default, balance=none
     assert rs.method_of("glasso", None) == ("GLASSO (no balancing)", "unbalanced")
     assert rs.method_of("clime", "greedy") == ("CLIME Greed", "paper")
     assert rs.method_of("other-solver", None) == ("other-solver", "other")
-    for k, v in rs.DEFAULT_INSTANCE.items():
-        assert SignedGraph.default_params[k] == v
+    # unset instance parameters are the problem's declared defaults, never copied constants
+    for k, v in SignedGraph.default_params.items():
+        if k != "noise_sd":
+            assert sf[f"p_{k}"].tolist() == [v, v], k
+    # an unset solver parameter is the solver's declared default: clime without balance is balance=none
+    assert pd.isna(sf["s_balance"][0]) and sf["s_balance"][1] == "min"  # balanced-clime has no balance
+    unset = rs.signed_frame(_tidy([_signed_row("clime", None, 50, 500, 0.0, 0)]))
+    assert unset["s_balance"].tolist() == ["none"] and unset["method"].tolist() == ["CLIME (no balancing)"]
 
 
 def test_paper_value_lookup():
-    assert rs.paper_value(50, 500, "Proposed", "FM", 0.0) == 0.668
-    assert rs.paper_value(50, 500, "CLIME Greed", "RE", 0.25) == 0.490
-    assert rs.paper_value(100, 50, "GLASSO Greed", "FM", 0.25) == 0.086
-    assert rs.paper_value(100, 50, "CLIME Min", "AE", 0.0) == 1.036
-    assert rs.paper_value(100, 50, "Proposed", "RE", 0.0) != rs.paper_value(100, 50, "Proposed", "RE", 0.0)  # NaN
-    assert rs.paper_value(50, 500, "Proposed", "FM", 0.1) != rs.paper_value(50, 500, "Proposed", "FM", 0.1)
+    paper = pv.load()
+    assert paper.value(50, 500, "Proposed", "FM", 0.0) == 0.668
+    assert paper.value(50, 500, "CLIME Greed", "RE", 0.25) == 0.490
+    assert paper.value(100, 50, "GLASSO Greed", "FM", 0.25) == 0.086
+    assert paper.value(100, 50, "CLIME Min", "AE", 0.0) == 1.036
+    assert paper.value(100, 50, "Proposed", "RE", 0.0) != paper.value(100, 50, "Proposed", "RE", 0.0)  # NaN
+    assert paper.value(50, 500, "Proposed", "FM", 0.1) != paper.value(50, 500, "Proposed", "FM", 0.1)
+    assert paper.runs(50, 500) == 30 and paper.applies(50, 500, {0.2}) and not paper.applies(50, 500, {0.3})
     assert rs.primary_error(50, 500) == "RE" and rs.primary_error(100, 50) == "AE"
 
 
@@ -257,7 +285,8 @@ def test_paper_constants_match_paper_text():
     # setting lines read "... setting (N=50,K=500formulae-sequence ... N=50,\\ K=500italic_N ...)"
     settings = [(int(m.group(1)), int(m.group(2))) for line in block
                 for m in [re.search(r"N=(\d+),\\ K=(\d+)", line)] if m]
-    assert settings == list(rs.PAPER_TABLE2)
+    paper = pv.load()
+    assert settings == list(paper.settings)
     values = {}
     setting = -1
     for line in block:
@@ -266,4 +295,10 @@ def test_paper_constants_match_paper_text():
         m = re.match(r"(FM|RE|AE) \S+ ((?:\d\.\d{3} ?){14})$", line.strip())
         if m:
             values[(settings[setting], m.group(1))] = tuple(float(v) for v in m.group(2).split())
-    assert values == {(s, metric): vals for s, row in rs.PAPER_TABLE2.items() for metric, vals in row.items()}
+    f = paper.frame
+    want = {}
+    for (n, k, metric), g in f.groupby(["n_nodes", "n_samples", "metric"], sort=False):
+        # the paper's order: Proposed 0, Proposed 0.25, GLASSO Min 0, ..., CLIME Greed 0.25
+        g = g.assign(m=g["method"].map(paper.methods.index)).sort_values(["m", "noise_sd"], kind="stable")
+        want[((int(n), int(k)), metric)] = tuple(g["value"])
+    assert values == want

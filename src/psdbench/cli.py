@@ -62,7 +62,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"run {run_id}: {len(mine)} cells of grid {grid.name} in {args.db}: "
           + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     if args.report:
-        from .harness.report import write_report
+        from .report import write_report
 
         paths = write_report(store, args.report)
         print("report: " + ", ".join(str(p) for p in paths.values()))
@@ -120,7 +120,7 @@ def _cmd_results(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .harness.report import write_report
+    from .report import write_report
     from .harness.store import Store
 
     if not Path(args.db).is_file():

@@ -1,0 +1,149 @@
+"""The report: a tidy frame of the store, sections from plugins, one renderer.
+
+:func:`write_report` builds the tidy frame (:func:`psdbench.report.frame.tidy_frame`), groups its
+rows by family, and calls every section registered in the ``psdbench.reports`` entry-point group
+whose ``family`` matches (``"*"``: once per family present), sorted by ``order``.  A section returns
+blocks (:mod:`psdbench.report.blocks`); one that raises is reported inside the report and never
+breaks it.
+
+Files written in ``out_dir``: ``report.md``, ``report.html`` (self-contained), ``results.csv``
+(every cell, without traces and curves), ``failures.csv`` (every cell whose status is not ``ok``),
+and one CSV per table / PNG per figure.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+import pandas as pd
+
+from .blocks import Figure, Section, SectionContext, Table, Text
+from .fmt import MISSING, first_line
+from .frame import tidy_frame
+from .render import Document, render
+
+if TYPE_CHECKING:  # pragma: no cover
+    from psdbench.harness.store import Store
+    from psdbench.registry import Registry
+
+__all__ = ["Figure", "Section", "SectionContext", "Table", "Text", "failures_frame", "results_csv_frame",
+           "run_sections", "write_report"]
+
+#: Report options and their defaults (``options`` of :func:`write_report` overrides them).
+DEFAULT_OPTIONS: dict[str, Any] = {"gap_tol": 1e-4, "gap_floor": 1e-12, "size_param": "n"}
+
+
+def results_csv_frame(raw: pd.DataFrame) -> pd.DataFrame:
+    """Every cell, dict columns JSON-encoded, ``trace`` and ``curve`` left out."""
+    out = raw.drop(columns=[c for c in ("trace", "curve") if c in raw.columns]).copy()
+    for c in ("instance_params", "solver_params", "metrics"):
+        if c in out.columns:
+            out[c] = out[c].map(lambda v: json.dumps(v, sort_keys=True, default=str) if v is not None else "")
+    return out
+
+
+def failures_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The cells of a tidy frame whose status is not ``ok``, with the first line of their message."""
+    f = frame[frame["status"] != "ok"]
+    out = pd.DataFrame({
+        "solver": f["solver_label"], "problem": f["problem"], "dataset": f["dataset"],
+        "params": f["instance_params"].map(lambda d: ", ".join(f"{k}={d[k]}" for k in sorted(d))),
+        "seed": f["seed"].map(lambda s: MISSING if pd.isna(s) else str(int(s))), "status": f["status"],
+        "message": f["message"].map(first_line),
+    })
+    return out.sort_values(["status", "solver", "dataset"], kind="stable").reset_index(drop=True)
+
+
+def _title(section: Any, name: str) -> str:
+    return str(getattr(section, "title", "") or name)
+
+
+def run_sections(frame: pd.DataFrame, refs: pd.DataFrame, sections: Mapping[str, Any],
+                 problems: Mapping[str, Any], out_dir: Path, options: Mapping[str, Any]) -> list[Section]:
+    """Call every matching section per family (family order: sorted; section order: ``order``, then name).
+
+    A section's blocks become one :class:`Section` titled by its ``title`` (default: its name; a
+    generic section's title gets the family in brackets) unless it returns :class:`Section` s
+    itself.  A section that raises gives a section with a one-line error.
+    """
+    out: list[Section] = []
+    ordered = sorted(sections.items(), key=lambda kv: (int(getattr(kv[1], "order", 500)), kv[0]))
+    for family in sorted(frame["family"].unique()):
+        ctx = SectionContext(family, frame[frame["family"] == family].reset_index(drop=True), refs, problems,
+                             out_dir, options)
+        for name, sec in ordered:
+            fam = getattr(sec, "family", "*")
+            if fam not in ("*", family):
+                continue
+            title = _title(sec, name) + (f" ({family})" if fam == "*" else "")
+            try:
+                blocks = list(sec.render(ctx) or [])
+            except Exception as exc:  # a broken section must never break the report
+                msg = first_line(f"{type(exc).__name__}: {exc}") or type(exc).__name__
+                out.append(Section(title, [Text(f"**This section failed**: `{msg}`")]))
+                continue
+            if not blocks:
+                continue
+            if all(isinstance(b, Section) for b in blocks):
+                out += blocks
+            else:
+                out.append(Section(title, [b for b in blocks if not isinstance(b, Section)],
+                                   str(getattr(sec, "intro", "") or "")))
+    return out
+
+
+def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None" = None,
+                 options: Mapping[str, Any] | None = None) -> dict[str, Path]:
+    """Write the report of ``store`` into ``out_dir``.
+
+    Parameters
+    ----------
+    store : Store
+        The results store.
+    out_dir : str or Path
+        Created if needed.
+    registry : Registry, optional
+        Problems (defaults, family, sense), solvers (defaults) and report sections; default
+        :func:`psdbench.registry.discover`.
+    options : mapping, optional
+        Overrides of :data:`DEFAULT_OPTIONS` (``gap_tol``: the performance profile's relative gap
+        tolerance; ``gap_floor``: the smallest gap drawn on a log axis; ``size_param``: the instance
+        parameter plotted as the size).
+
+    Returns
+    -------
+    dict of str to Path
+        ``html``, ``markdown``, ``results_csv``, ``failures_csv``, one entry per table (its CSV stem)
+        and one per figure (``<name>_png``).
+    """
+    if registry is None:
+        from psdbench.registry import discover
+
+        registry = discover()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    opts = {**DEFAULT_OPTIONS, **dict(options or {})}
+    raw = store.results_frame()
+    try:
+        refs = store.references_frame()
+    except Exception:  # pragma: no cover - an old store without refs
+        refs = pd.DataFrame()
+    frame = tidy_frame(raw, refs, registry.problems, registry.solvers)
+    paths = {"results_csv": out / "results.csv", "failures_csv": out / "failures.csv"}
+    results_csv_frame(raw).to_csv(paths["results_csv"], index=False)
+    failures_frame(frame).to_csv(paths["failures_csv"], index=False)
+
+    header = [f"Generated: {datetime.now(timezone.utc).isoformat(timespec='seconds')}", f"Store: {store.path}"]
+    if frame.empty:
+        doc = Document("psdbench report", header, [Section("Results", [Text("There are no results in this store.")])])
+        return {**paths, **render(doc, out)}
+    counts = frame["status"].value_counts()
+    run_ids = sorted({str(r) for r in raw["run_id"].dropna()}) if "run_id" in raw.columns else []
+    header += [f"Cells: {len(frame)}", "Status counts: " + ", ".join(f"{k}: {v}" for k, v in counts.items()),
+               f"Families: {', '.join(sorted(frame['family'].unique()))}",
+               f"Run ids: {', '.join(run_ids) or MISSING}"]
+    sections = run_sections(frame, refs, registry.reports, registry.problems, out, opts)
+    return {**paths, **render(Document("psdbench report", header, sections), out)}

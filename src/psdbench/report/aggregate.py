@@ -1,0 +1,136 @@
+"""Aggregations shared by the report sections: over ``ok`` cells, per instance, and paired comparisons.
+
+Every statistic is over finite values only; a group without one gives NaN (printed ``-``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+#: Statuses of cells whose final point a solver returned (whether or not it verified).
+RETURNED = ("ok", "max_iter", "timeout", "infeasible")
+
+
+def select_cells(df: pd.DataFrame, cells: str | Sequence[str] = "ok") -> pd.DataFrame:
+    """Rows whose ``status`` is ``ok`` (``cells="ok"``), any (``"all"``), or in the given statuses."""
+    if cells == "all":
+        return df
+    wanted = ("ok",) if cells == "ok" else tuple(cells)
+    return df[df["status"].isin(wanted)]
+
+
+def finite(values: Any) -> pd.Series:
+    """The finite numbers of ``values`` (coerced), as a float Series."""
+    s = pd.to_numeric(pd.Series(values, dtype=object) if not isinstance(values, pd.Series) else values,
+                      errors="coerce").astype(float)
+    return s[np.isfinite(s)]
+
+
+def mean(values: Any) -> float:
+    """Mean of the finite values (NaN if none)."""
+    v = finite(values)
+    return float(v.mean()) if len(v) else float("nan")
+
+
+def std(values: Any) -> float:
+    """Sample standard deviation (ddof 1) of the finite values (NaN below two)."""
+    v = finite(values)
+    return float(v.std(ddof=1)) if len(v) > 1 else float("nan")
+
+
+def median(values: Any) -> float:
+    """Median of the finite values (NaN if none)."""
+    v = finite(values)
+    return float(v.median()) if len(v) else float("nan")
+
+
+def mean_std(values: Any) -> tuple[float, float, int]:
+    """``(mean, std, count)`` of the finite values."""
+    v = finite(values)
+    return mean(v), std(v), len(v)
+
+
+def ok_total(group: pd.DataFrame, value: str | None = None, cells: str | Sequence[str] = "ok") -> str | None:
+    """``k/n``: of the ``n`` cells of ``group``, the ``k`` selected by ``cells`` with a finite ``value``.
+
+    ``None`` for an empty group (printed as missing).
+    """
+    if group.empty:
+        return None
+    sel = select_cells(group, cells)
+    k = len(sel) if value is None else int(np.isfinite(pd.to_numeric(sel[value], errors="coerce")).sum())
+    return f"{k}/{len(group)}"
+
+
+def kinds(values: Iterable[Any]) -> str:
+    """Distinct non-empty strings (split at commas), sorted and comma-joined (``""`` if none)."""
+    out = {k.strip() for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))
+           for k in str(v).split(",") if k.strip() and k.strip() != "-"}
+    return ", ".join(sorted(out))
+
+
+def per_instance(df: pd.DataFrame, value: str) -> pd.Series:
+    """The first finite ``value`` of each instance (index: ``instance_key``)."""
+    v = pd.to_numeric(df[value], errors="coerce")
+    have = df[np.isfinite(v.astype(float))]
+    return pd.to_numeric(have.groupby("instance_key")[value].first(), errors="coerce").astype(float)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Mean of paired values with their spread.
+
+    Attributes
+    ----------
+    mean, std : float
+    n : int
+        Number of pairs.
+    low, high : float
+        Two-sided t-interval for the mean at ``level`` (NaN below two pairs).
+    level : float
+    """
+
+    mean: float
+    std: float
+    n: int
+    low: float
+    high: float
+    level: float = 0.95
+
+
+def t_interval(values: Any, level: float = 0.95) -> Interval:
+    """Mean, sample std and the Student-t interval ``mean ± t_{(1+level)/2, n-1} std / sqrt(n)``."""
+    v = finite(values)
+    n = len(v)
+    m, s = mean(v), std(v)
+    if n < 2:
+        return Interval(m, s, n, float("nan"), float("nan"), level)
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * s / math.sqrt(n)
+    return Interval(m, s, n, m - half, m + half, level)
+
+
+def paired(df: pd.DataFrame, value: str, a: str, b: str, by: str = "solver_label", key: str = "instance_key",
+           cells: str | Sequence[str] = "ok") -> pd.DataFrame:
+    """Per shared instance, ``value`` of configuration ``a`` and of ``b`` (columns ``a``, ``b``).
+
+    Instances where either has no selected cell with a finite value are left out.
+    """
+    sel = select_cells(df, cells)
+    va = per_instance(sel[sel[by] == a], value)
+    vb = per_instance(sel[sel[by] == b], value)
+    both = va.index.intersection(vb.index)
+    return pd.DataFrame({"a": va[both], "b": vb[both]})
+
+
+def paired_difference(df: pd.DataFrame, value: str, a: str, b: str, by: str = "solver_label",
+                      ratio: bool = False, level: float = 0.95) -> Interval:
+    """:func:`t_interval` of ``a - b`` (or ``a / b`` with ``ratio``) over the instances both solved."""
+    p = paired(df, value, a, b, by)
+    d = p["a"] / p["b"].where(p["b"] != 0) if ratio else p["a"] - p["b"]
+    return t_interval(d, level)

@@ -1,0 +1,1 @@
+"""Generic report sections (``family = "*"``): they name no family, problem, solver or dataset."""

@@ -1,0 +1,70 @@
+"""Median wall time versus instance size, log-log, one panel per problem, dataset and setting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from matplotlib.ticker import NullLocator
+
+from psdbench.report.blocks import Figure, SectionContext, Text
+from psdbench.report.plot import colours, log_axes, panel_grid, panel_title, shared_legend, to_png
+
+#: Instance parameters tried as the size, in order (the ``size_param`` option is tried first).
+SIZE_PARAMS = ("n", "n_nodes")
+#: Another instance parameter splits the panels when it takes 2 to this many values.
+MAX_PANEL_VALUES = 4
+
+
+class TimeVersusSize:
+    """One line per solver configuration: median wall time of ``ok`` cells at each size.
+
+    The size is the first numeric instance parameter of the ``size_param`` option (default ``n``) and
+    :data:`SIZE_PARAMS` that varies; other instance parameters with a few values (graph type,
+    scaling, ...) split the panels, the others (folds, ...) are aggregated over.
+    """
+
+    name = "time-vs-size"
+    title = "Time versus size"
+    family = "*"
+    order = 20
+
+    def render(self, context: SectionContext) -> list[Any]:
+        f = context.frame
+        ok = f[(f["status"] == "ok") & (f["wall_time_s"] > 0)]
+        names = dict.fromkeys([str(context.options.get("size_param", "n")), *SIZE_PARAMS])
+        col = next((f"p_{n}" for n in names if f"p_{n}" in ok.columns
+                    and pd.to_numeric(ok[f"p_{n}"], errors="coerce").nunique() > 1), None)
+        if col is None:
+            return [Text("No `ok` cells with several sizes (`" + "`, `".join(names) + "`) to plot.")]
+        ok = ok.assign(size=pd.to_numeric(ok[col], errors="coerce"))
+        ok = ok[ok["size"] > 0]
+        vary = [c for c in ok.columns if c.startswith("p_") and c != col
+                and 1 < ok[c].astype(str).nunique() <= MAX_PANEL_VALUES]
+        keys = ["problem", "dataset", *vary]
+        panels = sorted(ok.groupby(keys, dropna=False).groups, key=lambda k: tuple(map(str, k)))
+        labels = sorted(ok["solver_label"].unique())
+        col_of = colours(labels)
+        fig, axes = panel_grid(len(panels))
+        for ax, key in zip(axes, panels):
+            mask = pd.Series(True, index=ok.index)
+            for c, v in zip(keys, key):
+                mask &= ok[c].astype(str) == str(v)
+            sub = ok[mask]
+            for lab, g in sub.groupby("solver_label"):
+                med = g.groupby("size")["wall_time_s"].median().sort_index()
+                ax.plot(med.index, med.values, marker="o", color=col_of[lab], label=lab)
+            log_axes(ax)
+            sizes = sorted(sub["size"].unique())
+            ax.set_xticks(sizes, [f"{v:g}" for v in sizes])
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.set_xlabel(f"size {col[2:]}")
+            ax.set_ylabel("median wall time (s)")
+            extra = ", ".join(f"{c[2:]}={v}" for c, v in zip(vary, key[2:]))
+            ax.set_title(panel_title(key[0], key[1], extra), fontsize=10)
+        handles = [axes[0].plot([], [], marker="o", color=col_of[lab])[0] for lab in labels]
+        png = to_png(fig, shared_legend(fig, handles, labels))
+        split = f"; panels split by {', '.join(c[2:] for c in vary)}" if vary else ""
+        return [Figure(f"time_vs_size_{context.family}", "Median wall time versus size", png,
+                       f"Median wall time over `ok` cells at each size `{col[2:]}`, log-log; one panel per problem "
+                       f"and dataset{split}; one line per solver configuration.")]

@@ -1,0 +1,184 @@
+"""The report package: sections from plugins, gap-versus-time curves and performance profiles."""
+
+import json
+import math
+import re
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from psdbench.registry import Registry, discover
+from psdbench.report import write_report
+from psdbench.report import curves as cv
+from psdbench.report import profiles as pp
+from psdbench.report.blocks import Table, Text
+from psdbench.report.frame import tidy_frame
+from psdbench.harness.store import RESULT_COLUMNS, Store
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "psdbench"
+
+# one problem per family, with the reference objective of its instances
+PROBLEMS = {"graph-classification": ("sklearn/breast-cancer", {"n": 40}, 10.0),
+            "metric/mcml": ("uci/australian", {"fold": 0}, 0.5),
+            "signed-graph": ("synthetic/balanced-gmrf", {"n_nodes": 20, "n_samples": 200}, 100.0)}
+
+
+def _cell(problem, solver, seed, speed, curve=True):
+    dataset, params, ref = PROBLEMS[problem]
+    speed = speed * (1 + 0.5 * seed)  # seeds differ, so that the curves' band has a width
+    row = {c: None for c in RESULT_COLUMNS}
+    final = ref * (1 + 1e-6 * speed)
+    row.update(run_id="r", cell_key=f"{problem}-{seed}-{solver}", instance_key=f"{problem}-{seed}", problem=problem,
+               dataset=dataset, instance_params=params, seed=seed, solver=solver, solver_params={}, status="ok",
+               message="", wall_time_s=1.0 * speed, iterations=5, objective=final, reference_objective=ref,
+               reference_kind="certified", feasible=1, metrics={}, trace=[], created_at="2024-01-01T00:00:00")
+    points = [{"t": 0.1 * speed * 2 ** i, "objective": ref * (1 + 10.0 ** (-i - 1)), "feasible": int(i != 1),
+               "repaired": 0} for i in range(6)] if curve else []
+    return row, points
+
+
+def _store_with_curves(path):
+    """Two solvers per family (``fast`` with curves, ``slow`` without in one family), curves in a ``curve`` column."""
+    store = Store(path)
+    curves = {}
+    for problem in PROBLEMS:
+        for seed in (0, 1, 2):
+            for solver, speed in (("fast-solver", 1.0), ("slow-solver", 3.0)):
+                row, pts = _cell(problem, solver, seed, speed, curve=not (problem == "signed-graph"
+                                                                           and solver == "slow-solver"))
+                store.write_result(row)
+                curves[row["cell_key"]] = pts
+    with sqlite3.connect(path) as con:  # the per-cell curve column of newer stores
+        con.execute("ALTER TABLE results ADD COLUMN curve TEXT")
+        con.executemany("UPDATE results SET curve=? WHERE cell_key=?", [(json.dumps(v), k) for k, v in curves.items()])
+    return store
+
+
+class _Plugin:
+    name, title, family, order = "plugin-section", "A plugin section", "*", 50
+
+    def render(self, context):
+        return [Text(f"plugin saw {len(context.frame)} cells of {context.family}"),
+                Table("plugin_table", "Plugin table", pd.DataFrame({"family": [context.family]}))]
+
+
+class _Broken:
+    name, title, family, order = "broken-section", "A broken section", "mahalanobis", 60
+
+    def render(self, context):
+        raise ValueError("deliberately broken\nsecond line")
+
+
+def test_every_family_gets_curves_and_profiles(tmp_path):
+    store = _store_with_curves(tmp_path / "c.sqlite")
+    paths = write_report(store, tmp_path / "out")
+    for family in ("graph-classification", "mahalanobis", "signed-graph"):
+        for fig in ("gap_vs_time", "profiles"):
+            png = paths[f"{fig}_{family}_png"]
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        prof = pd.read_csv(paths[f"profiles_{family}"], dtype=str, keep_default_na=False).set_index("solver")
+        # fast-solver reaches 1e-4 first on every instance; slow-solver reaches it later
+        assert prof.loc["fast-solver", "time: ρ(1) (%)"] == "100.0"
+        assert prof.loc["slow-solver", "time: ρ(1) (%)"] == "0.0"
+        assert prof.loc["slow-solver", "reached 0.0001 (%)"] == "100.0"
+    md = paths["markdown"].read_text(encoding="utf-8")
+    assert "final point only" in md  # the caption explains cells without a curve
+    html = paths["html"].read_text(encoding="utf-8")
+    assert html.count('<img src="data:image/png;base64,') >= 6
+    assert "<script" not in html and "http" not in html
+
+
+def test_plugin_and_broken_sections(tmp_path):
+    store = _store_with_curves(tmp_path / "c.sqlite")
+    reg = discover()
+    registry = Registry(problems=reg.problems, solvers=reg.solvers,
+                        reports={"plugin-section": _Plugin(), "broken-section": _Broken()})
+    paths = write_report(store, tmp_path / "out", registry=registry)
+    md = paths["markdown"].read_text(encoding="utf-8")
+    for family in ("graph-classification", "mahalanobis", "signed-graph"):
+        assert f"## A plugin section ({family})" in md
+        assert f"plugin saw 6 cells of {family}" in md
+    assert {"plugin_table", "plugin_table_2", "plugin_table_3"} <= set(paths)
+    # the broken section is reported in place (title and one line), the rest of the report is there
+    assert "## A broken section" in md and "ValueError: deliberately broken" in md and "second line" not in md
+    assert md.count("A broken section") == 1  # family-specific: once, for its family
+    assert paths["html"].exists() and paths["results_csv"].exists()
+    # only registered sections run: no generic tables here
+    assert not any(k.startswith("status_") for k in paths)
+
+
+def test_profile_hand_example():
+    costs = pd.DataFrame({"A": [1, 3, 2, np.inf], "B": [2, 3, 1, np.inf], "C": [4, np.inf, 1, np.inf]},
+                         index=["p1", "p2", "p3", "p4"])
+    r = pp.ratios(costs)
+    assert r.loc["p1"].tolist() == [1, 2, 4]
+    assert r.loc["p2"].tolist() == [1, 1, math.inf]
+    assert r.loc["p3"].tolist() == [2, 1, 1]
+    assert all(math.isinf(v) for v in r.loc["p4"])  # nobody solved p4
+    rho = pp.profile(r, np.array([1.0, 2.0, 4.0]))
+    assert rho["A"].tolist() == [0.5, 0.75, 0.75]
+    assert rho["B"].tolist() == [0.5, 0.75, 0.75]
+    assert rho["C"].tolist() == [0.25, 0.25, 0.5]
+    s = pp.summary(r)
+    assert s["solved"].tolist() == [0.75, 0.75, 0.5]
+    assert s["rho(1)"].tolist() == [0.5, 0.5, 0.25]
+    # area over log2 tau in [0, 2]: A has log ratios 0, 1, 0 -> (2 + 1 + 2) / 2 / 4
+    assert s["area"].tolist() == pytest.approx([0.625, 0.625, 0.25])
+
+
+def test_profile_floor_and_time_to_tolerance():
+    r = pp.ratios(pd.DataFrame({"A": [0.0], "B": [1e-10]}), floor=1e-12)  # a zero gap is floored, not divided by
+    assert r.loc[0, "A"] == 1 and r.loc[0, "B"] == pytest.approx(100)
+    curve = [{"t": 0.5, "objective": 10.1, "feasible": 1}, {"t": 1.0, "objective": 10.00001, "feasible": 0},
+             {"t": 2.0, "objective": 10.0005, "feasible": 1}]
+    # min sense, reference 10: relative gaps 1e-2, (infeasible), 5e-5
+    assert pp.time_to_tolerance(curve, 10.0, "min", 1e-4, 3.0, 5e-5, True) == 2.0
+    assert pp.time_to_tolerance(curve[:2], 10.0, "min", 1e-4, 3.0, 5e-5, True) == 3.0  # final point reaches it
+    assert pp.time_to_tolerance(curve[:2], 10.0, "min", 1e-4, 3.0, 5e-5, False) == math.inf
+    # max sense: an objective above the reference is a negative gap
+    assert pp.time_to_tolerance([{"t": 1.0, "objective": 11.0}], 10.0, "max", 1e-4, 2.0, math.nan, False) == 1.0
+
+
+def test_curve_aggregation():
+    c1 = cv.cell_curve([{"t": 2.0, "objective": 1.001}, {"t": 1.0, "objective": 1.1},
+                        {"t": 1.5, "objective": 1.0, "feasible": 0}], 1.0, "min")
+    assert c1.t.tolist() == [1.0, 2.0] and c1.gap == pytest.approx([0.1, 1e-3]) and not c1.repaired
+    c2 = cv.cell_curve([{"t": 2.0, "objective": 0.99, "repaired": 1}, {"t": 4.0, "objective": 0.9999}], 1.0, "max")
+    assert c2.gap == pytest.approx([1e-2, 1e-4]) and c2.repaired
+    floored = cv.cell_curve([{"t": 1.0, "objective": 0.5}], 1.0, "min", floor=1e-12)
+    assert floored.gap.tolist() == [1e-12]  # better than the reference: drawn at the floor
+    grid = np.array([0.5, 1.0, 2.0, 3.0, 4.0])
+    assert cv.best_so_far(c1.t, c1.gap, grid) == pytest.approx([math.inf, 0.1, 1e-3, 1e-3, 1e-3])
+    med, lo, hi = cv.aggregate([c1, c2], grid, 0.0, 1.0)
+    assert math.isinf(med[0]) and math.isinf(med[1])  # half of the cells have no point yet
+    assert med[2:] == pytest.approx([5.5e-3, 5.5e-3, 5.5e-4])
+    assert lo[2:] == pytest.approx([1e-3, 1e-3, 1e-4]) and hi[2:] == pytest.approx([1e-2, 1e-2, 1e-3])
+    g = cv.time_grid([c1, c2], n=5)
+    assert g[0] == 1.0 and g[-1] == 4.0 and len(g) == 5
+
+
+def test_tidy_frame_defaults_and_missing_curve():
+    reg = discover()
+    row, _ = _cell("metric/mcml", "sgml", 0, 1.0)
+    row["solver_params"] = json.dumps({"max_iter": 7})
+    f = tidy_frame(pd.DataFrame([row, {**row, "problem": "unknown/problem", "cell_key": "u"}]), None,
+                   reg.problems, reg.solvers)
+    assert f["family"].tolist() == ["mahalanobis", "unknown/problem"]
+    assert f["p_k_nn"].iloc[0] == reg.problems["metric/mcml"].default_params["k_nn"]
+    assert pd.isna(f["p_k_nn"].iloc[1])  # unknown problem: no defaults
+    assert f["solver_label"].tolist() == ["sgml (max_iter=7)"] * 2
+    assert f["curve"].tolist() == [[], []]  # a store without the column: final points only
+    assert f["gap"].iloc[0] == pytest.approx(1e-6)
+
+
+def test_generic_code_names_no_plugin():
+    names = {"graph-classification", "signed-graph", "sgml", "pgml", "pd-cone", "scs", "clarabel", "metric/mcml",
+             "sklearn/breast-cancer", "mahalanobis", "gdpa-lp", "balanced-clime"}
+    for folder in ("harness", "report"):
+        for path in (SRC / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            for name in names:
+                assert not re.search(rf"(?<![\w/-]){re.escape(name)}(?![\w/-])", text), (path, name)
