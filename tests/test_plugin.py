@@ -8,6 +8,7 @@ instance's ``labelprop_error`` baseline, which psdbench computes independently o
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import subprocess
 import sys
