@@ -10,7 +10,6 @@ import pytest
 
 from psdbench import api
 from psdbench.families.mahalanobis import paper_values as pv
-from psdbench.families.mahalanobis import report as rm
 from psdbench.families.mahalanobis.problem import Deml, Glr
 from psdbench.report import write_report
 from psdbench.report.fmt import fmt_num

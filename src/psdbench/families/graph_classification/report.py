@@ -15,7 +15,7 @@ import pandas as pd
 
 from psdbench.report import aggregate as agg
 from psdbench.report.blocks import SectionContext
-from psdbench.report.fmt import MISSING, fmt_mean_std, fmt_num, fmt_pct, isnum, slug
+from psdbench.report.fmt import MISSING, fmt_num, fmt_pct, isnum, slug
 from psdbench.report.tables import ExtraRow, Measure, TableSpec, build_table
 
 FAMILY = "graph-classification"
@@ -109,5 +109,3 @@ class GraphClassificationTables:
                 tables.append(t)
         return tables
 
-
-__all__ = ["GraphClassificationTables", "fmt_mean_std"]
