@@ -338,7 +338,7 @@ class Solution:
         deadline); the harness may downgrade it after verification.
     iterations : int
     trace : list of dict
-        Points ``{"t": seconds since the budget started, ...}`` (see :class:`TraceRecorder`).
+        Points ``{"t": seconds since the solver started, ...}`` (see :class:`TraceRecorder`).
     info : dict
         Solver-reported numbers (LP count, final lambda_min, ...); stored, never trusted for the
         objective or feasibility.
@@ -370,8 +370,8 @@ class TraceRecorder:
     Parameters
     ----------
     budget : Budget, optional
-        Times are measured from the budget's start (``deadline - time_limit_s``) when it has one,
-        else from construction; a budget also supplies the harness's ``checkpoint`` sink.
+        Supplies the harness's ``checkpoint`` sink.  Times are measured from construction, which
+        a solver does as it starts, so a curve's time axis is the solve's (as ``wall_time_s``).
     ratio, min_gap_s : float
         Iterate sampling: keep one when ``t >= ratio * t_last`` and ``t - t_last >= min_gap_s``.
     max_iterates : int
@@ -381,10 +381,7 @@ class TraceRecorder:
     def __init__(self, budget: Budget | None = None, ratio: float = 1.25, min_gap_s: float = 0.002,
                  max_iterates: int = 64) -> None:
         self._clock = time.monotonic
-        start = self._clock()
-        if budget is not None and budget.deadline is not None and budget.time_limit_s is not None:
-            start = min(start, budget.deadline - float(budget.time_limit_s))
-        self._t0 = start
+        self._t0 = self._clock()
         self.points: list[dict[str, float]] = []
         self.iterates: list[tuple[float, dict[str, np.ndarray]]] = []
         self._ratio, self._gap, self._cap = float(ratio), float(min_gap_s), int(max_iterates)

@@ -6,8 +6,8 @@ hold JSON) is derived from its fields, and :data:`RESULT_COLUMNS` lists them in 
 
 ``curve`` (JSON) is the harness's own convergence curve: the solver's sampled iterates re-scored
 with the instance's ``objective`` and ``verify`` (see :func:`psdbench.harness.worker.rescore`),
-a list of ``{"t", "objective", "feasible", "repaired"}`` sorted by ``t`` (seconds since the cell's
-budget started), the returned point last.  ``trace`` stays the solver's own record.
+a list of ``{"t", "objective", "feasible", "repaired"}`` sorted by ``t`` (seconds since the
+solver started, the time axis of ``wall_time_s``), the returned point last.  ``trace`` stays the solver's own record.
 """
 
 from __future__ import annotations
