@@ -21,16 +21,15 @@ killed, so such a solver keeps running in the background until it returns.
 from __future__ import annotations
 
 import math
-import multiprocessing
-import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import api
+from ._watchdog import solve_in_process, solve_in_thread
 from .api import Budget, Dataset, Feasibility, Instance, PsdbenchError, Solution, Status
 
 __all__ = [
@@ -277,77 +276,12 @@ def _instances(source: Any) -> list[Any]:
     return list(source)
 
 
-def _solve_in_thread(solver: Any, instance: Any, params: Mapping[str, Any], budget: Budget) -> dict[str, Any]:
-    """``solve`` in a daemon thread, waited for until the deadline plus grace (it cannot be killed)."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["solution"] = solver.solve(instance, budget, **params)
-        except BaseException as exc:  # reported in the caller's thread
-            box["error"] = (type(exc).__name__, str(exc))
-        box["returned"] = time.monotonic()
-
-    worker = threading.Thread(target=run, name=f"psdbench-check-{getattr(solver, 'name', 'solver')}", daemon=True)
-    worker.start()
-    worker.join(timeout=max(0.0, float(budget.deadline) + budget.grace_s - time.monotonic()))
-    return box if not worker.is_alive() else {}
-
-
-def _run_child(send: Any, solver: Any, instance: Any, params: Mapping[str, Any], deadline_s: float,
-               grace_s: float) -> None:
-    """Body of the spawned child: the budget starts once imports are done; the outcome is sent back
-    (exceptions as text: they need not pickle)."""
-    budget = Budget.seconds(deadline_s, grace_s=grace_s)
-    send.send({"deadline": budget.deadline})
-    try:
-        out: dict[str, Any] = {"solution": solver.solve(instance, budget, **params)}
-    except BaseException as exc:
-        out = {"error": (type(exc).__name__, str(exc))}
-    out["returned"] = time.monotonic()
-    send.send(out)
-
-
-def _solve_in_process(solver: Any, instance: Any, params: Mapping[str, Any], budget: Budget,
-                      startup_s: float = 120.0) -> dict[str, Any]:
-    """``solve`` in a spawned child, killed at the deadline plus grace (needs picklable arguments).
-
-    The child's budget starts after its imports (at most ``startup_s``), so they do not count.
-    """
-    ctx = multiprocessing.get_context("spawn")  # not fork: forked thread pools (BLAS, Rust) can deadlock
-    recv, send = ctx.Pipe(duplex=False)
-    deadline_s = float(budget.time_limit_s or 0.0)
-    child = ctx.Process(target=_run_child, args=(send, solver, instance, dict(params), deadline_s, budget.grace_s),
-                        name=f"psdbench-check-{getattr(solver, 'name', 'solver')}")
-    child.start()
-    send.close()
-    try:
-        if not recv.poll(startup_s):
-            raise ConformanceError(f"solver {_name(solver)}: the checking process did not start in {startup_s:g} s")
-        deadline = float(recv.recv()["deadline"])
-        if not recv.poll(max(0.0, deadline + budget.grace_s - time.monotonic())):
-            return {}
-        out = recv.recv()
-        out["started"] = deadline - deadline_s
-        out["deadline"] = deadline
-        return out
-    except EOFError:  # the child died without sending (killed, os._exit, segfault)
-        child.join(5)
-        return {"error": ("ProcessDied", f"the solving process ended with exit code {child.exitcode}"),
-                "returned": time.monotonic()}
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join()
-        recv.close()
-
-
 def _solve_with_watchdog(solver: Any, instance: Any, params: Mapping[str, Any], deadline_s: float,
                          grace_s: float, isolation: str) -> tuple[Solution, float]:
     """``solve`` under ``Budget.seconds(deadline_s)``; fails if it returns after deadline + grace."""
     budget = Budget.seconds(deadline_s, grace_s=grace_s)
     t0 = time.monotonic()
-    run = _solve_in_process if isolation == "process" else _solve_in_thread
+    run = solve_in_process if isolation == "process" else solve_in_thread
     box = run(solver, instance, params, budget)
     t0 = box.get("started", t0)
     late = float(box.get("deadline", budget.deadline)) + grace_s
