@@ -131,6 +131,15 @@ def test_ignored_deadline_fails_clearly(instances):
     assert report.solutions[0][1].status is Status.TIMEOUT
 
 
+def test_process_isolation_kills_the_late_solver(registry, instances):
+    t0 = time.monotonic()
+    with pytest.raises(DeadlineError, match="solver 'sleeper' ignored the deadline"):
+        check_solver(Sleeper(), [instances["mahalanobis"]], deadline_s=0.2, grace_s=0.3, isolation="process")
+    assert time.monotonic() - t0 < 3.0
+    report = check_solver(registry.solver("pd-cone"), [instances["mahalanobis"]], isolation="process")
+    assert report.solutions[0][1].variables["M"].shape == (30, 30)  # the solution came back from the child
+
+
 def test_inconsistent_param_specs_fail(instances):
     from psdbench import api
 

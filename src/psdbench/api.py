@@ -241,8 +241,8 @@ def either(*alternatives: Any, default: Any = None, doc: str = "") -> Param:
             if isinstance(alt, Param):
                 if value is not None and alt.error(value) is None:
                     return None
-            elif (value is None and alt is None) or (value is not None and alt is not None
-                                                     and type(value) is not bool and value == alt):
+            elif (value is None and alt is None) or (value is not None and alt is not None and value == alt
+                                                     and isinstance(value, bool) == isinstance(alt, bool)):
                 return None
         return f"must be {' | '.join(_describe(a) for a in alternatives)}, not {value!r}"
 

@@ -12,23 +12,24 @@ Run it in your own tests, like scikit-learn's ``check_estimator``::
 Every failure is an :class:`AssertionError` subclass (:class:`ConformanceError` and the specific
 classes below) with a one-line message naming the object, the instance and what is wrong.
 
-The deadline check runs ``solve`` in a daemon thread under ``Budget.seconds(deadline_s)`` and
-stops waiting at ``deadline_s + grace_s``: a solver still running then ignored the deadline.  A
-thread cannot be killed, so such a solver keeps running in the background until it returns.
+The deadline check runs ``solve`` under ``Budget.seconds(deadline_s)`` in a daemon thread (or, with
+``isolation="process"``, a spawned child that is killed) and stops waiting at ``deadline_s +
+grace_s``: a solver that has not returned by then ignored the deadline.  A thread cannot be
+killed, so such a solver keeps running in the background until it returns.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import api
+from ._watchdog import solve_in_process, solve_in_thread
 from .api import Budget, Dataset, Feasibility, Instance, PsdbenchError, Solution, Status
 
 __all__ = [
@@ -196,7 +197,7 @@ def check_problem(problem: Any, dataset: Dataset, params: Mapping[str, Any] | No
     default passes its own spec); ``params`` validate; ``sense`` is ``"min"`` or ``"max"``;
     ``expand_params`` returns a non-empty list of dicts of valid parameters; ``build`` returns an
     :class:`~psdbench.api.Instance` (and an instance of ``kind``, the family's kind protocol, if
-    given) carrying the problem's name, kind and seed; building twice gives the same objective;
+    given) carrying the problem's name, kind, seed and sense; building twice gives the same objective;
     ``objective`` / ``verify`` / ``evaluate`` work on a feasible point: ``point`` if given, else
     the reference formulation's solution by Clarabel.
 
@@ -228,7 +229,7 @@ def check_problem(problem: Any, dataset: Dataset, params: Mapping[str, Any] | No
     if not isinstance(pkind, str) or not pkind:
         raise ConformanceError(f"problem {pname!r}: 'kind' must be a non-empty string, not {pkind!r}")
     try:
-        api.problem_sense(problem)
+        sense = api.problem_sense(problem)
     except PsdbenchError as exc:
         raise ConformanceError(str(exc)) from None
     values = dict(params or {})
@@ -246,8 +247,8 @@ def check_problem(problem: Any, dataset: Dataset, params: Mapping[str, Any] | No
     if kind is not None and not isinstance(instance, kind):
         missing = [m for m in dir(kind) if not m.startswith("_") and not hasattr(instance, m)]
         raise ConformanceError(f"problem {pname!r}: instance is not a {kind.__name__} (missing {', '.join(missing)})")
-    for attr, want in (("problem", pname), ("kind", pkind), ("seed", seed)):
-        if getattr(instance, attr) != want:
+    for attr, want in (("problem", pname), ("kind", pkind), ("seed", seed), ("sense", sense)):
+        if getattr(instance, attr, want) != want:  # an instance need not state its sense
             raise ConformanceError(f"problem {pname!r}: instance.{attr} is {getattr(instance, attr)!r}, not {want!r}")
     if point is None:
         sol = _reference_point(instance)
@@ -276,36 +277,29 @@ def _instances(source: Any) -> list[Any]:
 
 
 def _solve_with_watchdog(solver: Any, instance: Any, params: Mapping[str, Any], deadline_s: float,
-                         grace_s: float) -> tuple[Solution, float]:
-    """``solve`` under ``Budget.seconds(deadline_s)`` in a daemon thread; waits until deadline + grace."""
-    box: dict[str, Any] = {}
+                         grace_s: float, isolation: str) -> tuple[Solution, float]:
+    """``solve`` under ``Budget.seconds(deadline_s)``; fails if it returns after deadline + grace."""
     budget = Budget.seconds(deadline_s, grace_s=grace_s)
-
-    def run() -> None:
-        try:
-            box["solution"] = solver.solve(instance, budget, **params)
-        except BaseException as exc:  # reported in the caller's thread
-            box["error"] = exc
-        box["wall"] = time.monotonic() - t0
-
     t0 = time.monotonic()
-    worker = threading.Thread(target=run, name=f"psdbench-check-{getattr(solver, 'name', 'solver')}", daemon=True)
-    worker.start()
-    worker.join(timeout=max(0.0, float(budget.deadline) + grace_s - time.monotonic()))
-    if worker.is_alive():
+    run = solve_in_process if isolation == "process" else solve_in_thread
+    box = run(solver, instance, params, budget)
+    t0 = box.get("started", t0)
+    late = float(box.get("deadline", budget.deadline)) + grace_s
+    if not box or box["returned"] > late:  # a GIL-holding solver can delay the watchdog: check the time too
         raise DeadlineError(
             f"solver {_name(solver)} ignored the deadline on {_label(instance)}: still running "
             f"{deadline_s + grace_s:.3g} s after Budget.seconds({deadline_s:g}) (grace {grace_s:g} s); "
             "check budget.expired() between iterations and return the current point")
     if "error" in box:
-        exc = box["error"]
-        raise ConformanceError(f"solver {_name(solver)} raised {type(exc).__name__} on {_label(instance)}: "
-                               f"{str(exc).splitlines()[0] if str(exc) else ''}") from exc
-    return box["solution"], float(box["wall"])
+        kind, text = box["error"]
+        raise ConformanceError(f"solver {_name(solver)} raised {kind} on {_label(instance)}: "
+                               f"{text.splitlines()[0] if text else ''}")
+    return box["solution"], box["returned"] - t0
 
 
 def check_solver(solver: Any, instances: Any, *, deadline_s: float = 10.0, grace_s: float = 5.0,
-                 params: Mapping[str, Any] | None = None, require_run: bool = True) -> SolverReport:
+                 params: Mapping[str, Any] | None = None, require_run: bool = True,
+                 isolation: str = "thread") -> SolverReport:
     """Check that ``solver`` keeps the :class:`~psdbench.api.Solver` contract on ``instances``.
 
     Checks: ``name`` / ``kinds`` / ``default_params`` / ``params`` specs / ``library_versions``
@@ -327,6 +321,11 @@ def check_solver(solver: Any, instances: Any, *, deadline_s: float = 10.0, grace
         Solver parameters passed to every ``solve``.
     require_run : bool
         Fail when the solver skips every instance (default True).
+    isolation : {"thread", "process"}
+        Where ``solve`` runs.  ``"thread"`` (default): a daemon thread; a late solver keeps running
+        in the background, and one holding the GIL in C code delays the verdict (its return time
+        still decides it).  ``"process"``: a spawned child, killed at the deadline plus grace; the
+        solver, the instances and the solution must pickle (classes importable by module name).
 
     Returns
     -------
@@ -350,6 +349,8 @@ def check_solver(solver: Any, instances: Any, *, deadline_s: float = 10.0, grace
         raise ConformanceError(f"solver {sname!r}: library_versions() must return a dict of str to str")
     values = dict(params or {})
     _validate(solver, values, "solver")
+    if isolation not in ("process", "thread"):
+        raise ValueError(f"isolation must be 'process' or 'thread', not {isolation!r}")
     report = SolverReport()
     for instance in _instances(instances):
         if "*" not in kinds and getattr(instance, "kind", None) not in kinds:
@@ -359,7 +360,7 @@ def check_solver(solver: Any, instances: Any, *, deadline_s: float = 10.0, grace
         if reason is not None:
             report.skipped.append((instance, reason))
             continue
-        sol, wall = _solve_with_watchdog(solver, instance, values, deadline_s, grace_s)
+        sol, wall = _solve_with_watchdog(solver, instance, values, deadline_s, grace_s, isolation)
         owner = f"solver {sname!r}"
         if not isinstance(sol, Solution):
             raise ConformanceError(f"{owner} returned {type(sol).__name__}, not psdbench.api.Solution")
