@@ -64,13 +64,14 @@ def glasso(C: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def _scan(score: Callable[[float], tuple[float | None, Any]], grid: tuple[float, ...],
-          patience: int = 3) -> tuple[float, float, Any]:
+          patience: int = 3, stop: Callable[[], bool] | None = None) -> tuple[float, float, Any]:
     """Scan ``grid`` in order for the value whose criterion (lower is better) is smallest.
 
     ``score(v)`` returns the criterion at ``v`` (``None`` if the fit failed) and a payload kept
     with the best value (the estimate, or ``None``).  The scan stops after ``patience`` consecutive
     increases of the criterion past a finite value, the rule ``balanced-clime``'s rho search uses
-    (with patience 1 there).
+    (with patience 1 there), or once ``stop()`` is true and some value has an estimate (the
+    solver's deadline).
 
     Returns
     -------
@@ -92,6 +93,8 @@ def _scan(score: Callable[[float], tuple[float | None, Any]], grid: tuple[float,
         elif np.isfinite(h):
             worse = 0
         last = h if np.isfinite(h) else last
+        if stop is not None and stop():
+            break
     if best is None:
         raise ValueError("no value of the regularization grid gave an estimate")
     return best
@@ -107,7 +110,7 @@ def _fit_or_none(fit: Callable[[np.ndarray, float], np.ndarray], C: np.ndarray, 
 
 
 def _select(fit: Callable[[np.ndarray, float], np.ndarray], grid: tuple[float, ...], C: np.ndarray, K: int,
-            zero_tol: float) -> tuple[np.ndarray, float, float]:
+            zero_tol: float, stop: Callable[[], bool] | None = None) -> tuple[np.ndarray, float, float]:
     """The estimate on the grid with the smallest HQIC (K/2-weighted (17)), its HQIC and value; see :func:`_scan`."""
 
     def score(v: float) -> tuple[float | None, np.ndarray | None]:
@@ -116,7 +119,7 @@ def _select(fit: Callable[[np.ndarray, float], np.ndarray], grid: tuple[float, .
             return None, None
         return hqic(L, C, K, zero_tol * max(float(np.abs(np.diag(L)).max()), 1e-300), weight=K / 2.0), L
 
-    value, h, L = _scan(score, grid)
+    value, h, L = _scan(score, grid, stop=stop)
     return L, h, value
 
 
@@ -153,9 +156,10 @@ def cv_loss(fit: Callable[[np.ndarray, float], np.ndarray], v: float, X: np.ndar
 
 
 def _select_cv(fit: Callable[[np.ndarray, float], np.ndarray], grid: tuple[float, ...], C: np.ndarray, X: np.ndarray,
-               folds: int, center: bool, standardize: bool) -> tuple[np.ndarray, float, float]:
+               folds: int, center: bool, standardize: bool,
+               stop: Callable[[], bool] | None = None) -> tuple[np.ndarray, float, float]:
     """The grid value with the smallest :func:`cv_loss`: the estimate on all samples (``C``) at it, the loss, the value."""
-    value, loss, _ = _scan(lambda v: (cv_loss(fit, v, X, folds, center, standardize), None), grid)
+    value, loss, _ = _scan(lambda v: (cv_loss(fit, v, X, folds, center, standardize), None), grid, stop=stop)
     return fit(C, value), loss, value
 
 
@@ -196,10 +200,11 @@ class _TwoStep:
         reg = p[self.param_name]
         info: dict[str, Any] = {}
         if reg == "hqic":
-            L, h, value = _select(self.fit, self.grid, C, K, float(p["zero_tol"]))
+            L, h, value = _select(self.fit, self.grid, C, K, float(p["zero_tol"]), stop=budget.expired)
         elif reg == "cv":
             L, info["cv_loss"], value = _select_cv(self.fit, self.grid, C, instance.X, int(p["cv_folds"]),
-                                                   bool(instance.params.get("center", False)), bool(p["standardize"]))
+                                                   bool(instance.params.get("center", False)), bool(p["standardize"]),
+                                                   stop=budget.expired)
             h = hqic(L, C, K, float(p["zero_tol"]) * float(np.abs(np.diag(L)).max()), weight=K / 2.0)
         else:
             value = float(reg)
@@ -213,7 +218,9 @@ class _TwoStep:
             res = balance_graph(L, p["balance"], seed=int(instance.seed), tol=tol)
             variables = {"L": res.L, "polarity": res.polarity}
             info.update(n_removed=int(res.n_removed))
-        return Solution(variables=variables, status=Status.OK, iterations=1, info=info)
+        # a scan cut short by the deadline returns the best value so far, as ``timeout``
+        status = Status.TIMEOUT if budget.expired() else Status.OK
+        return Solution(variables=variables, status=status, iterations=1, info=info)
 
     def library_versions(self) -> dict[str, str]:
         import sklearn
