@@ -60,6 +60,7 @@ __all__ = [
     "default_params",
     "either",
     "expand_params",
+    "pairs_with",
     "param_specs",
     "problem_family",
     "problem_sense",
@@ -488,6 +489,8 @@ class Problem(Protocol):
         The family the problem belongs to; report sections are routed by it.  Default: ``kind``.
     ``sense`` : str
         ``"min"`` (default) or ``"max"``.
+    ``kind_aliases`` : tuple of str
+        Former names of ``kind`` that solvers may still declare (see :func:`pairs_with`).
     ``params`` : dict of str to :class:`Param`
         Declarative parameter specs; ``default_params`` follows from them.
     ``expand_params(load, params) -> list[dict]``
@@ -565,6 +568,22 @@ def problem_sense(problem: Any) -> str:
 def problem_family(problem: Any) -> str:
     """The family a problem reports under (default: its ``kind``)."""
     return str(getattr(problem, "family", None) or getattr(problem, "kind", "") or getattr(problem, "name", ""))
+
+
+def pairs_with(solver: Any, problem: Any) -> bool:
+    """Whether ``solver`` runs on ``problem``'s instances: one of its ``kinds`` is ``"*"``, the
+    problem's ``kind``, or one of the problem's deprecated ``kind_aliases`` (a renamed kind keeps
+    pairing with plugins that still name the old one; a :class:`DeprecationWarning` says so)."""
+    kinds = tuple(getattr(solver, "kinds", ("*",)))
+    if "*" in kinds or getattr(problem, "kind", None) in kinds:
+        return True
+    old = [k for k in getattr(problem, "kind_aliases", ()) if k in kinds]
+    if old:
+        import warnings
+
+        warnings.warn(f"solver {getattr(solver, 'name', solver)!r} names the problem kind {old[0]!r}, now "
+                      f"{getattr(problem, 'kind', '?')!r}: update its kinds", DeprecationWarning, stacklevel=2)
+    return bool(old)
 
 
 def expand_params(problem: Any, load: Callable[[], Dataset], params: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..api import PsdbenchError, expand_params, param_specs, problem_family, problem_sense, validate_params
+from ..api import PsdbenchError, expand_params, pairs_with, param_specs, problem_family, problem_sense, validate_params
 from ..registry import CORE_LIBRARIES, Registry
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name"}
@@ -119,7 +119,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         # the key hashes the *effective* parameters, so a changed default never reuses old cells
         defaults = {k: spec.default for k, spec in param_specs(solver).items()}
         solver_entries.append((s["name"], combos, {k: v if isinstance(v, list) else [v] for k, v in filt.items()},
-                               [versions, defaults], tuple(getattr(solver, "kinds", ("*",)))))
+                               [versions, defaults], solver))
 
     cells: list[Cell] = []
     instances: dict[str, dict[str, Any]] = {}
@@ -147,8 +147,8 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         for (d, ip), seed in itertools.product(expanded, seeds):
             ikey = instance_key(p["name"], d, ip, seed)
             instances[ikey] = {"problem": p["name"], "dataset": d, "instance_params": ip, "seed": seed}
-            for sname, scombos, filt, versions, kinds in solver_entries:
-                if "*" not in kinds and getattr(problem, "kind", None) not in kinds:
+            for sname, scombos, filt, versions, solver in solver_entries:
+                if not pairs_with(solver, problem):
                     continue  # a solver is paired only with the problem kinds it declares
                 if any((d if k == "dataset" else ip.get(k, getattr(problem, "default_params", {}).get(k))) not in allowed
                        for k, allowed in filt.items()):

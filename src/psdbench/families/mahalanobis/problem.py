@@ -285,6 +285,7 @@ class MahalanobisProblem:
 
     objective = ""
     kind = KIND
+    kind_aliases = ("metric",)  # the kind's name before the family folder was named mahalanobis
     params: dict[str, api.Param] = {
         "protocol": api.choice("objective", "classification",
                                doc="objective (section 6.2) | classification (section 6.3)"),
