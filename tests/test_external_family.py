@@ -25,15 +25,6 @@ DIST = "psdbench-toyfamily"
 SECTION_TITLE = "Toy family: nearest unit-diagonal PSD matrix"
 
 
-def _old_report_only() -> bool:
-    """True while ``psdbench.report`` holds only ``blocks`` (the renderer lives on another branch)."""
-    import pkgutil
-
-    import psdbench.report
-
-    return not [m.name for m in pkgutil.iter_modules(psdbench.report.__path__) if m.name != "blocks"]
-
-
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "psdbench.cli", *args], capture_output=True, text=True, cwd=cwd)
 
@@ -97,9 +88,6 @@ def test_report_shows_the_family_section(suite_run):
     res = _cli("report", "--db", str(db), "--out", str(out), cwd=work)
     assert res.returncode == 0, f"psdbench report failed:\n{res.stdout}\n{res.stderr}"
     text = (out / "report.md").read_text(encoding="utf-8")
-    if _old_report_only():
-        pytest.xfail("needs the report package (psdbench.report renderer): the old harness/report.py does not "
-                     "render sections registered in psdbench.reports; the lead removes this xfail at merge")
     assert SECTION_TITLE in text
     assert SECTION_TITLE in (out / "report.html").read_text(encoding="utf-8")
 

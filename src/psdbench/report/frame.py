@@ -16,8 +16,11 @@ from psdbench import api
 
 from .fmt import MISSING
 
-#: Relative gaps are ``(objective - reference) / max(|reference|, REF_FLOOR)``.
-REF_FLOOR = 1e-12
+#: Gaps in curves and profiles are ``(objective - reference) / max(|reference|, REF_FLOOR)``: relative
+#: where the optimum's magnitude exceeds 1, absolute below (an optimum of 0, as on many metric-learning
+#: folds, would make a purely relative gap of 1e-4 mean 1e-16 in objective).  The store's ``gap_rel``
+#: column keeps its own definition.
+REF_FLOOR = 1.0
 #: Columns every tidy frame has, whatever the store held.
 BASE_COLUMNS = ("run_id", "cell_key", "instance_key", "problem", "dataset", "seed", "solver", "status", "message",
                 "reference_kind", "instance_params", "solver_params", "metrics")

@@ -77,10 +77,10 @@ class GapVersusTime:
                     entries.setdefault(f"{lab} (final point only)", h)
             log_axes(ax)
             ax.set_xlabel("time since solve start (s)")
-            ax.set_ylabel("relative gap (floored)")
+            ax.set_ylabel("gap / max(|ref|, 1)  (floored)")
             ax.set_title(panel_title(problem, dataset), fontsize=10)
         png = to_png(fig, shared_legend(fig, list(entries.values()), list(entries)))
-        caption = ("Relative gap `s (objective - reference) / max(|reference|, 1e-12)` (`s = -1` for maximized "
+        caption = ("Relative gap `s (objective - reference) / max(|reference|, 1)` (`s = -1` for maximized "
                    "problems; `reference` = the cell's reference objective), of the harness's re-scored points, "
                    f"against time since the solve started.  Lines: median over the panel's cells of the best gap "
                    f"reached by each time (step interpolation on a common log-spaced grid; a cell without a point "

@@ -87,8 +87,8 @@ class PerformanceProfiles:
         n = len(t_cost)
         caption = (f"Dolan-Moré profiles over the {n} instance(s) of this family with a reference objective; "
                    "ρ(τ) is the fraction of instances on which a configuration's cost is within a factor τ of the "
-                   "best configuration's.  (a) cost: seconds until the relative gap (sense-adjusted, to the "
-                   f"reference) first reaches {tol:g}, from the re-scored curve, else the wall time if the verified "
+                   "best configuration's.  (a) cost: seconds until the gap `s (objective - reference) / "
+                   f"max(|reference|, 1)` first reaches {tol:g}, from the re-scored curve, else the wall time if the verified "
                    "final point reaches it; (b) cost: the final relative gap of a verified point, floored at "
                    f"{floor:g}.  Not reached, not verified or not run on an instance: never within any τ.")
         note = ("`reached`: share of the instances where the gap tolerance was reached; `ρ(1)`: share where the "
