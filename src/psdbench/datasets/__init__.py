@@ -3,7 +3,9 @@
 import os
 from pathlib import Path
 
-from ..api import DataError
+import numpy as np
+
+from ..api import DataError, Dataset, PsdbenchError
 
 DATA_ENV = "PSDBENCH_DATA"
 
@@ -17,3 +19,19 @@ def data_dir() -> Path:
     if not path.is_dir():
         raise DataError(f"{DATA_ENV}={value} is not a directory: point it at the datasets directory")
     return path
+
+
+def binary_samples(dataset: Dataset, who: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` of a two-class sample dataset with ``y`` in {-1, +1} (the larger label is +1).
+
+    A one-line :class:`PsdbenchError` names ``who`` (the problem) if the dataset has no samples,
+    non-finite features or not exactly two classes.
+    """
+    if dataset.X is None or dataset.y is None:
+        raise PsdbenchError(f"{dataset.name}: {who} needs samples (X, y)")
+    if not np.all(np.isfinite(dataset.X)):
+        raise PsdbenchError(f"{dataset.name}: features contain NaN or inf")
+    classes = np.unique(dataset.y)
+    if len(classes) != 2:
+        raise PsdbenchError(f"{dataset.name}: {who} needs two classes, found {len(classes)}")
+    return np.asarray(dataset.X, dtype=float), np.where(dataset.y == classes.max(), 1.0, -1.0)

@@ -43,6 +43,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from psdbench import api
 from psdbench.api import Dataset, Feasibility, PsdbenchError, Solution
+from psdbench.datasets import binary_samples
 from psdbench.linalg.psd import asymmetry, min_eig
 
 KIND = "graph-classification"
@@ -134,13 +135,9 @@ class GraphClassification:
     def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> "GraphClassificationInstance":
         api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
-        if not np.all(np.isfinite(dataset.X)):
-            raise PsdbenchError(f"{dataset.name}: features contain NaN or inf")
-        classes = np.unique(dataset.y)
-        if len(classes) != 2:
-            raise PsdbenchError(f"{dataset.name}: graph-classification needs two classes, found {len(classes)}")
+        _, y_pm = binary_samples(dataset, self.name)
         idx = _select(dataset.y, p, seed)
-        x_true = np.where(dataset.y[idx] == classes.max(), 1.0, -1.0)
+        x_true = y_pm[idx]
         F = dataset.X[idx].astype(float)
         if p["noise"]:
             F = F + p["noise"] * np.random.default_rng(seed).standard_normal(F.shape)

@@ -47,6 +47,7 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 
 from psdbench import api
 from psdbench.api import Dataset, Feasibility, PsdbenchError, Solution
+from psdbench.datasets import binary_samples
 from psdbench.linalg.balance import sign_violation, two_colouring
 from psdbench.linalg.psd import asymmetry, project_spectraplex
 from psdbench.families.mahalanobis.objectives import OBJECTIVES, PairObjective, make_objective
@@ -333,12 +334,7 @@ class MahalanobisProblem:
     def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> MahalanobisInstance:
         api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
-        if not np.all(np.isfinite(dataset.X)):
-            raise PsdbenchError(f"{dataset.name}: features contain NaN or inf")
-        classes = np.unique(dataset.y)
-        if len(classes) != 2:
-            raise PsdbenchError(f"{dataset.name}: {self.name} needs two classes, found {len(classes)}")
-        y_all = np.where(dataset.y == classes.max(), 1.0, -1.0)
+        _, y_all = binary_samples(dataset, self.name)
         X = dataset.X.astype(float)
         rng = np.random.default_rng(seed)
         Ft = yt = None
