@@ -1,0 +1,71 @@
+"""Plugins that fail at import (raise, or call ``sys.exit``) are reported and skipped: the run, the fork
+server and the cells of other plugins go on.
+
+The plugins are registered through real entry points: a ``.dist-info`` folder on ``PYTHONPATH``
+(what an installed distribution leaves behind), so discovery, the fork server's preload and the
+worker all see them, with nothing installed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from psdbench.harness.store import Store
+
+ENTRY_POINTS = """\
+[psdbench.solvers]
+raises-at-import = broken_raises:Solver
+exits-at-import = broken_exits:Solver
+
+[psdbench.problems]
+exits-problem = broken_exits:Problem
+
+[psdbench.reports]
+raises-section = broken_raises:Section
+"""
+
+
+def _install_on_path(root: Path) -> None:
+    (root / "broken_raises.py").write_text("raise RuntimeError('this plugin is broken on purpose')\n")
+    (root / "broken_exits.py").write_text("import sys\nsys.exit(3)\n")
+    info = root / "psdbench_broken_plugins-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: psdbench-broken-plugins\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+
+
+def test_broken_plugins_are_reported_and_other_cells_run(tmp_path):
+    _install_on_path(tmp_path)
+    grid = tmp_path / "g.toml"
+    grid.write_text(textwrap.dedent("""
+        [run]
+        seeds = [0]
+        timeout = 60
+        reference = false
+        [[problems]]
+        name = "graph-classification"
+        datasets = ["sklearn/breast-cancer"]
+        params = { n = [20], graph = ["knn"], k = [5] }
+        [[solvers]]
+        name = "gdpa-lp"
+    """))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    db, out = tmp_path / "r.sqlite", tmp_path / "rep"
+    res = subprocess.run([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(grid), "--db", str(db),
+                          "--report", str(out), "--quiet"], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    for name in ("solvers:raises-at-import", "solvers:exits-at-import", "problems:exits-problem",
+                 "reports:raises-section"):
+        assert f"plugin {name} skipped" in res.stderr, res.stderr
+    assert "sys.exit(3)" in res.stderr and "broken on purpose" in res.stderr
+    rows = Store(db).results_frame()
+    assert rows["status"].tolist() == ["ok"] and rows["objective"].notna().all()
+    assert (out / "report.html").is_file()
+
+    listed = subprocess.run([sys.executable, "-m", "psdbench.cli", "list", "solvers"], capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert listed.returncode == 0 and "gdpa-lp" in listed.stdout and "raises-at-import" not in listed.stdout
