@@ -65,8 +65,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from .report import write_report
 
         paths = write_report(store, args.report)
-        print("report: " + ", ".join(str(p) for p in paths.values()))
+        print(_report_line(paths))
     return 0
+
+
+def _report_line(paths: dict[str, Path]) -> str:
+    """``report: <html>, <markdown> (+ N tables and figures in <dir>)``."""
+    main = [paths[k] for k in ("html", "markdown") if k in paths]
+    rest = len(paths) - len(main)
+    where = main[0].parent if main else ""
+    return "report: " + ", ".join(str(p) for p in main) + (f" (+ {rest} CSV and PNG files in {where})" if rest else "")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -126,7 +134,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if not Path(args.db).is_file():
         raise PsdbenchError(f"no results store at {args.db}")
     paths = write_report(Store(args.db), args.out)
-    print("report: " + ", ".join(str(p) for p in paths.values()))
+    print(_report_line(paths))
     return 0
 
 
