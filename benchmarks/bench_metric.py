@@ -109,7 +109,7 @@ class MetricStepSearch:
         self._threads.unregister()
 
     def time_step_size(self, objective):
-        from psdbench.families.mahalanobis.sgml import newton_step_size
+        from psdbench.families.mahalanobis.sgml_kernels import newton_step_size
 
         if objective == "lmnn":
             self.obj.exact_step(self.D0, self.E)

@@ -11,7 +11,8 @@ from psdbench.linalg.psd import project_spectraplex
 from psdbench.families.mahalanobis.problem import MahalanobisInstance, Mcml, objective_fold
 from psdbench.families.mahalanobis.objectives import OBJECTIVES, PairObjective, _first_crossing, make_objective, pair_distances
 from psdbench.families.mahalanobis.pd_cone import PdCone, project_rescale
-from psdbench.families.mahalanobis.sgml import Pgml, Sgml, knapsack_lp, newton_step_size, tree_start
+from psdbench.families.mahalanobis.sgml import Pgml, Sgml
+from psdbench.families.mahalanobis.sgml_kernels import knapsack_lp, newton_step_size, tree_start
 
 TOL = {"psd": 1e-7, "trace": 1e-7, "sym": 1e-9, "zero": 1e-9}
 

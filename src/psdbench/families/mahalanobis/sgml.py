@@ -66,106 +66,10 @@ from psdbench.families.mahalanobis.contract import MahalanobisKind
 from psdbench.linalg.balance import two_colouring
 from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.families.mahalanobis.objectives import pair_distances
+from psdbench.families.mahalanobis.sgml_kernels import (column_distances, dir_distances, knapsack_lp, near_identity_start,
+                                                        newton_step_size, tree_start, with_block)
 
 
-# ------------------------------------------------------------------------------ initialization
-def tree_start(F: np.ndarray, C: float, rng: np.random.Generator, positive: bool = False) -> np.ndarray:
-    """Section 4.2.1: diagonals ``C/K`` and a spanning tree of largest ``|E_ij|`` with ``sign(E_ij) C/K^2``."""
-    K = F.shape[1]
-    E = np.cov(F, rowvar=False) if F.shape[0] > 1 else np.eye(K)
-    E = np.atleast_2d(E)
-    M = (C / K) * np.eye(K)
-    start = int(rng.integers(K))
-    inside = np.zeros(K, dtype=bool)
-    inside[start] = True
-    best = np.abs(E[start]).astype(float)
-    parent = np.full(K, start)
-    best[start] = -np.inf
-    for _ in range(K - 1):  # Prim's algorithm on |E| (one leaf at a time keeps a tree)
-        j = int(np.argmax(np.where(inside, -np.inf, best)))
-        i = int(parent[j])
-        s = -1.0 if positive else (1.0 if E[i, j] >= 0 else -1.0)
-        M[i, j] = M[j, i] = s * C / K**2
-        inside[j] = True
-        closer = (~inside) & (np.abs(E[j]) > best)
-        best[closer] = np.abs(E[j])[closer]
-        parent[closer] = j
-    return M
-
-
-def near_identity_start(K: int, C: float, positive: bool = False) -> np.ndarray:
-    """The experiment code's start: ``(C/K) I`` with ``0.1 C/K`` on the first off-diagonals."""
-    M = (C / K) * np.eye(K)
-    off = (-0.1 if positive else 0.1) * C / K
-    idx = np.arange(K - 1)
-    M[idx, idx + 1] = M[idx + 1, idx] = off
-    return M
-
-
-# ------------------------------------------------------------------------------------ line search
-def newton_step_size(dq: Callable[[float], float], tol: float = 1e-3, xtol: float = 1e-4,
-                     max_iter: int = 60, g0: float | None = None) -> float:
-    """``argmin_{gamma in [0, 1]} Q(gamma)`` from ``Q'(gamma)`` (eqs. (35)-(38)).
-
-    ``Q`` is convex along the direction, so its minimizer is the root of ``Q'`` clipped to [0, 1]
-    (eq. (38)).  The root is found by Newton-Raphson with ``Q''`` replaced by the difference
-    quotient of the bracketing points (regula falsi with the Illinois safeguard: one ``Q'`` call
-    per step, never leaves the bracket).  It stops when ``|Q'| <= tol |Q'(0)|`` or the bracket is
-    narrower than ``xtol`` (piecewise-linear objectives such as LMNN have a kink, not a root).
-    ``g0``, if given, is ``Q'(0)`` (the caller usually has the gradient at the current point).
-    """
-    if g0 is None:
-        g0 = dq(0.0)
-    if g0 >= 0:
-        return 0.0
-    g1 = dq(1.0)
-    if g1 <= 0:
-        return 1.0
-    lo, hi, glo, ghi = 0.0, 1.0, g0, g1
-    gamma, side = 0.0, 0
-    for _ in range(max_iter):
-        gamma = hi - ghi * (hi - lo) / (ghi - glo)
-        g = dq(gamma)
-        if abs(g) <= tol * abs(g0):
-            break
-        if g < 0:
-            lo, glo = gamma, g
-            if side == -1:
-                ghi *= 0.5
-            side = -1
-        else:
-            hi, ghi = gamma, g
-            if side == 1:
-                glo *= 0.5
-            side = 1
-        if hi - lo < xtol:
-            return lo  # the side where Q still decreases
-    return gamma
-
-
-# ------------------------------------------------------------------------ the LPs in closed form
-def knapsack_lp(kappa: np.ndarray, w: np.ndarray, budget: float) -> np.ndarray | None:
-    """``argmin kappa' x`` s.t. ``w' x <= budget``, ``x >= 0`` (``w > 0``): a vertex, in closed form.
-
-    Both LPs of SGML reduce to this form (see :meth:`Sgml._block_knapsack`): every Gershgorin row
-    has its own diagonal, so writing ``M_ii`` as its row's lower bound plus a slack ``s_i >= 0``
-    leaves the trace as the only coupling constraint.  The optimum puts the whole budget on the
-    variable with the most negative ``kappa_k / w_k`` (or nothing if no ``kappa_k`` is negative).
-    Returns None when the LP is infeasible (``budget < 0``: with scalars from an inexact
-    eigenvector the current point can miss a Gershgorin row by a little; the block is then left
-    as it is, never moved to a vertex outside ``tr(M) <= C``).
-    """
-    if budget < 0:  # the rows' lower bounds alone exceed the trace bound
-        return None
-    x = np.zeros_like(kappa)
-    ratio = kappa / w
-    k = int(np.argmin(ratio))
-    if ratio[k] < 0:
-        x[k] = max(budget, 0.0) / w[k]
-    return x
-
-
-# ----------------------------------------------------------------------------------------- solver
 @dataclass
 class _State:
     M: np.ndarray
@@ -318,7 +222,7 @@ class Sgml:
             if -float(np.sum(sign * G * Dir)) <= 0:  # Frank-Wolfe gap: no descent left
                 st.timers["step_s"] += time.perf_counter() - t0
                 break
-            gamma = self._line_search(inst, sign, pair_distances(inst.F, M), self._dir_distances(inst.F, Dir),
+            gamma = self._line_search(inst, sign, pair_distances(inst.F, M), dir_distances(inst.F, Dir),
                                       float(p["nr_tol"]), float(np.sum(sign * G * Dir)))
             st.timers["step_s"] += time.perf_counter() - t0
             if gamma <= 0:
@@ -385,30 +289,12 @@ class Sgml:
                 break
             diag, col = diag + gamma * delta, col + gamma * dcol  # eq. (34)
             if p["check_iterates"]:
-                self._check(st, self._with_block(st.M, j, others, diag, col), inst.rho, p)
+                self._check(st, with_block(st.M, j, others, diag, col), inst.rho, p)
             change = f - sign * q_new
             D, A, f = D_new, A_new, sign * q_new
             if change <= float(p["block_tol"]) * max(1.0, abs(f)):
                 break
         return diag, col, D, f
-
-    @staticmethod
-    def _with_block(M: np.ndarray, j: int, others: np.ndarray, diag: np.ndarray, col: np.ndarray) -> np.ndarray:
-        """A copy of ``M`` with the given diagonal and column/row ``j``."""
-        out = M.copy()
-        out[np.diag_indices(len(diag))] = diag
-        out[others, j] = col
-        out[j, others] = col
-        return out
-
-    @staticmethod
-    def _dir_distances(F: np.ndarray, Dir: np.ndarray) -> np.ndarray:
-        """Pair "distances" of a direction (may be negative): ``(f_i - f_j)' Dir (f_i - f_j)``."""
-        G = F @ Dir @ F.T
-        g = np.diag(G)
-        E = g[:, None] + g[None, :] - 2.0 * G
-        np.fill_diagonal(E, 0.0)
-        return E
 
     # ------------------------------------------------------------------- whole-matrix FW phase
     def _full_direction(self, M: np.ndarray, colours: np.ndarray, a: np.ndarray, G: np.ndarray, rho: float,
@@ -476,17 +362,6 @@ class Sgml:
         M[small] = 0.0
         return bool(small.any())
 
-    @staticmethod
-    def _column_distances(F: np.ndarray, j: int, col: np.ndarray) -> np.ndarray:
-        """Pair distances of ``e_j col' + col e_j'`` (``col_j = 0``)."""
-        Fc = F @ col
-        Gram = np.outer(F[:, j], Fc)
-        Gram = Gram + Gram.T
-        g = np.diag(Gram)
-        E = g[:, None] + g[None, :] - 2.0 * Gram
-        np.fill_diagonal(E, 0.0)
-        return E
-
     # ------------------------------------------------------------------------------------ solve
     def solve(self, instance: MahalanobisKind, budget: Budget, **params: Any) -> Solution:
         api.validate_params(self, params, self.name)
@@ -527,13 +402,13 @@ class Sgml:
                     if col0.any():
                         full = np.zeros(K)
                         full[others] = col0
-                        D0 = np.maximum(st.D - self._column_distances(instance.F, j, full), 0.0)
+                        D0 = np.maximum(st.D - column_distances(instance.F, j, full), 0.0)
                     terms_f = (others, -terms[1], terms[2], terms[3], terms[4])  # radii exclude column j
                     d_f, c_f, D_f, f_f = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, j, terms_f, p)
                     if f_f < best[3]:  # line 8: keep the better; a colour changes only if Q drops
                         best = (d_f, c_f, D_f, f_f, flipped)
                 if best[3] < st.f:  # line 9; an unchanged M keeps its scalars
-                    st.M = self._with_block(st.M, j, others, best[0], best[1])
+                    st.M = with_block(st.M, j, others, best[0], best[1])
                     st.D, st.f, st.colours = best[2], best[3], best[4]
                     if self._zero_small(st, p):
                         st.D = pair_distances(instance.F, st.M)
