@@ -1,0 +1,13 @@
+"""Graph-based binary classification by its SDP relaxation.
+
+Paper: "Projection-free Graph-based Classifier Learning using Gershgorin Disc Perfect Alignment"
+(``shared/papers/gdpa-graph-classifier-sdp.txt``).
+
+``problem.py``       the problem ``graph-classification`` and the paper's protocol (section 6.1)
+``instance.py``      the SDP (8), its duals (12), (15)/(20), the reduced SDP and the certified reference
+``contract.py``      what solvers may read of an instance (``GraphClassificationKind``)
+``gdpa_lp.py``       ``gdpa-lp``: GDPA linearization of the modified dual (20) (section 5)
+``gdpa_lp_elim.py``  ``gdpa-lp-elim``: GDPA on the split dual of the reduced SDP (psdbench's variant)
+``report.py``        the per-(dataset, graph, scaling, n) solver tables
+``suites/``          ``gdpa-wdbc``
+"""

@@ -2,7 +2,7 @@
 
 :class:`GraphClassificationKind` lists exactly the attributes and methods the family's solvers
 (``gdpa-lp``, ``gdpa-lp-elim``, the example plugin ``example-harmonic``) and the generic conic
-solvers read.  :class:`~psdbench.families.graph_classification.problem.GraphClassificationInstance`
+solvers read.  :class:`~psdbench.families.graph_classification.instance.GraphClassificationInstance`
 implements it; anything else on that class is the problem's own business and may change.
 
 Notation of the graph-classifier paper (section 4): ``N`` nodes, the first ``m`` labelled with
