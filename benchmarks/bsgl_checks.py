@@ -1,4 +1,4 @@
-"""Issue 5's checks on a results store of the ``signed-graph-synthetic`` suite (or part of it).
+"""The BSGL paper's checks on a results store of the ``signed-graph-synthetic`` suite (or part of it).
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""Issue 4's checks on a results store of the SGML suites (objective and/or classification protocol).
+"""The SGML paper's checks on a results store of the SGML suites (objective and/or classification protocol).
 
 Usage::
 
@@ -24,7 +24,9 @@ import sys
 import numpy as np
 import pandas as pd
 
-from psdbench.families.mahalanobis.report import is_better, paper_accuracy, paper_dataset, paper_objective
+from psdbench.families.mahalanobis.paper_values import is_better, load
+
+PAPER = load()  # the SGML paper's Tables 4-7 (families/mahalanobis/paper_values/*.csv)
 from psdbench.harness.store import Store
 
 
@@ -75,8 +77,8 @@ def objective_checks(df: pd.DataFrame) -> None:
         if not ratio.empty:
             within, total = 0, 0
             for d, r in ratio.iterrows():
-                pd_name = paper_dataset(d)
-                ps, pp = paper_objective(obj, "SGML", pd_name), paper_objective(obj, "PD-cone", pd_name)
+                pd_name = PAPER.paper_dataset(d)
+                ps, pp = PAPER.objective_value(obj, "SGML", pd_name), PAPER.objective_value(obj, "PD-cone", pd_name)
                 if not (np.isfinite(ps) and np.isfinite(pp)) or r["pd-cone"] == 0:
                     continue
                 total += 1
@@ -93,8 +95,8 @@ def classification_checks(df: pd.DataFrame) -> None:
             & df["status"].isin(["ok", "max_iter"]) & (df["feasible"] == 1)]
     for (obj, solver), sub in ok.groupby(["objective_name", "solver"]):
         acc = sub.groupby("dataset")["metric_accuracy"].mean() * 100
-        names = [paper_dataset(d) for d in acc.index]
-        paper_same = [paper_accuracy(obj, "SGML", n) for n in names]
+        names = [PAPER.paper_dataset(d) for d in acc.index]
+        paper_same = [PAPER.accuracy_value(obj, "SGML", n, k_nn=10) for n in names]
         seeds = sub.groupby("dataset")["seed"].nunique()
         paper_mean = float(np.nanmean(paper_same))
         print(f"{obj} {solver}: mean 10-NN accuracy {acc.mean():.2f} % over {len(acc)} datasets "
