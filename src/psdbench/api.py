@@ -22,6 +22,9 @@ entry-point group           what the entry point names
 * A :class:`Solver` turns an instance and a :class:`Budget` into a :class:`Solution`.  Solvers do
   not time themselves for the record; the harness does.  They stop at ``budget.expired()``.
 
+Two tools of the contract live beside this module and are re-exported here: :class:`Param` and its
+constructors (:mod:`psdbench.params`) and :class:`TraceRecorder` (:mod:`psdbench.tracing`).
+
 Optional hooks are declared on the protocols with their defaults, and read only through the
 accessor functions at the end of this module (:func:`problem_sense`, :func:`expand_params`,
 :func:`skip_reason`, ...), so that a default lives in one place.
@@ -33,14 +36,19 @@ Each family states what its solvers may use of its instances in a kind protocol 
 from __future__ import annotations
 
 import enum
-import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from psdbench.params import Param, choice, either, number
+from psdbench.tracing import TraceRecorder
+
 __all__ = [
+    "choice",
+    "either",
+    "number",
     "Budget",
     "DataError",
     "Dataset",
@@ -145,109 +153,6 @@ class DatasetCollection(Protocol):
 
     def load(self, name: str) -> Dataset:
         """Load one dataset; raise :class:`DataError` with a one-line message if it is missing."""
-
-
-# ------------------------------------------------------------------------------------ parameters
-@dataclass(frozen=True)
-class Param:
-    """Declarative specification of one problem or solver parameter.
-
-    A grid value is checked against it when the grid is loaded, so that a bad value is exit 2
-    before any work starts instead of an ``error`` cell.
-
-    Attributes
-    ----------
-    default : Any
-        The value used when the grid does not set it (``None`` allowed).
-    doc : str
-        One line for ``psdbench list`` and the docs.
-    choices : tuple, optional
-        The allowed values (compared with ``==``).
-    types : tuple of type, optional
-        Allowed Python types (``int`` admits ``bool`` only if listed); ``None`` always passes
-        when it is the default.
-    low, high : float, optional
-        Inclusive numeric bounds for numeric values.
-    check : callable, optional
-        ``check(value) -> str | None``: an error message for values the other fields cannot
-        describe (e.g. ``"all"`` or an integer).
-    """
-
-    default: Any = None
-    doc: str = ""
-    choices: tuple[Any, ...] | None = None
-    types: tuple[type, ...] | None = None
-    low: float | None = None
-    high: float | None = None
-    check: Callable[[Any], str | None] | None = None
-
-    def error(self, value: Any) -> str | None:
-        """Why ``value`` is not allowed, or ``None`` if it is."""
-        if value is None and self.default is None:
-            return None
-        if self.check is not None:
-            return self.check(value)
-        if self.choices is not None and value not in self.choices:
-            return f"must be one of {', '.join(repr(c) for c in self.choices)}, not {value!r}"
-        if self.types is not None:
-            if isinstance(value, bool) and bool not in self.types:
-                return f"must be {' or '.join(t.__name__ for t in self.types)}, not {value!r}"
-            if not isinstance(value, self.types):
-                return f"must be {' or '.join(t.__name__ for t in self.types)}, not {value!r}"
-        if (self.low is not None or self.high is not None) and isinstance(value, (int, float)) \
-                and not isinstance(value, bool):
-            if not math.isfinite(float(value)) or (self.low is not None and value < self.low) \
-                    or (self.high is not None and value > self.high):
-                lo = "-inf" if self.low is None else f"{self.low:g}"
-                hi = "inf" if self.high is None else f"{self.high:g}"
-                return f"must lie in [{lo}, {hi}], not {value!r}"
-        return None
-
-
-def number(low: float | None = None, high: float | None = None, default: Any = None, doc: str = "",
-           integer: bool = False) -> Param:
-    """A numeric :class:`Param` (``int`` or ``float``; ``integer=True`` for ``int`` only)."""
-    return Param(default=default, doc=doc, types=(int,) if integer else (int, float), low=low, high=high)
-
-
-def choice(*values: Any, default: Any = None, doc: str = "") -> Param:
-    """A :class:`Param` taking one of ``values`` (default: the first)."""
-    return Param(default=values[0] if default is None else default, doc=doc, choices=tuple(values))
-
-
-def _describe(alternative: Any) -> str:
-    """How :func:`either` names one alternative in its error message."""
-    if not isinstance(alternative, Param):
-        return repr(alternative)
-    if alternative.choices is not None:
-        return " or ".join(repr(c) for c in alternative.choices)
-    kind = " or ".join(t.__name__ for t in alternative.types) if alternative.types else "a value"
-    if alternative.low is None and alternative.high is None:
-        return kind
-    lo = "-inf" if alternative.low is None else f"{alternative.low:g}"
-    hi = "inf" if alternative.high is None else f"{alternative.high:g}"
-    return f"{kind} in [{lo}, {hi}]"
-
-
-def either(*alternatives: Any, default: Any = None, doc: str = "") -> Param:
-    """A :class:`Param` for a union: a value passes if one alternative accepts it.
-
-    Each alternative is a :class:`Param` (e.g. :func:`number`) or a literal compared with ``==``
-    (``None`` only by identity), e.g. ``either("hqic", "cv", number(low=0), default="hqic")``
-    for ``rho = "hqic" | "cv" | number``.
-    """
-
-    def check(value: Any) -> str | None:
-        for alt in alternatives:
-            if isinstance(alt, Param):
-                if value is not None and alt.error(value) is None:
-                    return None
-            elif (value is None and alt is None) or (value is not None and alt is not None and value == alt
-                                                     and isinstance(value, bool) == isinstance(alt, bool)):
-                return None
-        return f"must be {' | '.join(_describe(a) for a in alternatives)}, not {value!r}"
-
-    return Param(default=default, doc=doc, check=check)
 
 
 # ------------------------------------------------------------------------------------ budgets
@@ -356,72 +261,6 @@ class Solution:
     info: dict[str, Any] = field(default_factory=dict)
     message: str = ""
     iterates: list[tuple[float, dict[str, np.ndarray]]] = field(default_factory=list)
-
-
-class TraceRecorder:
-    """Collects trace points and samples iterates for :class:`Solution`.
-
-    ``add(objective=..., **values)`` appends a point ``{"t": ..., ...}``; ``add(variables=...)``
-    also offers the current iterate, which is kept (copied) when it is the first, or when at least
-    ``min_gap_s`` seconds and a ``ratio`` factor of elapsed time separate it from the last one
-    kept, so a run keeps O(log(time)) iterates; :meth:`finish` keeps the final one.  Iterates are
-    what the harness re-scores (convergence curves are never the solver's word) and what it
-    verifies when a cell runs out of time.
-
-    Parameters
-    ----------
-    budget : Budget, optional
-        Supplies the harness's ``checkpoint`` sink.  Times are measured from construction, which
-        a solver does as it starts, so a curve's time axis is the solve's (as ``wall_time_s``).
-    ratio, min_gap_s : float
-        Iterate sampling: keep one when ``t >= ratio * t_last`` and ``t - t_last >= min_gap_s``.
-    max_iterates : int
-        Hard cap on stored iterates (older ones are thinned by half when it is reached).
-    """
-
-    def __init__(self, budget: Budget | None = None, ratio: float = 1.25, min_gap_s: float = 0.002,
-                 max_iterates: int = 64) -> None:
-        self._clock = time.monotonic
-        self._t0 = self._clock()
-        self.points: list[dict[str, float]] = []
-        self.iterates: list[tuple[float, dict[str, np.ndarray]]] = []
-        self._ratio, self._gap, self._cap = float(ratio), float(min_gap_s), int(max_iterates)
-        self._pending: tuple[float, dict[str, np.ndarray]] | None = None
-        self.sink: Callable[[float, dict[str, np.ndarray]], None] | None = getattr(budget, "checkpoint", None)
-
-    def elapsed(self) -> float:
-        """Seconds since the start."""
-        return self._clock() - self._t0
-
-    def add(self, variables: Mapping[str, np.ndarray] | None = None, **values: float) -> None:
-        """Record a point; ``variables`` (the current iterate) is sampled, see the class docstring."""
-        t = self.elapsed()
-        self.points.append({"t": t, **{k: float(v) for k, v in values.items()}})
-        if variables is None:
-            return
-        last = self.iterates[-1][0] if self.iterates else None
-        if last is None or (t >= self._ratio * last and t - last >= self._gap):
-            self._keep(t, variables)
-            self._pending = None
-        else:
-            self._pending = (t, variables)  # referenced (not read: a lazy mapping stays lazy), copied if kept at finish
-
-    def _keep(self, t: float, variables: Mapping[str, np.ndarray]) -> None:
-        snap = {k: np.array(v, dtype=float, copy=True) for k, v in variables.items()}
-        self.iterates.append((t, snap))
-        if len(self.iterates) > self._cap:
-            self.iterates = self.iterates[:1] + self.iterates[1:-1:2] + self.iterates[-1:]
-        if self.sink is not None:
-            self.sink(t, snap)
-
-    def finish(self, variables: Mapping[str, np.ndarray] | None = None) -> list[tuple[float, dict[str, np.ndarray]]]:
-        """Keep the final iterate (``variables``, else the last one offered) and return the samples."""
-        if variables is not None:
-            self._keep(self.elapsed(), variables)
-        elif self._pending is not None:
-            self._keep(*self._pending)
-        self._pending = None
-        return self.iterates
 
 
 @dataclass

@@ -1,0 +1,113 @@
+"""Declarative parameter specifications (:class:`Param`), re-exported by :mod:`psdbench.api`.
+
+Problems and solvers declare ``params = {name: Param(...)}``; the grid checks every value against
+its spec when it is loaded (:func:`psdbench.api.validate_params`), so a bad value is exit 2 before
+any work starts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+@dataclass(frozen=True)
+class Param:
+    """Declarative specification of one problem or solver parameter.
+
+    A grid value is checked against it when the grid is loaded, so that a bad value is exit 2
+    before any work starts instead of an ``error`` cell.
+
+    Attributes
+    ----------
+    default : Any
+        The value used when the grid does not set it (``None`` allowed).
+    doc : str
+        One line for ``psdbench list`` and the docs.
+    choices : tuple, optional
+        The allowed values (compared with ``==``).
+    types : tuple of type, optional
+        Allowed Python types (``int`` admits ``bool`` only if listed); ``None`` always passes
+        when it is the default.
+    low, high : float, optional
+        Inclusive numeric bounds for numeric values.
+    check : callable, optional
+        ``check(value) -> str | None``: an error message for values the other fields cannot
+        describe (e.g. ``"all"`` or an integer).
+    """
+
+    default: Any = None
+    doc: str = ""
+    choices: tuple[Any, ...] | None = None
+    types: tuple[type, ...] | None = None
+    low: float | None = None
+    high: float | None = None
+    check: Callable[[Any], str | None] | None = None
+
+    def error(self, value: Any) -> str | None:
+        """Why ``value`` is not allowed, or ``None`` if it is."""
+        if value is None and self.default is None:
+            return None
+        if self.check is not None:
+            return self.check(value)
+        if self.choices is not None and value not in self.choices:
+            return f"must be one of {', '.join(repr(c) for c in self.choices)}, not {value!r}"
+        if self.types is not None:
+            if isinstance(value, bool) and bool not in self.types:
+                return f"must be {' or '.join(t.__name__ for t in self.types)}, not {value!r}"
+            if not isinstance(value, self.types):
+                return f"must be {' or '.join(t.__name__ for t in self.types)}, not {value!r}"
+        if (self.low is not None or self.high is not None) and isinstance(value, (int, float)) \
+                and not isinstance(value, bool):
+            if not math.isfinite(float(value)) or (self.low is not None and value < self.low) \
+                    or (self.high is not None and value > self.high):
+                lo = "-inf" if self.low is None else f"{self.low:g}"
+                hi = "inf" if self.high is None else f"{self.high:g}"
+                return f"must lie in [{lo}, {hi}], not {value!r}"
+        return None
+
+
+def number(low: float | None = None, high: float | None = None, default: Any = None, doc: str = "",
+           integer: bool = False) -> Param:
+    """A numeric :class:`Param` (``int`` or ``float``; ``integer=True`` for ``int`` only)."""
+    return Param(default=default, doc=doc, types=(int,) if integer else (int, float), low=low, high=high)
+
+
+def choice(*values: Any, default: Any = None, doc: str = "") -> Param:
+    """A :class:`Param` taking one of ``values`` (default: the first)."""
+    return Param(default=values[0] if default is None else default, doc=doc, choices=tuple(values))
+
+
+def _describe(alternative: Any) -> str:
+    """How :func:`either` names one alternative in its error message."""
+    if not isinstance(alternative, Param):
+        return repr(alternative)
+    if alternative.choices is not None:
+        return " or ".join(repr(c) for c in alternative.choices)
+    kind = " or ".join(t.__name__ for t in alternative.types) if alternative.types else "a value"
+    if alternative.low is None and alternative.high is None:
+        return kind
+    lo = "-inf" if alternative.low is None else f"{alternative.low:g}"
+    hi = "inf" if alternative.high is None else f"{alternative.high:g}"
+    return f"{kind} in [{lo}, {hi}]"
+
+
+def either(*alternatives: Any, default: Any = None, doc: str = "") -> Param:
+    """A :class:`Param` for a union: a value passes if one alternative accepts it.
+
+    Each alternative is a :class:`Param` (e.g. :func:`number`) or a literal compared with ``==``
+    (``None`` only by identity), e.g. ``either("hqic", "cv", number(low=0), default="hqic")``
+    for ``rho = "hqic" | "cv" | number``.
+    """
+
+    def check(value: Any) -> str | None:
+        for alt in alternatives:
+            if isinstance(alt, Param):
+                if value is not None and alt.error(value) is None:
+                    return None
+            elif (value is None and alt is None) or (value is not None and alt is not None and value == alt
+                                                     and isinstance(value, bool) == isinstance(alt, bool)):
+                return None
+        return f"must be {' | '.join(_describe(a) for a in alternatives)}, not {value!r}"
+
+    return Param(default=default, doc=doc, check=check)
