@@ -7,12 +7,9 @@ verification (the ``curve`` column), and verifies them when a cell is killed at 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
-
-if TYPE_CHECKING:  # pragma: no cover
-    from psdbench.api import Budget
 
 class TraceRecorder:
     """Collects trace points and samples iterates for :class:`Solution`.
@@ -26,7 +23,7 @@ class TraceRecorder:
 
     Parameters
     ----------
-    budget : Budget, optional
+    budget : psdbench.api.Budget, optional
         Supplies the harness's ``checkpoint`` sink.  Times are measured from construction, which
         a solver does as it starts, so a curve's time axis is the solve's (as ``wall_time_s``).
     ratio, min_gap_s : float
@@ -35,7 +32,7 @@ class TraceRecorder:
         Hard cap on stored iterates (older ones are thinned by half when it is reached).
     """
 
-    def __init__(self, budget: Budget | None = None, ratio: float = 1.25, min_gap_s: float = 0.002,
+    def __init__(self, budget: Any = None, ratio: float = 1.25, min_gap_s: float = 0.002,
                  max_iterates: int = 64) -> None:
         self._clock = time.monotonic
         self._t0 = self._clock()
