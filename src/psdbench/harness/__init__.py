@@ -1,1 +1,1 @@
-"""Grid expansion, process-isolated runner, verification, references, store and reports."""
+"""Grid expansion, the process-isolated runner, the worker (build, solve, verify, re-score), references and gaps, the store."""
