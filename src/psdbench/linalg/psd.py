@@ -41,3 +41,30 @@ def project_spectraplex(A: np.ndarray, rho: float, C: float) -> np.ndarray:
                 hi = tau
         lam = np.maximum(w - hi, rho)
     return (V * lam) @ V.T
+
+
+def scale_to_trace_floor(M: np.ndarray, C: float, rho: float) -> tuple[np.ndarray, float, float]:
+    """``a sym(M) + b I`` with ``tr = C`` and ``lambda_min >= rho``, ``b >= 0`` as small as possible.
+
+    Maps a learned metric into ``{tr(M) = C, M >= rho I}`` changing only its scale where it can: with
+    ``t = tr(M)``, ``l = lambda_min(M)``, ``a = C / t, b = 0`` when ``a l >= rho``; otherwise
+    ``a = (C - K rho) / (t - K l)`` and ``b = rho - a l``, the smallest shift.  Needs ``t > 0`` and
+    ``K rho <= C``.
+
+    Returns
+    -------
+    M_mapped : ndarray
+    a, b : float
+        The scale and the shift.
+    """
+    S = 0.5 * (M + M.T)
+    K = S.shape[0]
+    t = float(np.trace(S))
+    if not t > 0:
+        raise ValueError(f"cannot scale a metric of trace {t:g} to trace {C:g}")
+    lam = min_eig(S)
+    a, b = C / t, 0.0
+    if a * lam < rho:
+        a = (C - K * rho) / (t - K * lam)
+        b = rho - a * lam
+    return a * S + b * np.eye(K), float(a), float(b)

@@ -49,7 +49,7 @@ from psdbench import api
 from psdbench.api import Dataset, Feasibility, PsdbenchError, Solution
 from psdbench.datasets import binary_samples
 from psdbench.linalg.balance import sign_violation, two_colouring
-from psdbench.linalg.psd import asymmetry, project_spectraplex
+from psdbench.linalg.psd import asymmetry, project_spectraplex, scale_to_trace_floor
 from psdbench.families.mahalanobis.objectives import OBJECTIVES, PairObjective, make_objective
 
 KIND = "mahalanobis"  # the kind; problem names stay metric/<objective>
@@ -250,6 +250,17 @@ class MahalanobisInstance:
 
         return {"value": self.value(M), "lower": self.fw_bound(M), "status": "ok", "solver": solver.lower(),
                 "solver_version": version(solver.lower()), "solve_time_s": time.perf_counter() - t0}
+
+    # ------------------------------------------------------------------ metric-learning peers
+    def metric_training_data(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(F, y)`` on the classification protocol (peers learn there); ``None`` otherwise."""
+        return (self.F, self.y) if self.params.get("protocol") == "classification" else None
+
+    def metric_from_matrix(self, M: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+        """A peer's metric as ``{"M": a M + b I}`` with ``tr = C``, ``>= rho I`` (k-NN is scale-invariant;
+        ``b > 0`` only if scaling alone misses ``rho``: :func:`scale_to_trace_floor`), and ``{scale, shift}``."""
+        Mm, a, b = scale_to_trace_floor(np.asarray(M, float), self.C, self.rho)
+        return {"M": Mm}, {"scale": a, "shift": b}
 
     # ------------------------------------------------------------------------- start points
     def identity_start(self) -> np.ndarray:
