@@ -21,6 +21,7 @@ from .test_harness import cli
 
 HAVE_ML = peers.import_metric_learn() is not None
 needs_ml = pytest.mark.skipif(not HAVE_ML, reason=peers.NOT_INSTALLED)
+SOLVERS = [pytest.param("ml-lmnn", marks=needs_ml), pytest.param("ml-itml", marks=needs_ml), "euclidean"]
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +87,7 @@ def test_scale_to_trace_floor_scales_or_shifts_minimally():
 
 
 # --------------------------------------------------------------------------------------- solvers
-@needs_ml
-@pytest.mark.parametrize("name", ["ml-lmnn", "ml-itml", "euclidean"])
+@pytest.mark.parametrize("name", SOLVERS)
 def test_peer_metric_verifies_on_the_instance(registry, wine_instance, name):
     sol = registry.solver(name).solve(wine_instance, Budget.seconds(30))
     assert sol.status in (Status.OK, Status.MAX_ITER)
@@ -112,8 +112,7 @@ def test_itml_is_seeded_and_keeps_both_classes(registry, wine_instance):
     assert len(a.info["bounds"]) == 2
 
 
-@needs_ml
-@pytest.mark.parametrize("name", ["ml-lmnn", "ml-itml", "euclidean"])
+@pytest.mark.parametrize("name", SOLVERS)
 def test_peer_conforms(registry, wine_instance, name):
     report = check_solver(registry.solver(name), [wine_instance], deadline_s=10.0, grace_s=5.0)
     assert len(report.solutions) == 1
