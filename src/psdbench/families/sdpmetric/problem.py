@@ -43,8 +43,8 @@ class TripletMargin:
         "n_impostor": api.number(low=1, default=3, integer=True, doc="other-class nearest neighbours per sample"),
         "max_train": api.number(low=2, default=None, integer=True,
                                 doc="keep max_train training samples drawn at random (seeded; small test instances; None: all)"),
-        "psd_tol": api.number(low=0, default=1e-8, doc="verify: lambda_min(X) >= -psd_tol"),
-        "trace_tol": api.number(low=0, default=1e-8, doc="verify: |tr X - 1| <= trace_tol"),
+        "psd_tol": api.number(low=0, default=1e-7, doc="verify: lambda_min(X) >= -psd_tol (as metric/*)"),
+        "trace_tol": api.number(low=0, default=1e-7, doc="verify: |tr X - 1| <= trace_tol"),
         "sym_tol": api.number(low=0, default=1e-9, doc="verify: asymmetry <= sym_tol"),
     }
     default_params: dict[str, Any] = api.default_params(params)
