@@ -195,3 +195,14 @@ def test_table2_section_renders_ours_beside_the_paper():
     assert frame.loc["sklearn/wine:multiclass", "Euclidean"] == "10.00 (0.00)"
     assert frame.loc["Wine (paper)", "paper SDPMetric-H"] == "3.08 (2.31)"
     assert table.shaded == ("Wine (paper)",)
+
+
+@pytest.mark.parametrize("name, sizes, n_triplets, D", [
+    ("uci/breast-cancer:multiclass", (479, 102, 102), 4311, 10),  # ID column kept: 10 features
+    ("uci/diabetes:multiclass", (538, 115, 115), 4842, 8),
+])
+def test_table1_sizes_on_uci(registry, data_dir, monkeypatch, name, sizes, n_triplets, D):
+    monkeypatch.setenv("PSDBENCH_DATA", str(data_dir))
+    inst = registry.problem("metric/triplet-margin").build(registry.load_dataset(name), {}, 0)
+    assert (len(inst.y), len(inst.y_val), len(inst.y_test)) == sizes
+    assert inst.n_triplets == n_triplets and inst.D == D
