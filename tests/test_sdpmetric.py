@@ -156,7 +156,7 @@ def test_problem_conforms(registry, wine):
     check_problem(registry.problem("metric/triplet-margin"), wine, {**SMALL, "loss": "huber"}, kind=TripletMarginKind)
 
 
-@pytest.mark.parametrize("name, params", [("sdpmetric", {"tol": 1e-4}), ("clarabel", {}),
+@pytest.mark.parametrize("name, params", [("sdpmetric", {"tol": 1e-4}), ("pg-spectraplex", {}), ("clarabel", {}),
                                           # SCS at its default eps (1e-4) returns lambda_min ~ -5e-5: infeasible
                                           ("scs", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000})])
 def test_solvers_conform(registry, small, name, params):
@@ -206,3 +206,31 @@ def test_table1_sizes_on_uci(registry, data_dir, monkeypatch, name, sizes, n_tri
     inst = registry.problem("metric/triplet-margin").build(registry.load_dataset(name), {}, 0)
     assert (len(inst.y), len(inst.y_val), len(inst.y_test)) == sizes
     assert inst.n_triplets == n_triplets and inst.D == D
+
+
+def test_simplex_and_spectraplex_projections():
+    from psdbench.families.sdpmetric.pg_spectraplex import project_simplex, project_spectraplex
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        w = rng.standard_normal(7) * 2
+        x = project_simplex(w)
+        assert x.min() >= 0 and abs(x.sum() - 1) < 1e-12
+        # optimality: x = max(w - tau, 0): the positive entries share the shift tau, the zeros have w <= tau
+        shift = (w - x)[x > 0]
+        assert np.ptp(shift) < 1e-12 and np.all(w[x == 0] <= shift[0] + 1e-12)
+    A = rng.standard_normal((5, 5))
+    X = project_spectraplex(A)
+    assert abs(np.trace(X) - 1) < 1e-12 and np.linalg.eigvalsh(X).min() > -1e-12
+
+
+@pytest.mark.parametrize("loss", ["huber", "squared-hinge"])
+def test_pg_spectraplex_reaches_reference_to_1e_4(registry, small, references, loss):
+    inst, ref = small[loss], references[loss]
+    sol = registry.solver("pg-spectraplex").solve(inst, Budget.seconds(10.0))
+    assert sol.status == Status.OK and inst.verify(sol).ok
+    f = inst.objective(sol)
+    assert abs(ref["value"] - f) <= 1e-4 * max(1.0, abs(ref["value"]))
+    assert f <= ref["lower"] + 1e-9
+    for pt in sol.trace:
+        assert pt["fw_gap"] >= (ref["value"] - pt["objective"]) - 1e-9

@@ -10,5 +10,7 @@ Paper: C. Shen, J. Kim, L. Wang, "Scalable Large-Margin Mahalanobis Distance Met
 ``losses.py``     losses (4), (9), (10), margins, gradient, the exact rho maximizer
 ``contract.py``   what solvers may read of an instance (``TripletMarginKind``)
 ``sdpmetric.py``  ``sdpmetric``: Algorithms 1 and 2 (rank-one Frank-Wolfe, backtracking line search)
+``pg_spectraplex.py`` ``pg-spectraplex``: projected-gradient baseline (exact spectraplex projection)
+``report.py``     ``sdpmetric-table2``: Table II layout beside ``paper_values/table2.csv``
 ``suites/``       ``sdpmetric-wine`` (small, offline)
 """
