@@ -1,4 +1,14 @@
-"""Dataset loaders: scikit-learn's bundled sets, the CSV collection under ``PSDBENCH_DATA``, synthetic generators."""
+"""Dataset loaders: scikit-learn's bundled sets, the CSV collection under ``PSDBENCH_DATA``, synthetic generators.
+
+Label views
+-----------
+Every collection here (``sklearn/``, ``uci/``, ``synthetic/``) returns by default the binary
+coding its ``label_coding`` states (``y`` in {+1, -1}), which the existing problems use; those
+names and their numbers are unchanged.  Appending ``:multiclass`` to a name (``sklearn/wine:multiclass``,
+``uci/diabetes:multiclass``, ``sklearn/digits:multiclass``) returns the same samples with the
+original labels as ``y`` (the source's class codes, as floats) and ``label_coding = "original
+labels"``; :func:`split_view` parses the suffix.
+"""
 
 import os
 from pathlib import Path
@@ -19,6 +29,23 @@ def data_dir() -> Path:
     if not path.is_dir():
         raise DataError(f"{DATA_ENV}={value} is not a directory: point it at the datasets directory")
     return path
+
+
+#: the label views a collection name may carry after ``:`` (none: the binary coding)
+VIEWS = ("multiclass",)
+
+
+def split_view(name: str, collection: str) -> tuple[str, str | None]:
+    """``("wine", "multiclass")`` from ``"wine:multiclass"``; ``(name, None)`` without a suffix.
+
+    A one-line :class:`DataError` names an unknown view (``collection`` is used in the message).
+    """
+    base, sep, view = name.partition(":")
+    if not sep:
+        return name, None
+    if view not in VIEWS:
+        raise DataError(f"unknown label view ':{view}' in '{collection}/{name}' (known: {', '.join(VIEWS)})")
+    return base, view
 
 
 def binary_samples(dataset: Dataset, who: str) -> tuple[np.ndarray, np.ndarray]:

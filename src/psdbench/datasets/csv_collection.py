@@ -3,6 +3,11 @@
 Files have no header, features first and the label last.  As both papers' code does, label 1 maps
 to +1 and anything else to -1, and NaN features are replaced by 0 (the count is recorded in
 ``meta["n_nan_replaced"]``).  ``.csv`` and gzipped ``.csv.gz`` are both read.
+
+``uci/<stem>:multiclass`` returns the raw label codes of the last column as ``y`` (e.g.
+``uci/diabetes:multiclass``: 1 / 2).  Every column but the last is a feature, in both views: in
+``breast-cancer.csv`` the first column is the sample ID number and it stays a feature (10 features,
+as the authors' code and the SDPMetric paper's Table I have it).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..api import Dataset, DataError
-from . import DATA_ENV, data_dir
+from . import DATA_ENV, data_dir, split_view
 
 SUBDIR = "binary_classification"
 
@@ -44,10 +49,11 @@ class UciCollection:
         raise DataError(f"missing data file {base / (name + '.csv')}[.gz]: check {DATA_ENV} or the dataset name 'uci/{name}'")
 
     def check(self, name: str) -> None:
-        self.path(name)
+        self.path(split_view(name, "uci")[0])
 
     def load(self, name: str) -> Dataset:
-        path = self.path(name)
+        base, view = split_view(name, "uci")
+        path = self.path(base)
         try:
             raw = np.loadtxt(path, delimiter=",", dtype=float)
         except ValueError as exc:
@@ -62,8 +68,8 @@ class UciCollection:
         return Dataset(
             name=f"uci/{name}",
             X=X,
-            y=np.where(label == 1, 1.0, -1.0),
+            y=label.copy() if view == "multiclass" else np.where(label == 1, 1.0, -1.0),
             source=str(path),
-            label_coding="label 1 -> +1, anything else -> -1",
+            label_coding="original labels" if view == "multiclass" else "label 1 -> +1, anything else -> -1",
             meta={"n_nan_replaced": int(nan.sum())},
         )

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn import datasets as skd
 
 from ..api import Dataset, DataError
+from . import split_view
 
 
 def _moons() -> tuple[np.ndarray, np.ndarray]:
@@ -33,17 +34,20 @@ class SyntheticCollection:
         return sorted(_GENERATORS)
 
     def check(self, name: str) -> None:
+        name, _ = split_view(name, "synthetic")
         if name not in _GENERATORS:
             raise DataError(f"unknown dataset 'synthetic/{name}' (known: {', '.join(sorted(_GENERATORS))})")
 
     def load(self, name: str) -> Dataset:
         self.check(name)
-        X, y0 = _GENERATORS[name]()
+        base, view = split_view(name, "synthetic")
+        X, y0 = _GENERATORS[base]()
+        multi = view == "multiclass"
         return Dataset(
             name=f"synthetic/{name}",
             X=np.asarray(X, float),
-            y=np.where(y0 == 0, 1.0, -1.0),
-            source=f"psdbench.datasets.synthetic:{name}",
-            label_coding="class 0 -> +1, class 1 -> -1",
+            y=np.asarray(y0, float) if multi else np.where(y0 == 0, 1.0, -1.0),
+            source=f"psdbench.datasets.synthetic:{base}",
+            label_coding="original labels" if multi else "class 0 -> +1, class 1 -> -1",
             meta={"n_nan_replaced": 0},
         )

@@ -1,0 +1,114 @@
+"""The SDPMetric objective (8) on triplet margins, its losses (4), (9), (10) and the exact rho step.
+
+With margins ``m_r = <A_r, X>`` (5)-(6) the objective (8) is
+
+    f(X, rho) = rho - C sum_r loss(m_r - rho)
+
+and ``g(X) = max_rho f(X, rho)`` is what every solution is scored on (see :mod:`.instance`).
+``f`` is jointly concave (``loss`` convex), so ``g`` is concave, and ``phi(rho) = f(X, rho)`` is a
+concave piecewise-linear (hinge) or piecewise-quadratic (squared hinge, Huber) function of one
+variable: :func:`best_rho` maximizes it exactly from its breakpoints.
+
+Losses (``z = m - rho``):
+
+``hinge``          (4)  ``max(0, -z)``
+``squared-hinge``  (9)  ``max(0, -z)^2``
+``huber``          (10) ``0`` for ``z >= h``, ``(h - z)^2 / (4 h)`` for ``|z| < h``, ``-z`` for ``z <= -h``
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+LOSSES = ("hinge", "squared-hinge", "huber")
+
+
+def loss_value(z: np.ndarray, loss: str, h: float) -> np.ndarray:
+    """``loss(z)`` element-wise (the paper's ``lambda``)."""
+    if loss == "hinge":  # (4): the slack xi_r = max(0, rho - <A_r, X>)
+        return np.maximum(0.0, -z)
+    if loss == "squared-hinge":  # (9)
+        return np.maximum(0.0, -z) ** 2
+    if loss == "huber":  # (10)
+        return np.where(z >= h, 0.0, np.where(z <= -h, -z, (h - z) ** 2 / (4.0 * h)))
+    raise ValueError(f"unknown loss {loss!r} (known: {', '.join(LOSSES)})")
+
+
+def loss_slope(z: np.ndarray, loss: str, h: float) -> np.ndarray:
+    """``loss'(z)`` element-wise (in [-1, 0] for hinge and Huber; at the hinge's kink: 0)."""
+    if loss == "hinge":
+        return np.where(z < 0, -1.0, 0.0)
+    if loss == "squared-hinge":
+        return np.where(z < 0, 2.0 * z, 0.0)
+    if loss == "huber":
+        return np.where(z >= h, 0.0, np.where(z <= -h, -1.0, -(h - z) / (2.0 * h)))
+    raise ValueError(f"unknown loss {loss!r} (known: {', '.join(LOSSES)})")
+
+
+def f_value(m: np.ndarray, rho: float, C: float, loss: str, h: float) -> float:
+    """Objective (8) at margins ``m`` and ``rho``."""
+    return float(rho - C * np.sum(loss_value(m - rho, loss, h)))
+
+
+def rho_slope(m: np.ndarray, rho: float, C: float, loss: str, h: float) -> float:
+    """``d f / d rho = 1 + C sum_r loss'(m_r - rho)`` (non-increasing in rho)."""
+    return float(1.0 + C * np.sum(loss_slope(m - rho, loss, h)))
+
+
+def best_rho(m: np.ndarray, C: float, loss: str, h: float) -> float:
+    """The exact maximizer over rho (free) of ``f(X, rho)``: Algorithm 1, line 3.
+
+    ``d f / d rho`` is non-increasing and piecewise linear (piecewise constant for the hinge) in rho
+    with breakpoints at ``m_r`` (hinge, squared hinge) or ``m_r -+ h`` (Huber); it is 1 below all of
+    them.  A bisection over the sorted breakpoints finds the two adjacent ones where the slope
+    changes sign; between them it is linear, so its root is exact.  For the hinge the maximizer is
+    the left breakpoint of that pair (the slope, a left derivative, is > 0 there and <= 0 right of it).  Beyond the last breakpoint the slope is
+    ``1 - C |S|`` (hinge, Huber: the problem needs ``C |S| > 1``, else f is unbounded in rho) or
+    ``1 + 2 C sum_r (m_r - rho)`` (squared hinge, solved in closed form).
+
+    Algorithm 1 writes ``rho > 0``; (4) and (8) leave rho free, and so does this (the maximizer is
+    positive whenever the optimal margin is).
+    """
+    m = np.asarray(m, float)
+    n = m.size
+    if loss == "huber":
+        bps = np.sort(np.concatenate([m - h, m + h]))
+    else:
+        bps = np.sort(m)
+    slope = lambda r: rho_slope(m, r, C, loss, h)  # noqa: E731
+    s_last = slope(bps[-1])
+    if s_last > 0:
+        if loss == "squared-hinge":  # 1 + 2 C sum (m - rho) = 0
+            return float((m.sum() + 1.0 / (2.0 * C)) / n)
+        raise ValueError(f"objective unbounded in rho: C |S| = {C * n:g} <= 1")
+    if slope(bps[0]) <= 0:  # cannot happen (slope is 1 left of every breakpoint), but be safe
+        return float(bps[0])
+    lo, hi = 0, len(bps) - 1  # invariant: slope(bps[lo]) > 0 >= slope(bps[hi])
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if slope(bps[mid]) > 0:
+            lo = mid
+        else:
+            hi = mid
+    a, b = float(bps[lo]), float(bps[hi])
+    if loss == "hinge":
+        return a
+    if b == a:
+        return b
+    sa, sb = slope(a), slope(b)
+    return float(a + sa * (b - a) / (sa - sb))  # the slope is linear on [a, b]
+
+
+def margins(U: np.ndarray, V: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``m_r = <A_r, X> = u_r' X u_r - v_r' X v_r`` (5)-(6) as row-wise quadratic forms.
+
+    ``U`` holds the impostor differences ``a_i - a_k``, ``V`` the target differences ``a_i - a_j``.
+    """
+    return np.einsum("ij,ij->i", U @ X, U) - np.einsum("ij,ij->i", V @ X, V)
+
+
+def grad_X(U: np.ndarray, V: np.ndarray, m: np.ndarray, rho: float, C: float, loss: str, h: float) -> np.ndarray:
+    """``nabla_X f(X, rho) = -C sum_r loss'(m_r - rho) A_r`` (symmetric D x D)."""
+    w = -C * loss_slope(m - rho, loss, h)
+    G = (U * w[:, None]).T @ U - (V * w[:, None]).T @ V
+    return 0.5 * (G + G.T)

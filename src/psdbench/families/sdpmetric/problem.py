@@ -1,0 +1,85 @@
+"""Problem ``metric/triplet-margin``: large-margin triplet metric learning (SDPMetric paper, section II).
+
+Protocol (parameters): a stratified 70 / 15 / 15 train / validation / test split per seed
+(:func:`.instance.split_70_15_15`, Table I's sizes); ``scaling`` ``"none"`` (raw features) or
+``"standardize"`` (z-scores with training statistics; the paper does not state its preprocessing);
+optional ``pca`` (a dimension, fitted on the training part after scaling, as the paper does for
+USPS / MNIST); triplets: for each training sample its ``n_target`` nearest same-class neighbours
+times its ``n_impostor`` nearest other-class neighbours (9 per sample: 1134 on Wine).
+
+The dataset must carry its original labels: use the ``:multiclass`` view (``sklearn/wine:multiclass``,
+``uci/breast-cancer:multiclass``, ``uci/diabetes:multiclass``, ``sklearn/digits:multiclass``); a
+binary view is accepted too (it is a two-class problem then).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from psdbench import api
+from psdbench.api import Dataset, PsdbenchError
+from psdbench.families.sdpmetric.instance import KIND, TripletMarginInstance, build_triplets, split_70_15_15
+from psdbench.families.sdpmetric.losses import LOSSES
+
+
+class TripletMargin:
+    """``metric/triplet-margin``: maximize (8) over ``X >= 0, tr X = 1`` and rho (free)."""
+
+    name = "metric/triplet-margin"
+    kind = KIND
+    family = "sdpmetric"
+    sense = "max"
+    params: dict[str, api.Param] = {
+        "loss": api.choice("huber", "squared-hinge", "hinge",
+                           doc="huber (10) | squared-hinge (9) | hinge (the SDP (4))"),
+        "h": api.number(low=1e-6, default=0.5, doc="Huber parameter of (10) (paper: 0.01 to 0.5; Fig. 1 shows 0.5)"),
+        "C": api.number(low=0, default=1.0, doc="loss weight C of (4), (8); hinge and Huber need C |S| > 1"),
+        "scaling": api.choice("standardize", "none",
+                              doc="standardize (z-scores, training statistics) | none (raw features)"),
+        "pca": api.number(low=1, default=None, integer=True, doc="PCA dimension after scaling (None: no PCA)"),
+        "n_target": api.number(low=1, default=3, integer=True, doc="same-class nearest neighbours per sample"),
+        "n_impostor": api.number(low=1, default=3, integer=True, doc="other-class nearest neighbours per sample"),
+        "max_train": api.number(low=2, default=None, integer=True,
+                                doc="keep max_train training samples drawn at random (seeded; small test instances; None: all)"),
+        "psd_tol": api.number(low=0, default=1e-7, doc="verify: lambda_min(X) >= -psd_tol (as metric/*)"),
+        "trace_tol": api.number(low=0, default=1e-7, doc="verify: |tr X - 1| <= trace_tol"),
+        "sym_tol": api.number(low=0, default=1e-9, doc="verify: asymmetry <= sym_tol"),
+    }
+    default_params: dict[str, Any] = api.default_params(params)
+
+    def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> TripletMarginInstance:
+        """Split, scale, (PCA), build the triplets of the training part."""
+        api.validate_params(self, params, self.name)
+        p = {**self.default_params, **params}
+        if dataset.X is None or dataset.y is None:
+            raise PsdbenchError(f"{dataset.name}: {self.name} needs samples (X, y)")
+        X = np.asarray(dataset.X, float)
+        y = np.asarray(dataset.y)
+        if not np.all(np.isfinite(X)):
+            raise PsdbenchError(f"{dataset.name}: features contain NaN or inf")
+        tr, va, te = split_70_15_15(y, seed)
+        if p["max_train"] is not None:
+            tr = np.sort(np.random.default_rng(seed).permutation(tr)[: int(p["max_train"])])
+        if p["scaling"] == "standardize":
+            mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
+            X = (X - mu) / np.where(sd > 0, sd, 1.0)
+        if p["pca"] is not None:
+            from sklearn.decomposition import PCA
+
+            k = int(p["pca"])
+            if k > min(len(tr), X.shape[1]):
+                raise PsdbenchError(f"{self.name}: pca = {k} above min(n_train, D) = {min(len(tr), X.shape[1])}")
+            X = PCA(n_components=k, random_state=0).fit(X[tr]).transform(X)
+        U, V, T = build_triplets(X[tr], y[tr], int(p["n_target"]), int(p["n_impostor"]))
+        if len(T) == 0:
+            raise PsdbenchError(f"{dataset.name}: no triplets (needs two classes with two samples each)")
+        C = float(p["C"])
+        if p["loss"] != "squared-hinge" and C * len(T) <= 1:
+            raise PsdbenchError(f"{self.name}: C |S| = {C * len(T):g} <= 1: (8) is unbounded in rho for {p['loss']}")
+        assert p["loss"] in LOSSES
+        tol = {"psd": float(p["psd_tol"]), "trace": float(p["trace_tol"]), "sym": float(p["sym_tol"])}
+        return TripletMarginInstance(problem=self.name, dataset=dataset.name, params=p, seed=seed, F=X[tr], y=y[tr],
+                                     U=U, V=V, triplets=T, C=C, loss=str(p["loss"]), h=float(p["h"]),
+                                     F_val=X[va], y_val=y[va], F_test=X[te], y_test=y[te], tol=tol)

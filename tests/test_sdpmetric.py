@@ -1,0 +1,258 @@
+"""SDPMetric family: objective (8) and its losses, the exact rho step, the reference, the solver."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from psdbench.api import Budget, Solution, Status
+from psdbench.families.sdpmetric import losses
+from psdbench.families.sdpmetric.contract import TripletMarginKind
+from psdbench.families.sdpmetric.instance import feasible_point
+from psdbench.testing import check_problem, check_solver
+
+SMALL = {"pca": 6, "max_train": 30}  # D = 6, 270 triplets
+
+
+@pytest.fixture(scope="module")
+def wine(registry):
+    return registry.load_dataset("sklearn/wine:multiclass")
+
+
+@pytest.fixture(scope="module")
+def small(registry, wine):
+    prob = registry.problem("metric/triplet-margin")
+    return {loss: prob.build(wine, {**SMALL, "loss": loss}, 0) for loss in ("huber", "squared-hinge", "hinge")}
+
+
+def random_spectraplex(D: int, rng: np.random.Generator) -> np.ndarray:
+    B = rng.standard_normal((D, D))
+    X = B @ B.T
+    return X / np.trace(X)
+
+
+def test_wine_protocol(registry, wine):
+    inst = registry.problem("metric/triplet-margin").build(wine, {}, 0)
+    assert (len(inst.y), len(inst.y_val), len(inst.y_test)) == (126, 26, 26)  # Table I
+    assert inst.n_triplets == 9 * 126 == 1134
+    i, j, k = inst.triplets.T
+    assert np.all(inst.y[i] == inst.y[j]) and np.all(inst.y[i] != inst.y[k])
+    assert len(np.unique(inst.y)) == 3 and inst.D == 13
+    assert isinstance(inst, TripletMarginKind)
+
+
+def test_huber_constants():
+    h = 0.3
+    z = np.array([-1.0, -h, -0.1, 0.0, 0.1, h, 1.0])
+    expect = np.array([1.0, h, (h + 0.1) ** 2 / (4 * h), h / 4, (h - 0.1) ** 2 / (4 * h), 0.0, 0.0])
+    np.testing.assert_allclose(losses.loss_value(z, "huber", h), expect)
+
+
+@pytest.mark.parametrize("loss", ["huber", "squared-hinge", "hinge"])
+def test_loss_slope_matches_finite_differences(loss):
+    z = np.linspace(-2, 2, 41) + 0.0123  # off the kinks
+    eps = 1e-6
+    fd = (losses.loss_value(z + eps, loss, 0.5) - losses.loss_value(z - eps, loss, 0.5)) / (2 * eps)
+    np.testing.assert_allclose(losses.loss_slope(z, loss, 0.5), fd, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["huber", "squared-hinge"])
+def test_gradient_matches_finite_differences(small, loss):
+    inst = small[loss]
+    rng = np.random.default_rng(1)
+    X = random_spectraplex(inst.D, rng)
+    rho = inst.best_rho(X) + 0.01
+    G = losses.grad_X(inst.U, inst.V, inst.margins(X), rho, inst.C, inst.loss, inst.h)
+    for _ in range(3):
+        E = rng.standard_normal(X.shape)
+        E = 0.5 * (E + E.T)
+        eps = 1e-6
+        fd = (inst.f(X + eps * E, rho) - inst.f(X - eps * E, rho)) / (2 * eps)
+        assert abs(fd - np.sum(G * E)) <= 1e-5 * max(1.0, abs(fd))
+
+
+@pytest.mark.parametrize("loss", ["huber", "squared-hinge", "hinge"])
+def test_exact_rho_beats_a_fine_grid(small, loss):
+    inst = small[loss]
+    X = random_spectraplex(inst.D, np.random.default_rng(2))
+    m = inst.margins(X)
+    r = inst.best_rho(X)
+    grid = np.linspace(m.min() - 1, m.max() + 1, 20001)
+    vals = np.array([inst.f(X, g) for g in grid])
+    assert inst.f(X, r) >= vals.max() - 1e-12 * max(1.0, abs(vals.max()))
+    assert abs(losses.rho_slope(m, r, inst.C, loss, inst.h)) <= 1e-8 or loss == "hinge"
+
+
+@pytest.fixture(scope="module")
+def references(small):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {loss: small[loss].certified_reference(time_limit_s=60) for loss in ("huber", "squared-hinge")}
+
+
+@pytest.mark.parametrize("loss", ["huber", "squared-hinge"])
+def test_reference_is_certified(small, references, loss):
+    ref = references[loss]
+    assert ref["status"] == "ok"
+    assert ref["value"] <= ref["lower"] + 1e-12  # upper bound above the feasible value (max)
+    assert ref["lower"] - ref["value"] <= 1e-5 * max(1.0, abs(ref["value"]))
+
+
+@pytest.mark.parametrize("loss", ["huber", "squared-hinge"])
+def test_sdpmetric_approaches_reference_and_gap_bounds_the_error(registry, small, references, loss):
+    inst, ref = small[loss], references[loss]
+    sol = registry.solver("sdpmetric").solve(inst, Budget.seconds(3.0))
+    assert sol.status in (Status.OK, Status.TIMEOUT, Status.MAX_ITER)
+    assert inst.verify(sol).ok
+    f = inst.objective(sol)
+    f_star = ref["lower"]  # an upper bound on g*
+    assert f <= f_star + 1e-9
+    assert f_star - f <= 2e-3 * max(1.0, abs(f_star))
+    for pt in sol.trace:  # the FW gap bound is never below the true gap
+        assert pt["fw_gap"] >= (ref["value"] - pt["objective"]) - 1e-9
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open (issue 13): the rank-one Frank-Wolfe of Algorithms 1-2 converges as "
+                   "O(1/k); on this D = 6, 270-triplet instance it stops at max_iter = 100000 (~20 s) "
+                   "about 2.5e-4 (huber) and 3.4e-4 (squared hinge) relative below f*, not 1e-4")
+@pytest.mark.parametrize("loss", ["huber", "squared-hinge"])
+def test_sdpmetric_reaches_reference_to_1e_4(registry, small, references, loss):
+    inst, ref = small[loss], references[loss]
+    sol = registry.solver("sdpmetric").solve(inst, Budget.seconds(120.0), tol=1e-5)
+    f = inst.objective(sol)
+    assert ref["value"] - f <= 1e-4 * max(1.0, abs(ref["value"]))
+
+
+def test_fw_bound_at_random_points_dominates_reference(small, references):
+    inst, ref = small["huber"], references["huber"]
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        X = random_spectraplex(inst.D, rng)
+        assert inst.fw_bound(X) >= ref["value"] - 1e-9
+        assert inst.value(X) <= ref["lower"] + 1e-9
+
+
+def test_verify_and_evaluate(small):
+    inst = small["huber"]
+    X = np.eye(inst.D) / inst.D
+    assert inst.verify(Solution(variables={"X": X})).ok
+    assert not inst.verify(Solution(variables={"X": 2 * X})).ok
+    Y = X.copy()
+    Y[0, 0] -= 0.01
+    Y[1, 1] += 0.01
+    assert inst.verify(Solution(variables={"X": Y})).ok
+    Y[0, 0], Y[1, 1] = -1e-3, Y[1, 1] + Y[0, 0] + 1e-3  # trace 1, one negative eigenvalue
+    assert not inst.verify(Solution(variables={"X": Y})).ok
+    assert inst.verify(Solution(variables={"X": feasible_point(Y)})).ok
+    ev = inst.evaluate(Solution(variables={"X": X}))
+    assert {"test_error", "val_error", "euclidean_test_error", "rho"} <= set(ev)
+    assert ev["test_error"] == pytest.approx(ev["euclidean_test_error"])  # X = I / D is Euclidean
+
+
+def test_problem_conforms(registry, wine):
+    check_problem(registry.problem("metric/triplet-margin"), wine, {**SMALL, "loss": "huber"}, kind=TripletMarginKind)
+
+
+@pytest.mark.parametrize("name, params", [("sdpmetric", {"tol": 1e-4}), ("pg-spectraplex", {}), ("clarabel", {}),
+                                          # SCS at its default eps (1e-4) returns lambda_min ~ -5e-5: infeasible
+                                          ("scs", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000})])
+def test_solvers_conform(registry, small, name, params):
+    report = check_solver(registry.solver(name), [small["huber"], small["squared-hinge"]], params=params,
+                          deadline_s=5.0, grace_s=5.0)
+    assert len(report.solutions) == 2
+
+
+def test_repair_maps_to_a_feasible_point(small):
+    inst = small["huber"]
+    X = np.eye(inst.D) / inst.D
+    X[0, 0] -= 2.0 / inst.D
+    fixed = inst.repair(Solution(variables={"X": X}))
+    assert inst.verify(fixed).ok
+
+
+def test_sdpmetric_skips_hinge(registry, small):
+    assert "differentiable" in registry.solver("sdpmetric").skip_reason(small["hinge"])
+
+
+def test_table2_section_renders_ours_beside_the_paper():
+    import pandas as pd
+    from types import SimpleNamespace
+
+    from psdbench.families.sdpmetric.report import Table2, load_table2
+
+    paper = load_table2()
+    assert paper.set_index(["dataset", "method"]).loc[("Wine", "SDPMetric-H"), "mean"] == 3.08
+    rows = [{"dataset": "sklearn/wine:multiclass", "seed": s, "instance_key": f"k{s}", "solver_label": "sdpmetric",
+             "p_loss": "huber", "p_scaling": "standardize", "feasible": 1, "metric_test_error": e,
+             "metric_euclidean_test_error": 0.1} for s, e in ((0, 0.02), (1, 0.04))]
+    blocks = Table2().render(SimpleNamespace(frame=pd.DataFrame(rows)))
+    (table,) = blocks
+    frame = table.frame.set_index("dataset")
+    assert frame.loc["sklearn/wine:multiclass", "sdpmetric (huber)"] == "3.00 (1.41)"
+    assert frame.loc["sklearn/wine:multiclass", "Euclidean"] == "10.00 (0.00)"
+    assert frame.loc["Wine (paper)", "paper SDPMetric-H"] == "3.08 (2.31)"
+    assert table.shaded == ("Wine (paper)",)
+
+
+@pytest.mark.parametrize("name, sizes, n_triplets, D", [
+    ("uci/breast-cancer:multiclass", (479, 102, 102), 4311, 10),  # ID column kept: 10 features
+    ("uci/diabetes:multiclass", (538, 115, 115), 4842, 8),
+])
+def test_table1_sizes_on_uci(registry, data_dir, monkeypatch, name, sizes, n_triplets, D):
+    monkeypatch.setenv("PSDBENCH_DATA", str(data_dir))
+    inst = registry.problem("metric/triplet-margin").build(registry.load_dataset(name), {}, 0)
+    assert (len(inst.y), len(inst.y_val), len(inst.y_test)) == sizes
+    assert inst.n_triplets == n_triplets and inst.D == D
+
+
+def test_simplex_and_spectraplex_projections():
+    from psdbench.families.sdpmetric.pg_spectraplex import project_simplex, project_spectraplex
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        w = rng.standard_normal(7) * 2
+        x = project_simplex(w)
+        assert x.min() >= 0 and abs(x.sum() - 1) < 1e-12
+        # optimality: x = max(w - tau, 0): the positive entries share the shift tau, the zeros have w <= tau
+        shift = (w - x)[x > 0]
+        assert np.ptp(shift) < 1e-12 and np.all(w[x == 0] <= shift[0] + 1e-12)
+    A = rng.standard_normal((5, 5))
+    X = project_spectraplex(A)
+    assert abs(np.trace(X) - 1) < 1e-12 and np.linalg.eigvalsh(X).min() > -1e-12
+
+
+@pytest.mark.parametrize("loss", ["huber", "squared-hinge"])
+def test_pg_spectraplex_reaches_reference_to_1e_4(registry, small, references, loss):
+    inst, ref = small[loss], references[loss]
+    sol = registry.solver("pg-spectraplex").solve(inst, Budget.seconds(10.0))
+    assert sol.status == Status.OK and inst.verify(sol).ok
+    f = inst.objective(sol)
+    assert abs(ref["value"] - f) <= 1e-4 * max(1.0, abs(ref["value"]))
+    assert f <= ref["lower"] + 1e-9
+    for pt in sol.trace:
+        assert pt["fw_gap"] >= (ref["value"] - pt["objective"]) - 1e-9
+
+
+def test_peers_learn_on_the_training_split_and_land_on_the_spectraplex():
+    """metric-learn's peers (and the Euclidean metric) run on triplet-margin instances: the learned
+    metric is rescaled to trace one, verified by the instance, and its 3-NN error is the peer's own."""
+    from psdbench.api import Budget
+    from psdbench.registry import discover
+
+    reg = discover()
+    inst = reg.problem("metric/triplet-margin").build(reg.load_dataset("sklearn/wine:multiclass"), {}, 0)
+    euclid = reg.solver("euclidean")
+    assert euclid.skip_reason(inst) is None
+    sol = euclid.solve(inst, Budget())
+    X = sol.variables["X"]
+    assert np.trace(X) == pytest.approx(1.0) and inst.verify(sol).ok
+    metrics = inst.evaluate(sol)
+    assert metrics["test_error"] == pytest.approx(metrics["euclidean_test_error"])  # identity metric
+    itml = reg.solver("ml-itml")
+    if itml.skip_reason(inst) is not None:
+        pytest.skip(itml.skip_reason(inst))
+    sol = itml.solve(inst, Budget(max_iter=50))
+    assert inst.verify(sol).ok and np.trace(sol.variables["X"]) == pytest.approx(1.0)
