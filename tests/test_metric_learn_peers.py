@@ -122,7 +122,8 @@ def test_skip_reason_without_metric_learn(registry, wine_instance, monkeypatch):
     monkeypatch.setitem(sys.modules, "metric_learn", None)  # import metric_learn raises ImportError
     for name in ("ml-lmnn", "ml-itml"):
         solver = registry.solver(name)
-        assert solver.skip_reason(wine_instance) == "metric-learn is not installed: pip install 'psdbench[peers]'"
+        assert solver.skip_reason(wine_instance) == peers.NOT_INSTALLED
+        assert peers.NOT_INSTALLED.startswith("metric-learn is not installed") and "'psdbench[peers]'" in peers.NOT_INSTALLED
         assert solver.solve(wine_instance, Budget.seconds(5)).status is Status.SKIPPED
     assert registry.solver("euclidean").skip_reason(wine_instance) is None
 
@@ -179,4 +180,4 @@ def test_cell_is_skipped_without_metric_learn(tmp_path):
     assert run.returncode == 0, run.stderr
     df = Store(db).results_frame()
     assert df.status.tolist() == ["skipped"]
-    assert df.message.tolist() == ["metric-learn is not installed: pip install 'psdbench[peers]'"]
+    assert df.message.tolist() == [peers.NOT_INSTALLED]
