@@ -125,6 +125,8 @@ class TripletMarginInstance:
     #: variables a solution carries: ``X`` (D x D), optionally ``rho`` (ignored by the score)
     variables: ClassVar[tuple[str, ...]] = ("X", "rho")
     _euclid: dict[str, float] | None = field(default=None, repr=False)
+    #: the record of ``C = "validate"`` (:func:`.validation.select_C`), None for a numeric ``C``
+    selection: dict[str, Any] | None = None
 
     @property
     def n(self) -> int:
@@ -203,7 +205,7 @@ class TripletMarginInstance:
         return dict(self._euclid)
 
     def evaluate(self, solution: Solution) -> dict[str, float]:
-        """3-NN test error (Table II), validation error, the Euclidean baseline, rho*, the rank of X."""
+        """3-NN test error (Table II), validation error, the Euclidean baseline, rho*, the rank of X, C."""
         X = self._X(solution)
         w = np.linalg.eigvalsh(0.5 * (X + X.T))
         out = {"rho": self.best_rho(X), "rank": float(np.sum(w > 1e-8 * max(1.0, w.max()))),
@@ -213,6 +215,9 @@ class TripletMarginInstance:
         if self.F_val is not None:
             out["val_error"] = knn_error(self.F, self.y, self.F_val, self.y_val, X)
         out.update(self.euclidean_errors())
+        out["C"], out["C_times_S"] = float(self.C), float(self.C) * self.n_triplets
+        if self.selection is not None:
+            out["C_selection_s"] = float(self.selection["selection_s"])
         return out
 
     # --------------------------------------------------------------------------- references

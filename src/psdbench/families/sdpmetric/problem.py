@@ -22,6 +22,16 @@ from psdbench import api
 from psdbench.api import Dataset, PsdbenchError
 from psdbench.families.sdpmetric.instance import KIND, TripletMarginInstance, build_triplets, split_70_15_15
 from psdbench.families.sdpmetric.losses import LOSSES
+from psdbench.families.sdpmetric.validation import select_C
+
+
+def _check_C(value: Any) -> str | None:
+    """``C``: a positive number or ``"validate"``."""
+    if value == "validate":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
+        return f"must be a positive number or 'validate', not {value!r}"
+    return None
 
 
 class TripletMargin:
@@ -35,7 +45,9 @@ class TripletMargin:
         "loss": api.choice("huber", "squared-hinge", "hinge",
                            doc="huber (10) | squared-hinge (9) | hinge (the SDP (4))"),
         "h": api.number(low=1e-6, default=0.5, doc="Huber parameter of (10) (paper: 0.01 to 0.5; Fig. 1 shows 0.5)"),
-        "C": api.number(low=0, default=1.0, doc="loss weight C of (4), (8); hinge and Huber need C |S| > 1"),
+        "C": api.Param(default=1.0, check=_check_C,
+                       doc="loss weight C of (4), (8) (hinge and Huber need C |S| > 1), or 'validate': "
+                           "chosen on the validation split from C |S| in (2, 10, 100, 1000) (validation.py)"),
         "scaling": api.choice("standardize", "none",
                               doc="standardize (z-scores, training statistics) | none (raw features)"),
         "pca": api.number(low=1, default=None, integer=True, doc="PCA dimension after scaling (None: no PCA)"),
@@ -48,6 +60,14 @@ class TripletMargin:
         "sym_tol": api.number(low=0, default=1e-9, doc="verify: asymmetry <= sym_tol"),
     }
     default_params: dict[str, Any] = api.default_params(params)
+
+    def expand_params(self, load: Any, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Check parameter combinations at grid load (exit 2 before any work): no validated hinge."""
+        p = {**self.default_params, **params}
+        if p["C"] == "validate" and p["loss"] == "hinge":
+            raise PsdbenchError(f"{self.name}: C = 'validate' needs a smooth loss (huber or squared-hinge); "
+                                "the hinge SDP (4) takes a numeric C")
+        return [dict(params)]
 
     def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> TripletMarginInstance:
         """Split, scale, (PCA), build the triplets of the training part."""
@@ -75,11 +95,15 @@ class TripletMargin:
         U, V, T = build_triplets(X[tr], y[tr], int(p["n_target"]), int(p["n_impostor"]))
         if len(T) == 0:
             raise PsdbenchError(f"{dataset.name}: no triplets (needs two classes with two samples each)")
-        C = float(p["C"])
+        C = 1.0 if p["C"] == "validate" else float(p["C"])
         if p["loss"] != "squared-hinge" and C * len(T) <= 1:
             raise PsdbenchError(f"{self.name}: C |S| = {C * len(T):g} <= 1: (8) is unbounded in rho for {p['loss']}")
         assert p["loss"] in LOSSES
         tol = {"psd": float(p["psd_tol"]), "trace": float(p["trace_tol"]), "sym": float(p["sym_tol"])}
-        return TripletMarginInstance(problem=self.name, dataset=dataset.name, params=p, seed=seed, F=X[tr], y=y[tr],
+        inst = TripletMarginInstance(problem=self.name, dataset=dataset.name, params=p, seed=seed, F=X[tr], y=y[tr],
                                      U=U, V=V, triplets=T, C=C, loss=str(p["loss"]), h=float(p["h"]),
                                      F_val=X[va], y_val=y[va], F_test=X[te], y_test=y[te], tol=tol)
+        if p["C"] == "validate":
+            inst, record = select_C(inst)
+            inst.selection = record
+        return inst
