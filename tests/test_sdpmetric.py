@@ -103,8 +103,11 @@ def test_reference_is_certified(small, references, loss):
 @pytest.mark.parametrize("loss", ["huber", "squared-hinge"])
 def test_sdpmetric_approaches_reference_and_gap_bounds_the_error(registry, small, references, loss):
     inst, ref = small[loss], references[loss]
-    sol = registry.solver("sdpmetric").solve(inst, Budget.seconds(3.0))
-    assert sol.status in (Status.OK, Status.TIMEOUT, Status.MAX_ITER)
+    # An iteration budget, not a time budget (the result must not depend on the machine's load):
+    # the shortfall decays as about 22 / k on this instance (measured: 2.2e-2, 7.6e-3, 2.4e-3 at
+    # k = 1e3, 3e3, 1e4), so 2e-3 needs about 12,000 iterations.
+    sol = registry.solver("sdpmetric").solve(inst, Budget.seconds(None, max_iter=20000))
+    assert sol.status in (Status.OK, Status.MAX_ITER)
     assert inst.verify(sol).ok
     f = inst.objective(sol)
     f_star = ref["lower"]  # an upper bound on g*
