@@ -184,20 +184,38 @@ def test_table2_section_renders_ours_beside_the_paper():
     import pandas as pd
     from types import SimpleNamespace
 
-    from psdbench.families.sdpmetric.report import Table2, load_table2
+    from psdbench.families.sdpmetric.report import Table2, load_table2, load_table3
 
     paper = load_table2()
     assert paper.set_index(["dataset", "method"]).loc[("Wine", "SDPMetric-H"), "mean"] == 3.08
-    rows = [{"dataset": "sklearn/wine:multiclass", "seed": s, "instance_key": f"k{s}", "solver_label": "sdpmetric",
-             "p_loss": "huber", "p_scaling": "standardize", "feasible": 1, "metric_test_error": e,
-             "metric_euclidean_test_error": 0.1} for s, e in ((0, 0.02), (1, 0.04))]
+    assert load_table3().set_index(["dataset", "method"]).loc[("Diabetes", "LMNN"), "seconds"] == 10
+    base = {"dataset": "sklearn/wine:multiclass", "p_scaling": "standardize", "feasible": 1,
+            "metric_euclidean_test_error": 0.1}
+    rows = [{**base, "seed": s, "solver": "sdpmetric", "solver_label": "sdpmetric (tol=0.0001)", "p_loss": "huber",
+             "metric_test_error": e, "wall_time_s": t, "metric_C_selection_s": 3.0}
+            for s, e, t in ((0, 0.02, 1.0), (1, 0.04, 3.0))]
+    rows += [{**base, "seed": s, "solver": "ml-lmnn", "solver_label": "ml-lmnn", "p_loss": "huber",
+              "metric_test_error": e, "wall_time_s": 4.0} for s, e in ((0, 0.0), (1, 0.03))]
+    rows.append({**base, "seed": 2, "solver": "sdpmetric", "solver_label": "sdpmetric", "p_loss": "huber",
+                 "feasible": 0, "metric_test_error": 0.5, "wall_time_s": 1.0})  # unverified: left out
     blocks = Table2().render(SimpleNamespace(frame=pd.DataFrame(rows)))
-    (table,) = blocks
-    frame = table.frame.set_index("dataset")
-    assert frame.loc["sklearn/wine:multiclass", "sdpmetric (huber)"] == "3.00 (1.41)"
+    t2, pairs, t3 = blocks
+    frame = t2.frame.set_index("dataset")
+    assert frame.loc["sklearn/wine:multiclass", "SDPMetric-H"] == "3.00 (1.41)"
+    assert frame.loc["sklearn/wine:multiclass", "LMNN"] == "1.50 (2.12)"
     assert frame.loc["sklearn/wine:multiclass", "Euclidean"] == "10.00 (0.00)"
-    assert frame.loc["Wine (paper)", "paper SDPMetric-H"] == "3.08 (2.31)"
-    assert table.shaded == ("Wine (paper)",)
+    assert frame.loc["Wine (paper)", "SDPMetric-H"] == "3.08 (2.31)"
+    assert t2.shaded == ("Wine (paper)",)
+    # paired: H - Euclidean = (2 - 10, 4 - 10) -> -7 (1.41); H - LMNN = (2 - 0, 4 - 3) -> +1.5 (0.71)
+    p = pairs.frame.set_index("method")
+    assert p.loc["SDPMetric-H", "- Euclidean"] == "-7.00 (1.41)" and p.loc["SDPMetric-H", "- LMNN"] == "+1.50 (0.71)"
+    assert any("not above Euclidean" in c and "**met**" in c for c in pairs.checks)
+    assert any("LMNN" in c and "**not met**" in c for c in pairs.checks)
+    # Table III: medians 2 s (H) and 4 s (LMNN): speed-up 2x; the paper's Wine row 9 s / 2 s
+    t = t3.frame.set_index("dataset")
+    assert t.loc["sklearn/wine:multiclass", "SDPMetric-H"] == "2 s (2x)"
+    assert t.loc["sklearn/wine:multiclass", "choosing C (median)"] == "3 s"
+    assert t.loc["Wine (paper)", "SDPMetric-H"] == "2 s (4.5x)"
 
 
 @pytest.mark.parametrize("name, sizes, n_triplets, D", [

@@ -1,8 +1,18 @@
-"""Report section of the SDPMetric family: Table II (3-NN test error, mean and std over seeds).
+"""Report section of the SDPMetric family: Tables II and III of the paper, and the paired checks.
 
-Rows are datasets, columns methods: ``Euclidean`` (the instance's own Euclidean 3-NN baseline) and
-one column per solver label and loss; the paper's Table II values (``paper_values/table2.csv``) are
-shaded rows beside ours for the datasets it reports.  Only verified cells (``feasible == 1``) count.
+* **Table II** (3-NN test error, %, mean and std over splits): datasets as rows, methods as columns,
+  one table per ``scaling``; ``Euclidean`` is each instance's own Euclidean 3-NN baseline; the
+  paper's values (``paper_values/table2.csv``) are shaded rows beside ours.
+* **Paired differences**: each of our methods minus Euclidean and minus LMNN on the same splits
+  (pairs keyed by dataset, scaling and seed: the split depends on the seed only), mean and standard
+  deviation in points, with the issue's two checks (not above Euclidean; at most 1 point above LMNN).
+* **Table III** (time per run): the median solve time of each method and the speed-up
+  ``median(LMNN) / median(method)``, the paper's ratios (``paper_values/table3.csv``) beside ours;
+  the time of choosing ``C`` on the validation split is shown apart (it is not in a solve).
+
+Method names follow the paper: ``sdpmetric`` with the squared hinge (9) is ``SDPMetric-S``, with the
+Huber loss (10) ``SDPMetric-H``; metric-learn's LMNN (``ml-lmnn``) is ``LMNN``.  Only verified cells
+(``feasible == 1``) count.
 """
 
 from __future__ import annotations
@@ -18,13 +28,27 @@ from psdbench.report.blocks import Table
 #: our dataset names -> the paper's row labels
 PAPER_NAMES = {"wine": "Wine", "breast-cancer": "Breast-Cancer", "diabetes": "Diabetes"}
 PAPER_METHODS = ("Euclidean", "LMNN", "SDPMetric-S", "SDPMetric-H")
+#: solvers whose result does not depend on the loss of (8): named without it
+PEERS = {"ml-lmnn": "LMNN", "ml-itml": "ITML", "euclidean": "Euclidean"}
+#: the paper's names for sdpmetric by loss
+OURS = {"squared-hinge": "SDPMetric-S", "huber": "SDPMetric-H"}
+KEY = ["dataset", "scaling", "seed"]
+
+
+def _paper_csv(name: str) -> pd.DataFrame:
+    path = resources.files("psdbench.families.sdpmetric") / "paper_values" / name
+    with path.open() as fh:
+        return pd.read_csv(fh, comment="#")
 
 
 def load_table2() -> pd.DataFrame:
     """The paper's Table II (``dataset, method, mean, std``; percent)."""
-    path = resources.files("psdbench.families.sdpmetric") / "paper_values" / "table2.csv"
-    with path.open() as fh:
-        return pd.read_csv(fh, comment="#")
+    return _paper_csv("table2.csv")
+
+
+def load_table3() -> pd.DataFrame:
+    """The paper's Table III (``dataset, method, seconds, upper``; ``upper = 1``: "less than")."""
+    return _paper_csv("table3.csv")
 
 
 def paper_name(dataset: str) -> str | None:
@@ -33,56 +57,159 @@ def paper_name(dataset: str) -> str | None:
     return PAPER_NAMES.get(base)
 
 
-def _cell(values: pd.Series) -> str:
+def method_names(f: pd.DataFrame) -> pd.Series:
+    """The paper's method name of every row; other solvers as ``<label> (<loss>)``.
+
+    A solver run in several configurations for one loss keeps its full label in brackets.
+    """
+    loss = f["p_loss"].astype(str) if "p_loss" in f else pd.Series("", index=f.index)
+    names = []
+    n_labels = f.assign(loss=loss).groupby(["solver", "loss"])["solver_label"].transform("nunique")
+    for solver, label, ls, many in zip(f["solver"], f["solver_label"], loss, n_labels):
+        if solver in PEERS:
+            base = PEERS[solver]
+        elif solver == "sdpmetric" and ls in OURS:
+            base = OURS[ls]
+        else:
+            base = f"{solver} ({ls})"
+        names.append(f"{base} [{label}]" if many > 1 else base)
+    return pd.Series(names, index=f.index)
+
+
+def _pct(values: pd.Series) -> str:
     v = 100.0 * pd.to_numeric(values, errors="coerce").dropna()
     if v.empty:
         return ""
     return f"{v.mean():.2f} ({v.std(ddof=1):.2f})" if len(v) > 1 else f"{v.mean():.2f}"
 
 
+def _order(methods: list[str]) -> list[str]:
+    first = [m for m in ("LMNN", "SDPMetric-S", "SDPMetric-H") if m in methods]
+    return first + sorted(m for m in methods if m not in first)
+
+
+def tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    """Verified rows with ``method``, ``scaling`` and the Euclidean rows of every split added."""
+    f = frame[frame["feasible"] == 1]
+    if f.empty or "metric_test_error" not in f:
+        return f.iloc[0:0]
+    scaling = f["p_scaling"].astype(str) if "p_scaling" in f else pd.Series("", index=f.index)
+    f = f.assign(method=method_names(f), scaling=scaling)
+    f = f[f["method"] != "Euclidean"]  # the instance's own baseline below covers every split
+    eu = f.drop_duplicates(KEY).assign(method="Euclidean", metric_test_error=lambda d: d["metric_euclidean_test_error"],
+                                       wall_time_s=np.nan)
+    return pd.concat([eu, f], ignore_index=True)
+
+
+def table2(f: pd.DataFrame, scaling: str, paper: pd.DataFrame) -> Table:
+    """Table II for one scaling: ours (mean (std) over splits) and the paper's rows, shaded."""
+    sub = f[f["scaling"] == scaling]
+    methods = ["Euclidean", *_order([m for m in sub["method"].unique() if m != "Euclidean"])]
+    rows = []
+    for d in sorted(sub["dataset"].unique()):
+        dsub = sub[sub["dataset"] == d]
+        row = {"dataset": d, "splits": str(dsub["seed"].nunique())}
+        row.update({m: _pct(dsub[dsub["method"] == m]["metric_test_error"]) for m in methods})
+        rows.append(row)
+        pn = paper_name(d)
+        pv = paper[paper["dataset"] == pn].set_index("method") if pn else None
+        if pv is not None and not pv.empty:
+            prow = {"dataset": f"{pn} (paper)", "splits": "10"}
+            for meth in PAPER_METHODS:
+                if meth in pv.index:
+                    s = pv.loc[meth, "std"]
+                    prow[meth] = f"{pv.loc[meth, 'mean']:.2f}" + ("" if np.isnan(s) else f" ({s:.2f})")
+            rows.append(prow)
+    frame = pd.DataFrame(rows).fillna("")
+    shaded = tuple(r["dataset"] for r in rows if r["dataset"].endswith("(paper)"))
+    return Table(name=f"sdpmetric-table2-{scaling}", title=f"Table II: 3-NN test error (%), scaling = {scaling}",
+                 frame=frame, shaded=shaded,
+                 note="mean (std) over splits; shaded: the paper's Table II (paper_values/table2.csv). The paper "
+                      "states no preprocessing: compare the two scalings.")
+
+
+def paired(f: pd.DataFrame, scaling: str) -> Table | None:
+    """Each of our methods minus Euclidean and minus LMNN on the same splits (points)."""
+    sub = f[f["scaling"] == scaling]
+    wide = sub.pivot_table(index=KEY, columns="method", values="metric_test_error", aggfunc="mean") * 100.0
+    ours = [m for m in _order(list(wide.columns)) if m not in ("Euclidean", "LMNN", "ITML")]
+    if not ours:
+        return None
+    rows, checks = [], []
+    for d in sorted(sub["dataset"].unique()):
+        wd = wide.xs(d, level="dataset")
+        for m in ours:
+            row = {"dataset": d, "method": m}
+            for base, limit in (("Euclidean", 0.0), ("LMNN", 1.0)):
+                if base not in wd:
+                    continue
+                diff = (wd[m] - wd[base]).dropna()
+                if diff.empty:
+                    continue
+                sd = diff.std(ddof=1) if len(diff) > 1 else float("nan")
+                row[f"- {base}"] = f"{diff.mean():+.2f} ({sd:.2f})"
+                row[f"pairs ({base})"] = str(len(diff))
+                ok = diff.mean() <= limit + 1e-12
+                checks.append(f"{d}, {m}: mean {'not above' if limit == 0 else 'at most 1 point above'} {base} "
+                              f"({diff.mean():+.2f} points over {len(diff)} splits): **{'met' if ok else 'not met'}**")
+            rows.append(row)
+    return Table(name=f"sdpmetric-paired-{scaling}", title=f"Paired differences of 3-NN test error, scaling = {scaling}",
+                 frame=pd.DataFrame(rows).fillna(""), checks=checks,
+                 note="points of test error, method minus baseline on the same split: mean (std over splits).")
+
+
+def table3(f: pd.DataFrame, scaling: str, paper: pd.DataFrame) -> Table | None:
+    """Median solve time and the speed-up over LMNN, the paper's ratios beside ours."""
+    sub = f[(f["scaling"] == scaling) & (f["method"] != "Euclidean")]
+    if "LMNN" not in set(sub["method"]):
+        return None
+    methods = _order(list(sub["method"].unique()))
+    rows = []
+    for d in sorted(sub["dataset"].unique()):
+        dsub = sub[sub["dataset"] == d]
+        med = dsub.groupby("method")["wall_time_s"].median()
+        row = {"dataset": d}
+        for m in methods:
+            if m in med and np.isfinite(med[m]) and med[m] > 0:
+                row[m] = f"{med[m]:.3g} s ({med.get('LMNN', np.nan) / med[m]:.2g}x)"
+        if "metric_C_selection_s" in dsub:
+            sel = pd.to_numeric(dsub["metric_C_selection_s"], errors="coerce").dropna()
+            row["choosing C (median)"] = f"{sel.median():.3g} s" if not sel.empty else ""
+        rows.append(row)
+        pn = paper_name(d)
+        pv = paper[paper["dataset"] == pn].set_index("method") if pn else None
+        if pv is not None and "LMNN" in pv.index:
+            prow = {"dataset": f"{pn} (paper)"}
+            for meth in ("LMNN", "SDPMetric-S", "SDPMetric-H"):
+                if meth in pv.index:
+                    sec, upper = pv.loc[meth, "seconds"], bool(pv.loc[meth, "upper"])
+                    ratio = pv.loc["LMNN", "seconds"] / sec
+                    prow[meth] = f"{'< ' if upper else ''}{sec:g} s ({'> ' if upper else ''}{ratio:.2g}x)"
+            rows.append(prow)
+    frame = pd.DataFrame(rows).fillna("")
+    shaded = tuple(r["dataset"] for r in rows if r["dataset"].endswith("(paper)"))
+    return Table(name=f"sdpmetric-table3-{scaling}", title=f"Table III: time per run, scaling = {scaling}",
+                 frame=frame, shaded=shaded,
+                 note="median solve time over splits and, in brackets, the speed-up median(LMNN) / median(method) "
+                      "measured in the same run; shaded: the paper's Table III (its machine, its code), as ratios. "
+                      "Choosing C on the validation split happens when the instance is built and is not in a solve.")
+
+
 class Table2:
-    """Section ``sdpmetric-table2``: Table II layout with the paper's values."""
+    """Section ``sdpmetric-table2``: Tables II and III of the SDPMetric paper, and the paired checks."""
 
     name = "sdpmetric-table2"
-    title = "SDPMetric: 3-NN test error (%), Table II layout"
+    title = "SDPMetric: Table II (3-NN test error) and Table III (time per run)"
     family = "sdpmetric"
     order = 100
 
     def render(self, context: Any) -> list[Any]:
-        f = context.frame
-        if f.empty or "metric_test_error" not in f:
-            return []
-        f = f[f["feasible"] == 1]
+        f = tidy(context.frame)
         if f.empty:
             return []
-        loss = f["p_loss"].astype(str) if "p_loss" in f else pd.Series("", index=f.index)
-        scaling = f["p_scaling"].astype(str) if "p_scaling" in f else pd.Series("", index=f.index)
-        f = f.assign(method=f["solver_label"].astype(str) + " (" + loss + ")", scaling=scaling)
-        paper = load_table2()
-        out = []
+        t2, t3 = load_table2(), load_table3()
+        out: list[Any] = []
         for sc in sorted(f["scaling"].unique()):
-            sub = f[f["scaling"] == sc]
-            methods = sorted(sub["method"].unique())
-            rows = []
-            for d in sorted(sub["dataset"].unique()):
-                dsub = sub[sub["dataset"] == d]
-                eu = dsub.drop_duplicates("instance_key")["metric_euclidean_test_error"]
-                row = {"dataset": d, "n_seeds": str(dsub["seed"].nunique()), "Euclidean": _cell(eu)}
-                row.update({m: _cell(dsub[dsub["method"] == m]["metric_test_error"]) for m in methods})
-                rows.append(row)
-                pn = paper_name(d)
-                if pn is not None:
-                    pv = paper[paper["dataset"] == pn].set_index("method")
-                    prow = {"dataset": f"{pn} (paper)", "n_seeds": "10"}
-                    for meth in PAPER_METHODS:
-                        if meth in pv.index:
-                            s = pv.loc[meth, "std"]
-                            prow[f"paper {meth}"] = f"{pv.loc[meth, 'mean']:.2f}" + ("" if np.isnan(s) else f" ({s:.2f})")
-                    rows.append(prow)
-            frame = pd.DataFrame(rows).fillna("")
-            shaded = tuple(r["dataset"] for r in rows if r["dataset"].endswith("(paper)"))
-            out.append(Table(name=f"sdpmetric-table2-{sc}", title=f"3-NN test error (%), scaling = {sc}",
-                             frame=frame, shaded=shaded,
-                             note="mean (std) over seeds; paper values from Table II of the SDPMetric paper "
-                                  "(paper_values/table2.csv), whose preprocessing is not stated."))
+            out.append(table2(f, sc, t2))
+            out.extend(t for t in (paired(f, sc), table3(f, sc, t3)) if t is not None)
         return out

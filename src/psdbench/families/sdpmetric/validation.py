@@ -38,7 +38,7 @@ CBAR_GRID: tuple[float, ...] = (2.0, 10.0, 100.0, 1000.0)
 #: relative Frank-Wolfe gap at which a selection fit stops
 SELECT_TOL = 1e-3
 #: iteration cap of a selection fit
-SELECT_MAX_ITER = 5000
+SELECT_MAX_ITER = 2000
 
 
 def select_C(inst: TripletMarginInstance, time_limit_s: float | None = None, tol: float = SELECT_TOL,
