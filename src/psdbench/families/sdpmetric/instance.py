@@ -23,6 +23,7 @@ formed and the reference is the best verified value.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -283,10 +284,16 @@ class TripletMarginInstance:
         opts: dict[str, Any] = dict(CLARABEL_TIGHT)
         if time_limit_s:
             opts["time_limit"] = float(time_limit_s)
-        form.problem.solve(solver="CLARABEL", **opts)
+        with warnings.catch_warnings():
+            # Clarabel often stops "inaccurate" short of these 1e-10 tolerances; the point is then
+            # made feasible and certified by the Frank-Wolfe bound, independent of Clarabel's status.
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            form.problem.solve(solver="CLARABEL", **opts)
         if form.problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             return {"value": None, "lower": None, "status": str(form.problem.status), "solver": "clarabel"}
         X = feasible_point(form.extract()["X"])
         bound = None if self.loss == "hinge" else self.fw_bound(X)
         return {"value": self.value(X), "lower": bound, "status": "ok", "solver": "clarabel",
-                "solver_version": version("clarabel"), "solve_time_s": time.perf_counter() - t0}
+                "message": f"clarabel status {form.problem.status}; value at the feasible point, Frank-Wolfe bound",
+                "solver_version": version("clarabel"),
+                "solve_time_s": time.perf_counter() - t0}
