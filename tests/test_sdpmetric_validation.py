@@ -78,3 +78,23 @@ def test_validated_hinge_is_exit_2_at_load(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "needs a smooth loss" in err[0], err
     assert not db.exists()
+
+
+def test_reference_falls_back_to_default_settings_and_stays_certified(registry, wine, monkeypatch):
+    import cvxpy as cp
+
+    inst = registry.problem("metric/triplet-margin").build(wine, SMALL, 0)
+    tight = inst.certified_reference()
+    real_solve, calls = cp.Problem.solve, []
+
+    def failing_tight(self, *args, **kwargs):  # Clarabel failing at 1e-10, as on raw Breast-Cancer
+        calls.append(kwargs.get("tol_gap_rel"))
+        if kwargs.get("tol_gap_rel") == 1e-10:
+            raise cp.SolverError("Solver 'CLARABEL' failed.")
+        return real_solve(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", failing_tight)
+    ref = inst.certified_reference()
+    assert calls == [1e-10, None] and ref["status"] == "ok" and "default settings" in ref["message"]
+    assert ref["value"] <= ref["lower"] + 1e-12 and ref["lower"] - ref["value"] <= 1e-5 * max(1.0, abs(ref["value"]))
+    assert ref["value"] == pytest.approx(tight["value"], rel=1e-5)
