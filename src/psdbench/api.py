@@ -335,6 +335,9 @@ class Problem(Protocol):
     ``expand_params(load, params) -> list[dict]``
         Expand special values per dataset (e.g. ``fold = "all"``); ``load()`` returns the dataset.
         Default: ``[params]``.
+    ``size_param`` : str
+        The instance parameter that measures an instance's size (e.g. a dimension), the x axis of
+        the report's time-versus-size plot.  Default: none (the report tries ``n``, ``n_nodes``).
     """
 
     name: str
@@ -407,6 +410,12 @@ def problem_sense(problem: Any) -> str:
 def problem_family(problem: Any) -> str:
     """The family a problem reports under (default: its ``kind``)."""
     return str(getattr(problem, "family", None) or getattr(problem, "kind", "") or getattr(problem, "name", ""))
+
+
+def problem_size_param(problem: Any) -> str | None:
+    """The instance parameter a problem names as its size (``size_param`` hook), or ``None``."""
+    name = getattr(problem, "size_param", None)
+    return None if name is None else str(name)
 
 
 def pairs_with(solver: Any, problem: Any) -> bool:

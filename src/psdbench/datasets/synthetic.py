@@ -3,6 +3,12 @@
 ``synthetic/two-moons`` and ``synthetic/blobs`` give binary point clouds (300 samples) for the
 graph-classification problem; the generator seed is fixed so that the instance seed alone drives
 subsampling and permutation.
+
+``synthetic/gaussian-classes`` is a multi-class set for metric learning at a chosen dimension (the
+SDPMetric paper's Fig. 2 on random data): scikit-learn's ``make_classification`` with a fixed
+seed, 600 samples, 100 features (20 informative, 10 redundant, 70 noise, in shuffled columns so
+that any leading block of columns mixes the three), 4 classes of one Gaussian cluster each.  Its
+binary view codes class 0 as +1 and every other class as -1; ``:multiclass`` keeps the labels 0-3.
 """
 
 from __future__ import annotations
@@ -24,7 +30,17 @@ def _blobs() -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-_GENERATORS = {"two-moons": _moons, "blobs": _blobs}
+def _gaussian_classes() -> tuple[np.ndarray, np.ndarray]:
+    X, y = skd.make_classification(n_samples=600, n_features=100, n_informative=20, n_redundant=10,
+                                   n_classes=4, n_clusters_per_class=1, class_sep=1.0, shuffle=True,
+                                   random_state=0)
+    return X, y
+
+
+_GENERATORS = {"two-moons": _moons, "blobs": _blobs, "gaussian-classes": _gaussian_classes}
+#: the binary coding of each generator (class 0 -> +1 in all of them)
+_CODING = {"two-moons": "class 0 -> +1, class 1 -> -1", "blobs": "class 0 -> +1, class 1 -> -1",
+           "gaussian-classes": "class 0 -> +1, classes 1-3 -> -1"}
 
 
 class SyntheticCollection:
@@ -48,6 +64,6 @@ class SyntheticCollection:
             X=np.asarray(X, float),
             y=np.asarray(y0, float) if multi else np.where(y0 == 0, 1.0, -1.0),
             source=f"psdbench.datasets.synthetic:{base}",
-            label_coding="original labels" if multi else "class 0 -> +1, class 1 -> -1",
+            label_coding="original labels" if multi else _CODING[base],
             meta={"n_nan_replaced": 0},
         )

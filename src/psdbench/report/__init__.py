@@ -33,7 +33,7 @@ __all__ = ["Figure", "Section", "SectionContext", "Table", "Text", "failures_fra
            "run_sections", "write_report"]
 
 #: Report options and their defaults (``options`` of :func:`write_report` overrides them).
-DEFAULT_OPTIONS: dict[str, Any] = {"gap_tol": 1e-4, "gap_floor": 1e-12, "size_param": "n", "data_dir": None}
+DEFAULT_OPTIONS: dict[str, Any] = {"gap_tol": 1e-4, "gap_floor": 1e-12, "size_param": None, "data_dir": None}
 
 
 def results_csv_frame(raw: pd.DataFrame) -> pd.DataFrame:
@@ -111,7 +111,8 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
     options : mapping, optional
         Overrides of :data:`DEFAULT_OPTIONS` (``gap_tol``: the performance profile's relative gap
         tolerance; ``gap_floor``: the smallest gap drawn on a log axis; ``size_param``: the instance
-        parameter plotted as the size; ``data_dir``: where sections look for data files, default
+        parameter plotted as the size, tried before the problems' own ``size_param`` hooks and
+        ``n``, ``n_nodes``; ``data_dir``: where sections look for data files, default
         ``$PSDBENCH_DATA``).
 
     Returns

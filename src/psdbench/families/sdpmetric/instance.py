@@ -76,6 +76,71 @@ def build_triplets(F: np.ndarray, y: np.ndarray, n_target: int, n_impostor: int)
     return F[T[:, 0]] - F[T[:, 2]], F[T[:, 0]] - F[T[:, 1]], T
 
 
+def random_triplets(F: np.ndarray, y: np.ndarray, n: int,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` distinct triplets ``(i, j, k)`` drawn uniformly from all valid ones of ``(F, y)``.
+
+    Valid: ``i != j`` of the same class, ``k`` of another class.  Each draw is uniform over the set
+    of valid triplets (the anchor ``i`` with probability proportional to its number of valid
+    ``(j, k)`` pairs, then ``j`` and ``k`` uniformly); repeated triplets are dropped and drawn again,
+    so the result is a uniform sample without replacement, in the order drawn.
+
+    Parameters
+    ----------
+    F : ndarray, shape (N, D)
+        Training features.
+    y : ndarray, shape (N,)
+        Training labels (at least two classes, one with two samples).
+    n : int
+        Number of triplets; at most the number of valid triplets.
+    rng : numpy.random.Generator
+        The only source of randomness (seed it from the instance seed).
+
+    Returns
+    -------
+    U, V, T : ndarray
+        As :func:`build_triplets`: ``U = a_i - a_k``, ``V = a_i - a_j``, ``T`` the ``(i, j, k)`` rows.
+    """
+    y = np.asarray(y)
+    classes, cls, counts = np.unique(y, return_inverse=True, return_counts=True)
+    size = counts[cls]  # class size of each sample
+    weight = (size - 1).astype(float) * (len(y) - size)  # valid (j, k) pairs per anchor
+    total = int(weight.sum())
+    if n > total:
+        raise PsdbenchError(f"n_triplets = {n} above the {total} valid triplets of the training split")
+    members = [np.flatnonzero(cls == c) for c in range(len(classes))]
+    others = [np.flatnonzero(cls != c) for c in range(len(classes))]
+    seen: dict[tuple[int, int, int], None] = {}
+    while len(seen) < n:
+        for i in rng.choice(len(y), size=n - len(seen), p=weight / weight.sum()):
+            c = cls[i]
+            j = members[c][rng.integers(len(members[c]) - 1)]
+            j = j if j != i else members[c][-1]  # uniform over the class without i
+            k = others[c][rng.integers(len(others[c]))]
+            seen.setdefault((int(i), int(j), int(k)))
+    T = np.asarray(list(seen), dtype=int).reshape(-1, 3)
+    return F[T[:, 0]] - F[T[:, 2]], F[T[:, 0]] - F[T[:, 1]], T
+
+
+def make_triplets(F: np.ndarray, y: np.ndarray, params: dict[str, Any],
+                  seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The triplets the parameters ask for: ``triplets = "knn"`` (:func:`build_triplets` with
+    ``n_target``, ``n_impostor``) or ``"random"`` (:func:`random_triplets`, ``n_triplets`` of them,
+    generator ``np.random.default_rng([seed, 1])``: a stream of its own, apart from ``max_train``'s)."""
+    if params.get("triplets", "knn") == "random":
+        return random_triplets(F, y, int(params["n_triplets"]), np.random.default_rng([seed, 1]))
+    return build_triplets(F, y, int(params["n_target"]), int(params["n_impostor"]))
+
+
+def first_features(X: np.ndarray, dim: int | None) -> np.ndarray:
+    """The first ``dim`` columns of ``X`` (``None``: all); a one-line error if there are fewer."""
+    if dim is None:
+        return X
+    if int(dim) > X.shape[1]:
+        raise PsdbenchError(f"dim = {dim} above the {X.shape[1]} features of the dataset")
+    return X[:, : int(dim)]
+
+
 def knn_error(F: np.ndarray, y: np.ndarray, Ft: np.ndarray, yt: np.ndarray, X: np.ndarray | None, k: int = 3) -> float:
     """k-NN error on ``(Ft, yt)`` with the Mahalanobis distance of ``X`` (features mapped by ``X^{1/2}``);
     ``X = None``: Euclidean."""

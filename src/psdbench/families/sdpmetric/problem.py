@@ -7,6 +7,15 @@ optional ``pca`` (a dimension, fitted on the training part after scaling, as the
 USPS / MNIST); triplets: for each training sample its ``n_target`` nearest same-class neighbours
 times its ``n_impostor`` nearest other-class neighbours (9 per sample: 1134 on Wine).
 
+Fig. 2 (time versus dimension, "1000 training triplets" at D = 20 ... 100): ``triplets =
+"random"`` draws ``n_triplets`` distinct triplets ``(i, j, k)`` (``i != j`` same class, ``k``
+another class) uniformly from the training split with the instance seed
+(:func:`.instance.random_triplets`); ``dim`` keeps the first ``dim`` features before scaling.  The
+dimension is set by ``dim`` rather than ``pca`` because on a random generator a leading block of
+columns is itself a random feature vector of that size: instances at different D share their
+samples, labels and triplets and differ only in D, with no fitted transform whose spectrum (PCA
+concentrates the variance in the first components) would change the conditioning along with D.
+
 The dataset must carry its original labels: use the ``:multiclass`` view (``sklearn/wine:multiclass``,
 ``uci/breast-cancer:multiclass``, ``uci/diabetes:multiclass``, ``sklearn/digits:multiclass``); a
 binary view is accepted too (it is a two-class problem then).
@@ -20,7 +29,8 @@ import numpy as np
 
 from psdbench import api
 from psdbench.api import Dataset, PsdbenchError
-from psdbench.families.sdpmetric.instance import KIND, TripletMarginInstance, build_triplets, split_70_15_15
+from psdbench.families.sdpmetric.instance import (KIND, TripletMarginInstance, first_features, make_triplets,
+                                                 split_70_15_15)
 from psdbench.families.sdpmetric.losses import LOSSES
 from psdbench.families.sdpmetric.validation import select_C
 
@@ -41,6 +51,8 @@ class TripletMargin:
     kind = KIND
     family = "sdpmetric"
     sense = "max"
+    #: the report's time-versus-size plot uses ``dim`` (Fig. 2's D) when it varies
+    size_param = "dim"
     params: dict[str, api.Param] = {
         "loss": api.choice("huber", "squared-hinge", "hinge",
                            doc="huber (10) | squared-hinge (9) | hinge (the SDP (4))"),
@@ -53,6 +65,12 @@ class TripletMargin:
         "pca": api.number(low=1, default=None, integer=True, doc="PCA dimension after scaling (None: no PCA)"),
         "n_target": api.number(low=1, default=3, integer=True, doc="same-class nearest neighbours per sample"),
         "n_impostor": api.number(low=1, default=3, integer=True, doc="other-class nearest neighbours per sample"),
+        "triplets": api.choice("knn", "random",
+                               doc="knn (n_target x n_impostor nearest neighbours per sample) | random "
+                                   "(n_triplets drawn uniformly with the instance seed, Fig. 2)"),
+        "n_triplets": api.number(low=1, default=1000, integer=True, doc="triplets = random: how many (Fig. 2: 1000)"),
+        "dim": api.number(low=1, default=None, integer=True,
+                          doc="keep the first dim features, before scaling (None: all; Fig. 2's D)"),
         "max_train": api.number(low=2, default=None, integer=True,
                                 doc="keep max_train training samples drawn at random (seeded; small test instances; None: all)"),
         "psd_tol": api.number(low=0, default=1e-7, doc="verify: lambda_min(X) >= -psd_tol (as metric/*)"),
@@ -75,7 +93,7 @@ class TripletMargin:
         p = {**self.default_params, **params}
         if dataset.X is None or dataset.y is None:
             raise PsdbenchError(f"{dataset.name}: {self.name} needs samples (X, y)")
-        X = np.asarray(dataset.X, float)
+        X = first_features(np.asarray(dataset.X, float), p["dim"])
         y = np.asarray(dataset.y)
         if not np.all(np.isfinite(X)):
             raise PsdbenchError(f"{dataset.name}: features contain NaN or inf")
@@ -92,7 +110,7 @@ class TripletMargin:
             if k > min(len(tr), X.shape[1]):
                 raise PsdbenchError(f"{self.name}: pca = {k} above min(n_train, D) = {min(len(tr), X.shape[1])}")
             X = PCA(n_components=k, random_state=0).fit(X[tr]).transform(X)
-        U, V, T = build_triplets(X[tr], y[tr], int(p["n_target"]), int(p["n_impostor"]))
+        U, V, T = make_triplets(X[tr], y[tr], p, seed)
         if len(T) == 0:
             raise PsdbenchError(f"{dataset.name}: no triplets (needs two classes with two samples each)")
         C = 1.0 if p["C"] == "validate" else float(p["C"])

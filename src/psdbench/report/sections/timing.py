@@ -7,10 +7,12 @@ from typing import Any
 import pandas as pd
 from matplotlib.ticker import NullLocator
 
+from psdbench.api import problem_size_param
 from psdbench.report.blocks import Figure, SectionContext, Text
 from psdbench.report.plot import colours, log_axes, panel_grid, panel_title, shared_legend, to_png
 
-#: Instance parameters tried as the size, in order (the ``size_param`` option is tried first).
+#: Instance parameters tried as the size, in order, after the ``size_param`` option and the
+#: ``size_param`` hooks of the frame's problems (:func:`psdbench.api.problem_size_param`).
 SIZE_PARAMS = ("n", "n_nodes")
 #: Another instance parameter splits the panels when it takes 2 to this many values.
 MAX_PANEL_VALUES = 4
@@ -19,9 +21,10 @@ MAX_PANEL_VALUES = 4
 class TimeVersusSize:
     """One line per solver configuration: median wall time of ``ok`` cells at each size.
 
-    The size is the first numeric instance parameter of the ``size_param`` option (default ``n``) and
-    :data:`SIZE_PARAMS` that varies; other instance parameters with a few values (graph type,
-    scaling, ...) split the panels, the others (folds, ...) are aggregated over.
+    The size is the first numeric instance parameter that varies among: the ``size_param`` option,
+    the size parameters the frame's problems name (their ``size_param`` hook) and
+    :data:`SIZE_PARAMS`; other instance parameters with a few values (graph type, scaling, ...)
+    split the panels, the others (folds, ...) are aggregated over.
     """
 
     name = "time-vs-size"
@@ -29,10 +32,17 @@ class TimeVersusSize:
     family = "*"
     order = 20
 
+    @staticmethod
+    def _hooked(context: SectionContext, frame: pd.DataFrame) -> list[str]:
+        """The size parameters named by the problems of ``frame`` (sorted by problem name)."""
+        probs = [context.problems.get(p) for p in sorted(frame["problem"].dropna().unique())] if len(frame) else []
+        return [n for n in (problem_size_param(p) for p in probs if p is not None) if n]
+
     def render(self, context: SectionContext) -> list[Any]:
         f = context.frame
         ok = f[(f["status"] == "ok") & (f["wall_time_s"] > 0)]
-        names = dict.fromkeys([str(context.options.get("size_param", "n")), *SIZE_PARAMS])
+        names = dict.fromkeys(str(n) for n in [context.options.get("size_param"), *self._hooked(context, f),
+                                               *SIZE_PARAMS] if n)
         col = next((f"p_{n}" for n in names if f"p_{n}" in ok.columns
                     and pd.to_numeric(ok[f"p_{n}"], errors="coerce").nunique() > 1), None)
         if col is None:
