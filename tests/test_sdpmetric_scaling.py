@@ -138,3 +138,23 @@ def test_time_vs_size_without_a_size(tmp_path: Path):
     # the option still names it explicitly
     ctx = SectionContext("toy", _frame(), pd.DataFrame(), {"toy/sized": Unsized()}, tmp_path, {"size_param": "dim"})
     assert isinstance(timing.TimeVersusSize().render(ctx)[0], Figure)
+
+
+def test_time_vs_size_draws_unfinished_cells_hollow(monkeypatch, tmp_path: Path):
+    captured = {}
+    real = timing.to_png
+    monkeypatch.setattr(timing, "to_png", lambda fig, *a, **k: captured.setdefault("fig", fig) and real(fig, *a, **k))
+    f = _frame()
+    late = f["solver_label"].eq("slow") & f["p_dim"].eq(60)
+    f.loc[late, "status"] = "max_iter"  # the slow solver spent its budget at D = 60
+    f = pd.concat([f, f.iloc[:1].assign(status="error", wall_time_s=99.0, p_dim=80)])  # errors are not drawn
+    ctx = SectionContext("toy", f, pd.DataFrame(), {"toy/sized": _Sized()}, tmp_path, {})
+    (fig_block,) = timing.TimeVersusSize().render(ctx)
+    assert "Hollow markers" in fig_block.caption
+    lines = [ln for ln in captured["fig"].axes[0].get_lines() if len(ln.get_xdata())]
+    hollow = [ln for ln in lines if ln.get_markerfacecolor() == "none"]
+    assert len(hollow) == 1 and list(hollow[0].get_xdata()) == [60]
+    np.testing.assert_allclose(hollow[0].get_ydata(), [135.0])  # median of the two max_iter cells
+    joined = [ln for ln in lines if ln.get_markerfacecolor() != "none"]
+    assert sorted(len(ln.get_xdata()) for ln in joined) == [2, 3]  # slow: D = 20, 40 only
+    assert 80 not in {x for ln in lines for x in ln.get_xdata()}
