@@ -48,11 +48,14 @@ def test_sdpmetric_speed_smoke(tmp_path, capsys):
     assert all(r["C_S"] == [10.0] for r in rows if r["setting"] == "cbar=10")
 
 
-def test_sdpmetric_speed_rejects_unsupported_validate(capsys):
-    """``--C validate`` on a problem without that option is a clear exit 2, not a crash."""
+def test_sdpmetric_speed_default_C_is_validate(capsys):
+    """Without --C / --cbar the setting is C = 'validate'; a psdbench without it gives exit 2, not a crash."""
     module = _load("sdpmetric_speed")
     problem = module.discover().problem(module.PROBLEM)
+    args = module._parser().parse_args(["table2"])
     if problem.params["C"].error("validate") is None:
-        pytest.skip("this psdbench supports C = 'validate'")
-    assert module.main(["table2", "--seeds", "0", "--C", "validate"]) == 2
-    assert "give --C VALUE or --cbar VALUE" in capsys.readouterr().err
+        assert module.settings_of(args, problem) == [("C", "validate")]
+        assert module.settings_of(module._parser().parse_args(["table2", "--cbar", "10"]), problem) == [("cbar", 10.0)]
+    else:
+        assert module.main(["table2", "--seeds", "0"]) == 2
+        assert "give --C VALUE or --cbar VALUE" in capsys.readouterr().err
