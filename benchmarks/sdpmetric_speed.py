@@ -9,11 +9,11 @@ Problem ``metric/triplet-margin`` with ``loss = "huber"`` (``h`` 0.5, 3 x 3 trip
 sample, the problem's defaults) on every instance.  The loss weight is a *setting* and there may be
 several: ``--C`` takes floats and the string ``validate`` (the problem picks C on the validation
 split, ``validation.select_C``, when the instance is built; that selection time is printed apart
-and is not in sdpmetric's time), ``--cbar`` takes values ``c`` meaning ``C = c / |S|`` per instance (label ``cbar=c``).
-The C used and ``C |S|`` (``C*nS``) are printed for every run.  Wall times decide the verdicts; the
-process CPU times are printed beside them (in parentheses) because a shared machine inflates wall
-time.  Nothing is tuned here: every claim's verdict
-is what the numbers say, for each setting given.
+and is not in sdpmetric's time), ``--cbar`` takes values ``c`` meaning ``C = c / |S|`` per
+instance (label ``cbar=c``).  The C used and ``C |S|`` (``C*nS``) are printed for every run.  Wall
+times decide the verdicts; process CPU times are printed beside them (in parentheses) because a
+shared machine inflates wall time.  Nothing is tuned here: every claim's verdict is what the
+numbers say, for each setting given.
 
 ``table2``
     For each dataset x ``--scaling`` x seed: ``ml-lmnn`` (metric-learn's LMNN with the settings
@@ -24,7 +24,7 @@ is what the numbers say, for each setting given.
     times, ratio lmnn / sdpmetric, mean 3-NN test errors (``instance.evaluate(sol)["test_error"]``),
     sdpmetric's statuses and iterations.  Claim: *sdpmetric's median time at least 5x below
     ml-lmnn's at equal or lower mean test error*; a cell where sdpmetric did not reach ``tol`` has
-    a time that is only a lower bound, and can then only be "not met" or "undetermined".
+    a time that is only a lower bound (see :func:`summarize_table2` for the verdict rule).
 
 ``digits``
     One instance per seed and setting (``sklearn/digits:multiclass``).  ``f*`` is
@@ -38,10 +38,10 @@ is what the numbers say, for each setting given.
     ``--scs-eps`` (``eps_abs = eps_rel``), every solve from scratch (no warm start) on one
     formulation that cvxpy compiles at the first eps and reuses; cvxpy's compile time
     (``problem.compilation_time``) is reported apart, SCS's time is the rest of the call (setup,
-    factorization, iterations; SCS's own setup / solve split is in the JSON).  Each SCS point is made feasible (``feasible_point``) and scored by
-    the instance; SCS's time to the target is that of the loosest eps meeting it (the sequence stops there
-    unless ``--scs-all-eps``).  Claim: *sdpmetric
-    at least 20x below SCS*.
+    factorization, iterations; SCS's own setup / solve split is in the JSON).  Each SCS point is
+    made feasible (``feasible_point``) and scored by the instance; SCS's time to the target is that
+    of the loosest eps meeting it (the sequence stops there unless ``--scs-all-eps``).  Claim:
+    *sdpmetric at least 20x below SCS*; Clarabel's time is the reference's.
 """
 
 from __future__ import annotations
