@@ -20,3 +20,42 @@ def test_benchmark_module_imports(path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # module level only: no measurement runs
     assert module.__doc__, f"{path.name} has no docstring saying what it measures"
+
+
+def _load(name):
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sdpmetric_speed_smoke(tmp_path, capsys):
+    """``sdpmetric_speed.py table2`` end to end on a tiny Wine setting (40 training samples, short runs)."""
+    pytest.importorskip("metric_learn")
+    module = _load("sdpmetric_speed")
+    out = tmp_path / "run.json"
+    rc = module.main(["table2", "--datasets", "sklearn/wine:multiclass", "--seeds", "0", "--scaling", "standardize",
+                      "--max-train", "40", "--C", "1", "--cbar", "10", "--max-iter", "50", "--lmnn-max-iter", "10",
+                      "--json", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "claim (a)" in text and "| C=1 |" in text and "| cbar=10 |" in text
+    import json
+
+    rows = json.loads(out.read_text())["summary"]
+    assert {r["setting"] for r in rows} == {"C=1", "cbar=10"}
+    assert all(r["C_S"] == [10.0] for r in rows if r["setting"] == "cbar=10")
+
+
+def test_sdpmetric_speed_default_C_is_validate(capsys):
+    """Without --C / --cbar the setting is C = 'validate'; a psdbench without it gives exit 2, not a crash."""
+    module = _load("sdpmetric_speed")
+    problem = module.discover().problem(module.PROBLEM)
+    args = module._parser().parse_args(["table2"])
+    if problem.params["C"].error("validate") is None:
+        assert module.settings_of(args, problem) == [("C", "validate")]
+        assert module.settings_of(module._parser().parse_args(["table2", "--cbar", "10"]), problem) == [("cbar", 10.0)]
+    else:
+        assert module.main(["table2", "--seeds", "0"]) == 2
+        assert "give --C VALUE or --cbar VALUE" in capsys.readouterr().err
