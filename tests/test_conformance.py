@@ -97,7 +97,7 @@ class Sleeper(_Metric):
     name = "sleeper"
 
     def solve(self, instance, budget, **params):
-        time.sleep(3.0)  # never looks at the budget
+        time.sleep(60.0)  # never looks at the budget
         return Solution(variables={"M": instance.identity_start()})
 
 
@@ -126,7 +126,7 @@ def test_ignored_deadline_fails_clearly(instances):
     t0 = time.monotonic()
     with pytest.raises(DeadlineError, match=r"solver 'sleeper' ignored the deadline .*Budget.seconds\(0.2\)"):
         check_solver(Sleeper(), [instances["mahalanobis"]], deadline_s=0.2, grace_s=0.3)
-    assert time.monotonic() - t0 < 3.0  # the watchdog gave up before the sleeper returned
+    assert time.monotonic() - t0 < 30.0  # the watchdog gave up long before the sleeper (60 s) returned
     report = check_solver(Polite(), [instances["mahalanobis"]], deadline_s=0.2, grace_s=0.3)
     assert report.solutions[0][1].status is Status.TIMEOUT
 
@@ -135,7 +135,9 @@ def test_process_isolation_kills_the_late_solver(registry, instances):
     t0 = time.monotonic()
     with pytest.raises(DeadlineError, match="solver 'sleeper' ignored the deadline"):
         check_solver(Sleeper(), [instances["mahalanobis"]], deadline_s=0.2, grace_s=0.3, isolation="process")
-    assert time.monotonic() - t0 < 3.0
+    # killed, not waited for: far below the 60 s the sleeper would take (a loose bound, not a
+    # timing target: process start-up under load takes seconds)
+    assert time.monotonic() - t0 < 30.0
     report = check_solver(registry.solver("pd-cone"), [instances["mahalanobis"]], isolation="process")
     assert report.solutions[0][1].variables["M"].shape == (30, 30)  # the solution came back from the child
 
