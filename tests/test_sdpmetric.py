@@ -283,3 +283,15 @@ def test_peers_learn_on_the_training_split_and_land_on_the_spectraplex():
         pytest.skip(itml.skip_reason(inst))
     sol = itml.solve(inst, Budget(max_iter=50))
     assert inst.verify(sol).ok and np.trace(sol.variables["X"]) == pytest.approx(1.0)
+
+
+def test_table2_section_ignores_random_triplet_instances():
+    import pandas as pd
+    from types import SimpleNamespace
+
+    from psdbench.families.sdpmetric.report import Table2
+
+    rows = [{"dataset": "synthetic/gaussian-classes:multiclass", "p_scaling": "standardize", "p_triplets": "random",
+             "feasible": 1, "seed": 0, "solver": "sdpmetric", "solver_label": "sdpmetric", "p_loss": "huber",
+             "metric_test_error": 0.5, "metric_euclidean_test_error": 0.5, "wall_time_s": 1.0}]
+    assert Table2().render(SimpleNamespace(frame=pd.DataFrame(rows))) == []
