@@ -85,6 +85,27 @@ def test_exact_rho_beats_a_fine_grid(small, loss):
     assert abs(losses.rho_slope(m, r, inst.C, loss, inst.h)) <= 1e-8 or loss == "hinge"
 
 
+@pytest.mark.parametrize("loss", ["huber", "squared-hinge", "hinge"])
+def test_vectorized_slopes_match_the_pointwise_slope(loss):
+    rng = np.random.default_rng(5)
+    m = np.concatenate([rng.normal(size=300), np.repeat(0.25, 20)])  # ties included
+    ms = np.sort(m)
+    r = np.concatenate([rng.normal(scale=2.0, size=200), ms, ms - 0.3, ms + 0.3])  # breakpoints too
+    expect = np.array([losses.rho_slope(m, x, 0.05, loss, 0.3) for x in r])
+    np.testing.assert_allclose(losses.rho_slopes(ms, r, 0.05, loss, 0.3), expect, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("loss", ["huber", "squared-hinge", "hinge"])
+@pytest.mark.parametrize("C", [0.004, 0.05, 3.0])
+def test_best_rho_is_the_root_of_the_slope(loss, C):
+    m = np.random.default_rng(7).normal(size=300)
+    r = losses.best_rho(m, C, loss, 0.3)
+    if loss == "hinge":  # piecewise constant slope: the left derivative is > 0 at r and <= 0 just after
+        assert losses.rho_slope(m, r, C, loss, 0.3) > 0 >= losses.rho_slope(m, r + 1e-9, C, loss, 0.3)
+    else:
+        assert abs(losses.rho_slope(m, r, C, loss, 0.3)) <= 1e-9
+
+
 @pytest.fixture(scope="module")
 def references(small):
     with warnings.catch_warnings():

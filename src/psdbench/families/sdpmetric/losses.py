@@ -55,47 +55,64 @@ def rho_slope(m: np.ndarray, rho: float, C: float, loss: str, h: float) -> float
     return float(1.0 + C * np.sum(loss_slope(m - rho, loss, h)))
 
 
+def rho_slopes(m_sorted: np.ndarray, r: np.ndarray, C: float, loss: str, h: float) -> np.ndarray:
+    """:func:`rho_slope` at every point of ``r`` at once, from the sorted margins (prefix sums).
+
+    With ``k(r) = #{m_i < r}`` and ``P_k`` the sum of the ``k`` smallest margins:
+
+    * hinge: ``1 - C k(r)``;
+    * squared hinge: ``1 + 2 C (P_k - k r)``;
+    * Huber: each term is ``-clip((r - a_i) / (2 h), 0, 1)`` with ``a_i = m_i - h``, so the slope is
+      ``1 - C (k2 + ((k1 - k2) r - (P_k1 - P_k2)) / (2 h))`` with ``k1 = #{a_i < r}`` and
+      ``k2 = #{a_i <= r - 2 h}`` (the saturated terms).
+    """
+    P = np.concatenate([[0.0], np.cumsum(m_sorted)])
+    if loss == "hinge":
+        return 1.0 - C * np.searchsorted(m_sorted, r, side="left")
+    if loss == "squared-hinge":
+        k = np.searchsorted(m_sorted, r, side="left")
+        return 1.0 + 2.0 * C * (P[k] - k * r)
+    if loss == "huber":
+        a = m_sorted - h  # P shifts by h per term: sum of the k smallest a_i = P_k - k h
+        k1 = np.searchsorted(a, r, side="left")
+        k2 = np.searchsorted(a, r - 2.0 * h, side="right")
+        ramp = (k1 - k2) * r - ((P[k1] - k1 * h) - (P[k2] - k2 * h))
+        return 1.0 - C * (k2 + ramp / (2.0 * h))
+    raise ValueError(f"unknown loss {loss!r} (known: {', '.join(LOSSES)})")
+
+
 def best_rho(m: np.ndarray, C: float, loss: str, h: float) -> float:
     """The exact maximizer over rho (free) of ``f(X, rho)``: Algorithm 1, line 3.
 
     ``d f / d rho`` is non-increasing and piecewise linear (piecewise constant for the hinge) in rho
     with breakpoints at ``m_r`` (hinge, squared hinge) or ``m_r -+ h`` (Huber); it is 1 below all of
-    them.  A bisection over the sorted breakpoints finds the two adjacent ones where the slope
-    changes sign; between them it is linear, so its root is exact.  For the hinge the maximizer is
-    the left breakpoint of that pair (the slope, a left derivative, is > 0 there and <= 0 right of it).  Beyond the last breakpoint the slope is
-    ``1 - C |S|`` (hinge, Huber: the problem needs ``C |S| > 1``, else f is unbounded in rho) or
-    ``1 + 2 C sum_r (m_r - rho)`` (squared hinge, solved in closed form).
+    them.  One sort and prefix sums give the slope at every breakpoint (:func:`rho_slopes`); the
+    first breakpoint where it is ``<= 0`` and the one before bracket the root, and between them the
+    slope is linear, so the root is exact.  For the hinge the maximizer is the left breakpoint of
+    that pair (the slope, a left derivative, is > 0 there and <= 0 right of it).  Beyond the last
+    breakpoint the slope is ``1 - C |S|`` (hinge, Huber: the problem needs ``C |S| > 1``, else f is
+    unbounded in rho) or ``1 + 2 C sum_r (m_r - rho)`` (squared hinge, solved in closed form).
 
     Algorithm 1 writes ``rho > 0``; (4) and (8) leave rho free, and so does this (the maximizer is
     positive whenever the optimal margin is).
     """
-    m = np.asarray(m, float)
-    n = m.size
-    if loss == "huber":
-        bps = np.sort(np.concatenate([m - h, m + h]))
-    else:
-        bps = np.sort(m)
-    slope = lambda r: rho_slope(m, r, C, loss, h)  # noqa: E731
-    s_last = slope(bps[-1])
-    if s_last > 0:
+    m_sorted = np.sort(np.asarray(m, float))
+    n = m_sorted.size
+    bps = np.sort(np.concatenate([m_sorted - h, m_sorted + h])) if loss == "huber" else m_sorted
+    vals = rho_slopes(m_sorted, bps, C, loss, h)
+    if vals[-1] > 0:
         if loss == "squared-hinge":  # 1 + 2 C sum (m - rho) = 0
-            return float((m.sum() + 1.0 / (2.0 * C)) / n)
+            return float((m_sorted.sum() + 1.0 / (2.0 * C)) / n)
         raise ValueError(f"objective unbounded in rho: C |S| = {C * n:g} <= 1")
-    if slope(bps[0]) <= 0:  # cannot happen (slope is 1 left of every breakpoint), but be safe
+    hi = int(np.argmax(vals <= 0))  # the slope is non-increasing: the first breakpoint at or past the root
+    if hi == 0:  # cannot happen (the slope is 1 left of every breakpoint), but be safe
         return float(bps[0])
-    lo, hi = 0, len(bps) - 1  # invariant: slope(bps[lo]) > 0 >= slope(bps[hi])
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if slope(bps[mid]) > 0:
-            lo = mid
-        else:
-            hi = mid
-    a, b = float(bps[lo]), float(bps[hi])
+    a, b = float(bps[hi - 1]), float(bps[hi])
     if loss == "hinge":
         return a
     if b == a:
         return b
-    sa, sb = slope(a), slope(b)
+    sa, sb = float(vals[hi - 1]), float(vals[hi])
     return float(a + sa * (b - a) / (sa - sb))  # the slope is linear on [a, b]
 
 
