@@ -233,6 +233,7 @@ def test_table2_section_renders_ours_beside_the_paper():
     assert frame.loc["sklearn/wine:multiclass", "Euclidean"] == "10.00 (0.00)"
     assert frame.loc["Wine (paper)", "SDPMetric-H"] == "3.08 (2.31)"
     assert t2.shaded == ("Wine (paper)",)
+    assert list(t2.frame.columns) == ["dataset", "splits", "Euclidean", "LMNN", "SDPMetric-S", "SDPMetric-H"]
     # paired: H - Euclidean = (2 - 10, 4 - 10) -> -7 (1.41); H - LMNN = (2 - 0, 4 - 3) -> +1.5 (0.71)
     p = pairs.frame.set_index("method")
     assert p.loc["SDPMetric-H", "- Euclidean"] == "-7.00 (1.41)" and p.loc["SDPMetric-H", "- LMNN"] == "+1.50 (0.71)"

@@ -124,6 +124,8 @@ def table2(f: pd.DataFrame, scaling: str, paper: pd.DataFrame) -> Table:
                     prow[meth] = f"{pv.loc[meth, 'mean']:.2f}" + ("" if np.isnan(s) else f" ({s:.2f})")
             rows.append(prow)
     frame = pd.DataFrame(rows).fillna("")
+    rest = _order([c for c in frame.columns if c not in ("dataset", "splits", "Euclidean")])
+    frame = frame[["dataset", "splits", "Euclidean", *rest]]  # the paper's columns in its order, ours after
     shaded = tuple(r["dataset"] for r in rows if r["dataset"].endswith("(paper)"))
     return Table(name=f"sdpmetric-table2-{scaling}", title=f"Table II: 3-NN test error (%), scaling = {scaling}",
                  frame=frame, shaded=shaded,
