@@ -164,3 +164,29 @@ def test_solver_conforms(dataset):
     insts = [BregmanPairs().build(dataset, {**SMALL, "divergence": d}, 1) for d in ("is", "re")]
     report = check_solver(Dykstra(), insts, params={"order": "perm"}, deadline_s=5.0, grace_s=5.0)
     assert len(report.solutions) == 2
+
+
+@pytest.mark.parametrize("div", DIVS)
+def test_gap_bound_is_primal_minus_lagrange_dual(dataset, div):
+    """Section 4.1's bound equals BD(W, xi-bar) - g(alpha), g the Lagrange dual (instance.py), on
+    Dykstra iterates driven by hand (Algorithm 1, lines 5-7), and the invariant W^{-1} = I + sum alpha y A holds."""
+    from psdbench.families.bregman_dykstra.dykstra import repaired_point
+
+    inst = BregmanPairs().build(dataset, {**SMALL, "divergence": div, "lambda": 1e-3}, 2)
+    K, n = inst.K, inst.n
+    Ais = [inv_sqrt(inst.A[k]) for k in range(K)]
+    alpha, Winv, W, xi = np.zeros(K), np.eye(n), np.eye(n), np.ones(K)
+    rng = np.random.default_rng(0)
+    for epoch in range(4):
+        for k in rng.permutation(K):
+            st = project(Winv, Ais[k], xi[k], inst.b[k], inst.c[k], div)
+            delta = max(inst.y[k] * st.u, -alpha[k])
+            alpha[k] += delta
+            u = inst.y[k] * delta
+            W, Winv = st.W(u), Winv + u * inst.A[k]
+            xi[k] = slack_at(u, xi[k], inst.b[k], inst.c[k], div)
+        xibar, obj, bound = repaired_point(inst, W, xi, alpha)
+        assert np.all(alpha >= 0)
+        assert np.allclose(Winv, np.eye(n) + np.einsum("k,kij->ij", alpha * inst.y, inst.A), rtol=1e-12, atol=1e-10)
+        assert np.allclose(np.linalg.inv(Winv), W, rtol=1e-9, atol=1e-12)
+        assert bound == pytest.approx(obj - inst.dual_value(alpha), rel=1e-8, abs=1e-9)
