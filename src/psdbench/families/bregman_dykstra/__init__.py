@@ -1,0 +1,17 @@
+"""Bregman-projection metric learning on pair constraints with the stochastic Dykstra algorithm.
+
+Paper: "Stochastic Dykstra algorithms for metric learning with positive definite covariance
+descriptors" (``shared/papers/stochastic-dykstra-psd-metric-learning.txt``): minimize the Bregman
+divergence ``BD((W, xi), (I, 1))`` subject to K half-spaces ``y_k <A_k, W> <= y_k b_k xi_k`` (2),
+by Dykstra's algorithm with cyclic, random or per-epoch permuted order (Algorithm 1) and an
+O(n^3) projection onto one half-space (section 4).
+
+``divergence.py``  the slack seeds ISBD / L2BD / REBD (section 2.2)
+``data.py``        the section 5.1 generator, dataset ``synthetic/dykstra-halfspaces``
+``problem.py``     the problem ``metric/bregman-pairs`` (kind ``bregman-pairs``)
+``instance.py``    its instance: objective, verify, the cvxpy formulation, the certified
+                   (Clarabel + Lagrange dual) reference
+``contract.py``    what solvers may read of an instance (``BregmanPairsKind``)
+``projection.py``  the projection onto one half-space: J_t (7), interval (8), update (6)
+``dykstra.py``     ``dykstra``: Algorithm 1 with the section 4.1 gap bound as stopping rule
+"""
