@@ -199,25 +199,77 @@ class MlLmnn(MetricLearnPeer):
 
 
 class MlItml(MetricLearnPeer):
-    """``ml-itml``: ``metric_learn.ITML_Supervised`` (Davis et al.), metric-learn 0.7.0's defaults.
+    """``ml-itml``: metric-learn's ITML (Davis et al.), metric-learn 0.7.0's defaults.
 
-    Constraints: ``n_constraints`` random similar / dissimilar pairs (``None``: 20 x classes^2),
-    drawn with the instance's seed; thresholds: the 5th / 95th percentiles of the training pair
-    distances (metric-learn's default), recorded in ``info["bounds"]``.
+    Constraints (``constraints = "auto"``): where the instance offers its own pairs through the
+    optional hook ``metric_pairs()`` (``metric/bregman-pairs`` with ``pairs = "labels"``), ITML is
+    fitted on exactly those pairs (``metric_learn.ITML`` with ``y`` in {+1, -1}) with the instance's
+    bounds ``(u, l) = (b_ub, b_lb)`` and ``gamma = c_k`` (unless ``gamma`` is set explicitly), prior
+    identity: ITML then solves the instance's problem (ISBD, ``eps = 0``, uniform ``c``) by cyclic
+    Bregman projections; ``info["itml_mapping"]`` and the message say whether the mapping is exact
+    and, if not, why.  Otherwise (``"supervised"``, or an instance without the hook)
+    ``ITML_Supervised``: ``n_constraints`` random similar / dissimilar pairs (``None``: 20 x
+    classes^2), drawn with the instance's seed; thresholds: the 5th / 95th percentiles of the
+    training pair distances (metric-learn's default), recorded in ``info["bounds"]``.
     """
 
     name = "ml-itml"
     params: dict[str, api.Param] = {
-        "gamma": api.number(low=0, default=1.0, doc="slack trade-off"),
+        "gamma": api.number(low=0, default=1.0, doc="slack trade-off (instance pairs: default c_k of the instance)"),
         "max_iter": api.number(low=1, default=1000, integer=True, doc="Bregman projection sweeps"),
         "tol": api.number(low=0, default=1e-3, doc="convergence threshold on the dual variables"),
         "n_constraints": api.number(low=1, default=None, integer=True, doc="pairs; None = 20 x classes^2"),
         "prior": api.choice("identity", "covariance", "random", doc="prior metric M0"),
+        "constraints": api.choice("auto", "supervised",
+                                  doc="auto: the instance's own pairs and bounds where it offers metric_pairs() | "
+                                      "supervised: ITML_Supervised's own sampling"),
     }
     default_params: dict[str, Any] = api.default_params(params)
 
     def estimator(self, ml: ModuleType, settings: dict[str, Any], seed: int) -> Any:
-        return ml.ITML_Supervised(random_state=seed, **settings)
+        s = {k: v for k, v in settings.items() if k != "constraints"}
+        return ml.ITML_Supervised(random_state=seed, **s)
 
     def fitted_info(self, est: Any) -> dict[str, Any]:
         return {"bounds": [float(b) for b in np.ravel(getattr(est, "bounds_", []))]}
+
+    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+        hook = getattr(instance, "metric_pairs", None)
+        pairs = hook() if callable(hook) and params.get("constraints", "auto") == "auto" else None
+        ml = import_metric_learn()
+        if pairs is None or ml is None:
+            return super().solve(instance, budget, **params)
+        api.validate_params(self, params, self.name)
+        settings = {**self.default_params, **params}
+        if budget.max_iter is not None:
+            settings["max_iter"] = int(budget.max_iter)
+        why = [pairs["why"]] if pairs["why"] else []
+        gamma = float(pairs["gamma"])
+        if "gamma" in params:
+            gamma = float(params["gamma"])
+            if gamma != float(pairs["gamma"]):
+                why.append(f"gamma = {gamma:g} set explicitly, c_k = {pairs['gamma']:g}")
+        if settings["prior"] != "identity":
+            why.append(f"prior {settings['prior']!r}: problem (2) is centred at I")
+        settings["gamma"] = gamma
+        u, l = (float(b) for b in pairs["bounds"])
+        est = ml.ITML(gamma=gamma, max_iter=int(settings["max_iter"]), tol=float(settings["tol"]),
+                      prior=settings["prior"], random_state=int(instance.seed))
+        with sklearn_validation_compat("metric_learn") as patched, warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(np.asarray(pairs["pairs"], float), np.asarray(pairs["y"], int), bounds=(u, l))
+        n_iter = int(getattr(est, "n_iter_", 0))
+        status = Status.MAX_ITER if n_iter >= int(settings["max_iter"]) - 1 else Status.OK
+        exact = not why
+        mapping = {"constraints": "instance pairs (metric_learn.ITML)", "K": int(len(pairs["y"])),
+                   "bounds_u_l": [u, l], "gamma": gamma, "exact": exact, "why_not_exact": "; ".join(why)}
+        info: dict[str, Any] = {"settings": settings, "random_state": int(instance.seed), "n_iter": n_iter,
+                                "sklearn_compat": [f"{m}.{n}" for m, n in patched],
+                                "warnings": sorted({str(w.message).splitlines()[0][:200] for w in caught}),
+                                "bounds": [u, l], "itml_mapping": mapping}
+        message = (f"ITML on the instance's {len(pairs['y'])} pairs, bounds (u, l) = (b_ub, b_lb) = ({u:g}, {l:g}), "
+                   f"gamma = {gamma:g}, prior {settings['prior']}: mapping to (2) "
+                   + ("exact (ISBD, eps = 0, c_k = gamma)" if exact else "NOT exact: " + "; ".join(why)))
+        if status is not Status.OK:
+            message += f"; stopped at max_iter = {settings['max_iter']}"
+        return mapped_solution(instance, est.get_mahalanobis_matrix(), status, n_iter, info, message)

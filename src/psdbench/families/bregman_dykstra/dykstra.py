@@ -22,6 +22,11 @@ Stopping (section 4.1), checked after every epoch at the repaired feasible point
 
 stop when it is <= ``gap_tol * max(1, BD)``; or after ``max_epochs`` (status ``max_iter``) or at
 the deadline (``timeout``).  The returned point is the repaired ``(W_t, xi-bar_t)``.
+
+Rank-one ``A_k = v_k v_k'`` (labelled pairs with ``eps = 0``, ``instance.rank_one``): step 2 by
+Sherman-Morrison (:func:`.projection.project_rank_one`, closed form for ISBD) and step 4 as
+``W -= u / (1 + u p) (W v)(W v)'``, O(n^2) per projection with no ``A_k^{-1/2}`` (which does not
+exist there) and no ``W^{-1}``; ``info["projection"]`` says which path ran.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from psdbench import api
 from psdbench.api import Budget, Instance, Solution, Status, TraceRecorder
 from psdbench.families.bregman_dykstra import divergence as dv
 from psdbench.families.bregman_dykstra.contract import BregmanPairsKind
-from psdbench.families.bregman_dykstra.projection import inv_sqrt, project
+from psdbench.families.bregman_dykstra.projection import inv_sqrt, project, project_rank_one, rank_one_update
 
 
 def repaired_point(instance: BregmanPairsKind, W: np.ndarray, xi: np.ndarray,
@@ -84,7 +89,9 @@ class Dykstra:
         A, y, b, c, div = instance.A, instance.y, instance.b, instance.c, instance.divergence
         K, n = A.shape[0], A.shape[1]
         rng = np.random.default_rng(int(p["seed"]))
-        A_isqrt = np.stack([inv_sqrt(A[k]) for k in range(K)])  # section 4: pre-process
+        rank_one = bool(getattr(instance, "rank_one", False))
+        V = instance.V if rank_one else None
+        A_isqrt = None if rank_one else np.stack([inv_sqrt(A[k]) for k in range(K)])  # section 4: pre-process
         alpha = np.zeros(K)  # Algorithm 1, line 2
         W, Winv, xi = np.eye(n), np.eye(n), np.ones(K)
         one = dv.dphi(1.0, div)
@@ -105,14 +112,21 @@ class Dykstra:
             for k in ks:  # Algorithm 1, line 4
                 if budget.expired():
                     break
-                st = project(Winv, A_isqrt[k], float(xi[k]), float(b[k]), float(c[k]), div)  # line 5, (7), (8)
-                delta_half = y[k] * st.u  # u = y_k delta
+                if rank_one:  # Sherman-Morrison: line 5 in closed form (ISBD) or a scalar root
+                    u_half, Wv, pk = project_rank_one(W, V[k], float(xi[k]), float(b[k]), float(c[k]), div)
+                else:
+                    st = project(Winv, A_isqrt[k], float(xi[k]), float(b[k]), float(c[k]), div)  # line 5, (7), (8)
+                    u_half = st.u
+                delta_half = y[k] * u_half  # u = y_k delta
                 delta = max(delta_half, -alpha[k])  # line 6
                 n_clipped += delta != delta_half
                 alpha[k] += delta
                 u = y[k] * delta
-                W = st.W(u)  # line 7 via (6)
-                Winv = Winv + u * A[k]  # (4): W^{-1} = W_{t-1}^{-1} + delta y_k A_k
+                if rank_one:
+                    W = rank_one_update(W, Wv, pk, u)  # line 7: (W^{-1} + u v v')^{-1}
+                else:
+                    W = st.W(u)  # line 7 via (6)
+                    Winv = Winv + u * A[k]  # (4): W^{-1} = W_{t-1}^{-1} + delta y_k A_k
                 xi[k] = dv.dphi_inv(one + alpha[k] * y[k] * b[k] / c[k], div)  # line 7, slack part
                 steps += 1
             xibar, obj, bound = repaired_point(instance, W, xi, alpha)
@@ -127,4 +141,5 @@ class Dykstra:
         return Solution(variables=final, status=status, iterations=epoch, trace=rec.points,
                         iterates=rec.finish(final), message=message,
                         info={"epochs": epoch, "projections": steps, "gap_bound": bound,
-                              "n_clipped": int(n_clipped), "order": p["order"]})
+                              "n_clipped": int(n_clipped), "order": p["order"],
+                              "projection": "rank-one (Sherman-Morrison)" if rank_one else "general (A^-1/2)"})

@@ -31,6 +31,7 @@ import numpy as np
 
 from psdbench.api import Feasibility, Formulation, PsdbenchError, Solution
 from psdbench.families.bregman_dykstra import divergence as dv
+from psdbench.families.bregman_dykstra.pairs import LabelledPairs, knn_accuracy
 from psdbench.linalg.psd import asymmetry
 
 KIND = "bregman-pairs"
@@ -53,6 +54,10 @@ class BregmanPairsInstance:
     tol: dict[str, float]
     kind: str = KIND
     sense: str = "min"
+    #: labelled-pair instances (section 5.2, :mod:`.pairs`): ``A_k = V_k V_k' + eps I``, the split and pairs
+    V: np.ndarray | None = None
+    eps: float = 0.0
+    data: LabelledPairs | None = None
     variables: ClassVar[tuple[str, ...]] = ("W", "xi")
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -65,8 +70,15 @@ class BregmanPairsInstance:
         return int(self.A.shape[0])
 
     # ------------------------------------------------------------------ values
+    @property
+    def rank_one(self) -> bool:
+        """``A_k = v_k v_k'`` exactly (labelled pairs with ``eps = 0``): the Sherman-Morrison path applies."""
+        return self.V is not None and self.eps == 0.0
+
     def inner(self, W: np.ndarray) -> np.ndarray:
-        """``<A_k, W>`` for every k."""
+        """``<A_k, W>`` for every k (``v_k' W v_k + eps tr W`` on labelled pairs)."""
+        if self.V is not None:
+            return np.einsum("ki,ij,kj->k", self.V, W, self.V) + self.eps * float(np.trace(W))
         return np.einsum("kij,ij->k", self.A, W)
 
     def best_xi(self, W: np.ndarray) -> np.ndarray:
@@ -137,12 +149,63 @@ class BregmanPairsInstance:
         return Solution(variables={"W": W, "xi": self.best_xi(W)})
 
     def evaluate(self, solution: Solution) -> dict[str, float]:
-        """Synthetic instances have no task metric: objective parts and the constraint activity."""
+        """Objective parts and the constraint activity; on labelled pairs also the 3-NN test accuracy
+        with the learned ``W`` (``acc_W``) and with ``W = I`` (``acc_eye``, "Eye"), same split."""
         W, xi = self._point(solution)
         m = self.inner(W)
-        return {"bd_W": float(self.value(W, np.ones(self.K))),
-                "bd_xi": float(np.sum(self.c * dv.bd1(xi, self.divergence))),
-                "n_active": float(np.sum(np.abs(m - self.b * xi) <= 1e-6 * (1 + np.abs(m))))}
+        out = {"bd_W": float(self.value(W, np.ones(self.K))),
+               "bd_xi": float(np.sum(self.c * dv.bd1(xi, self.divergence))),
+               "n_active": float(np.sum(np.abs(m - self.b * xi) <= 1e-6 * (1 + np.abs(m))))}
+        d = self.data
+        if d is not None:
+            out["acc_W"] = knn_accuracy(d.X_train, d.y_train, d.X_test, d.y_test, W)
+            if "acc_eye" not in self._cache:
+                self._cache["acc_eye"] = knn_accuracy(d.X_train, d.y_train, d.X_test, d.y_test, None)
+            out["acc_eye"] = self._cache["acc_eye"]
+            out["n_train"], out["n_test"] = float(len(d.y_train)), float(len(d.y_test))
+            out["n_violated_eye"] = float(np.sum(self.y * (self.inner(np.eye(self.n)) - self.b) > 0))
+        return out
+
+    # ------------------------------------------------------------------ metric-learn peers
+    def metric_training_data(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(X_train, y_train)`` of a labelled-pair instance (scaled as the pairs are); ``None`` on
+        synthetic half-spaces (the peers then skip)."""
+        if self.data is None:
+            return None
+        return self.data.X_train, self.data.y_train
+
+    def metric_pairs(self) -> dict[str, Any] | None:
+        """The instance's own pairs for a pair learner (metric-learn's ``ITML``), with the mapping.
+
+        ``pairs`` (K, 2, n) training samples, ``y`` (K,) in {+1, -1}, ``bounds = (b_ub, b_lb)`` and
+        ``gamma``: ITML minimizes ``D_ld(M, I) + gamma sum_k D_ld(xi_k, b_k)`` (Davis et al.), with
+        ``D_ld(xi, b) = BD_1(xi / b, 1)`` of ISBD, so ITML's problem is (2) with ISBD and
+        ``c_k = gamma`` for all k, ``eps = 0``.  ``exact`` says whether that holds here, ``why``
+        what breaks it.  ``None`` on synthetic half-spaces.
+        """
+        d = self.data
+        if d is None:
+            return None
+        why = []
+        if self.divergence != "is":
+            why.append(f"divergence {self.divergence!r}: ITML's slack term is ISBD")
+        if self.eps != 0.0:
+            why.append(f"eps = {self.eps:g}: ITML's A_k = v v' has no eps I")
+        if not np.allclose(self.c, self.c[0], rtol=1e-15, atol=0):
+            why.append("c_k not all equal: ITML has one gamma")
+        pairs = np.stack([d.X_train[d.index[:, 0]], d.X_train[d.index[:, 1]]], axis=1)
+        b_ub = float(self.b[self.y > 0][0]) if np.any(self.y > 0) else float(self.params.get("b_ub", 0.05))
+        b_lb = float(self.b[self.y < 0][0]) if np.any(self.y < 0) else float(self.params.get("b_lb", 0.95))
+        return {"pairs": pairs, "y": self.y.astype(int), "bounds": (b_ub, b_lb), "gamma": float(self.c[0]),
+                "exact": not why, "why": "; ".join(why)}
+
+    def metric_from_matrix(self, M: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+        """A learned metric as ``W = M`` (no rescaling: the objective is not scale-invariant), its
+        eigenvalues floored at ``1e-12 max(1, lambda_max)``; the slack is the best feasible ``xi*(W)``
+        (module docstring), so the row's objective is (2) at ``(M, xi*(M))``."""
+        W = self.repair(Solution(variables={"W": np.asarray(M, float)})).variables
+        floor = float(np.max(np.abs(W["W"] - 0.5 * (M + M.T))))
+        return W, {"scale": 1.0, "eig_floor_change": floor}
 
     # ------------------------------------------------------------------ references
     def reference_formulation(self, variant: str | None = None) -> Formulation:

@@ -3,18 +3,32 @@
 Datasets: ``synthetic/dykstra-halfspaces`` (section 5.1, :mod:`.data`): the dataset's ``payload``
 key ``"generator"`` names the generator; the instance draws ``A_k = F_k F_k'`` (``F_k`` n x n,
 U[-0.5, 0.5]), ``y_k = +-1``, ``b = 1``, ``c = 1 / (lambda K)`` from the parameters ``n``, ``K``,
-``lambda`` and its seed.  (Pairs from labelled data, section 5.2, are not built yet.)
+``lambda`` and its seed (``pairs = "synthetic"``, the default).
+
+``pairs = "labels"``: pair constraints from a labelled vector dataset (section 5.2, vector case;
+any ``X``/``y`` dataset, e.g. ``sklearn/wine:multiclass``, ``sklearn/iris:multiclass``; a binary
+view is a two-class problem): stratified train / test split, z-scored features divided by the
+square root of the training set's largest squared distance (so Euclidean pair distances lie in
+[0, 1] and ``b_ub = 0.05`` / ``b_lb = 0.95`` are fractions of it), ``K = pairs_per_class x
+n_classes`` pairs (half similar, half dissimilar), ``A_k = (x_i - x_j)(x_i - x_j)' + eps I``,
+``c_k = 1 / (lambda K)``; :mod:`.pairs` states every choice.  ``n`` and ``K`` follow from the data
+there (setting them is an error).  ``eps = 0`` (default) keeps ``A_k`` rank one: ``dykstra`` then
+projects by Sherman-Morrison (:func:`.projection.project_rank_one`); ``eps > 0`` takes section 4's
+general ``A_k^{-1/2}`` path.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
+import numpy as np
+
 from psdbench import api
 from psdbench.api import Dataset, PsdbenchError
 from psdbench.families.bregman_dykstra.data import GENERATOR, dykstra_halfspaces
 from psdbench.families.bregman_dykstra.divergence import DIVERGENCES
 from psdbench.families.bregman_dykstra.instance import KIND, BregmanPairsInstance
+from psdbench.families.bregman_dykstra.pairs import labelled_pairs
 
 
 class BregmanPairs:
@@ -30,6 +44,18 @@ class BregmanPairs:
         "n": api.number(low=1, default=10, integer=True, doc="matrix size (section 5.1: 10, 50, 100)"),
         "K": api.number(low=1, default=50, integer=True, doc="number of half-spaces (section 5.1: 50)"),
         "lambda": api.number(low=1e-300, default=1e-3, doc="c_k = 1 / (lambda K) (section 5.1: 1e-2, 1e-3, 1e-4)"),
+        "pairs": api.choice("synthetic", "labels",
+                            doc="synthetic (section 5.1 half-spaces) | labels (section 5.2 pairs from X/y data)"),
+        "pairs_per_class": api.number(low=1, default=100, integer=True,
+                                      doc="pairs = labels: K = pairs_per_class x n_classes (section 5.2: 100)"),
+        "b_ub": api.number(low=1e-300, default=0.05, doc="pairs = labels: bound of similar pairs (section 5.2: 0.05)"),
+        "b_lb": api.number(low=1e-300, default=0.95, doc="pairs = labels: bound of dissimilar pairs (section 5.2: 0.95)"),
+        "eps": api.number(low=0, default=0.0,
+                          doc="pairs = labels: A_k = v v' + eps I (0: rank one, Sherman-Morrison projection)"),
+        "test_size": api.number(low=1e-9, high=1 - 1e-9, default=0.25,
+                                doc="pairs = labels: stratified test fraction (Brodatz protocol: 1 of 4)"),
+        "scaling": api.choice("standardize", "none",
+                              doc="pairs = labels: z-scores with training statistics | raw, before the [0, 1] distance scale"),
         "pd_tol": api.number(low=0, default=0.0, doc="verify: lambda_min(W) > pd_tol"),
         "constraint_tol": api.number(low=0, default=1e-7,
                                      doc="verify: y_k (<A_k, W> - b_k xi_k) <= tol (1 + |<A_k, W>|)"),
@@ -41,11 +67,33 @@ class BregmanPairs:
         """Draw the section 5.1 half-spaces from the parameters and the seed."""
         api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
+        tol = {"pd": float(p["pd_tol"]), "constraint": float(p["constraint_tol"]), "sym": float(p["sym_tol"])}
+        if p["pairs"] == "labels":
+            return self._build_labels(dataset, params, p, seed, tol)
         gen = dataset.payload.get("generator") if dataset.payload else None
         if gen != GENERATOR:
             raise PsdbenchError(f"{dataset.name}: {self.name} reads payload['generator'] == {GENERATOR!r} "
-                                "(synthetic/dykstra-halfspaces); labelled pairs (section 5.2) are not built yet")
+                                "(synthetic/dykstra-halfspaces); for pairs from labelled X/y data set pairs = 'labels'")
         h = dykstra_halfspaces(int(p["n"]), int(p["K"]), float(p["lambda"]), seed)
-        tol = {"pd": float(p["pd_tol"]), "constraint": float(p["constraint_tol"]), "sym": float(p["sym_tol"])}
         return BregmanPairsInstance(problem=self.name, dataset=dataset.name, params=p, seed=seed, A=h.A, y=h.y,
                                     b=h.b, c=h.c, divergence=str(p["divergence"]), tol=tol)
+
+    def _build_labels(self, dataset: Dataset, params: Mapping[str, Any], p: dict[str, Any], seed: int,
+                      tol: dict[str, float]) -> BregmanPairsInstance:
+        """Section 5.2 pairs from ``(X, y)`` (:mod:`.pairs`)."""
+        if dataset.X is None or dataset.y is None:
+            raise PsdbenchError(f"{dataset.name}: {self.name} with pairs = 'labels' needs samples (X, y)")
+        fixed = [k for k in ("n", "K") if k in params]
+        if fixed:
+            raise PsdbenchError(f"{self.name}: with pairs = 'labels', n is the feature count and K = "
+                                f"pairs_per_class x n_classes; do not set {', '.join(fixed)}")
+        d = labelled_pairs(np.asarray(dataset.X, float), np.asarray(dataset.y), pairs_per_class=int(p["pairs_per_class"]),
+                           b_ub=float(p["b_ub"]), b_lb=float(p["b_lb"]), test_size=float(p["test_size"]),
+                           scaling=str(p["scaling"]), seed=seed)
+        K, n = d.V.shape
+        eps = float(p["eps"])
+        A = np.einsum("ki,kj->kij", d.V, d.V) + eps * np.eye(n)[None]
+        c = np.full(K, 1.0 / (float(p["lambda"]) * K))
+        p = {**p, "n": n, "K": K}
+        return BregmanPairsInstance(problem=self.name, dataset=dataset.name, params=p, seed=seed, A=A, y=d.y,
+                                    b=d.b, c=c, divergence=str(p["divergence"]), tol=tol, V=d.V, eps=eps, data=d)

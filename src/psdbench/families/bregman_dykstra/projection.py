@@ -143,3 +143,46 @@ def project_halfspace(W0: np.ndarray, xi0: float, A: np.ndarray, y: float, b: fl
         return W0.copy(), float(xi0), 0.0
     st = project(np.linalg.inv(W0), inv_sqrt(A), xi0, b, c, div)
     return st.W(), slack_at(st.u, xi0, b, c, div), y * st.u
+
+
+# ---------------------------------------------------------------------------- rank one (eps = 0)
+def solve_rank_one(p: float, xi0: float, b: float, c: float, div: str) -> float:
+    """Root ``u = y_k delta`` of ``J`` for ``A_k = v v'`` with ``p = v' W0 v > 0``.
+
+    Sherman-Morrison: ``(W0^{-1} + u v v')^{-1} = W0 - u W0 v v' W0 / (1 + u p)``, so the first term
+    of ``J_t`` is ``<v v', Y> = p / (1 + u p) = 1 / (1/p + u)``: (7) with the single finite
+    eigenvalue ``d = 1/p`` (the others are infinite for ``A_k^{-1/2}`` of a rank-one matrix), and
+    (8) becomes ``u > -1/p``.  ISBD in closed form (``phi'(xi) = -1/xi``):
+
+        p / (1 + u p) = b / (1/xi0 - u b / c)   =>   u = c / (c + 1) (1 / (b xi0) - 1 / p),
+
+    which is ITML's step (Davis et al., Algorithm 1; metric-learn's ``alpha = gamma/(gamma+1)
+    (1/wtw - 1/bhat)``) with ``alpha = -u``, ``gamma = c``, ``bhat = b xi0``, ``wtw = p``.  L2BD
+    (a quadratic) and REBD have their root found by :func:`solve_J` on ``d = [1/p]`` (O(1) per
+    evaluation).
+    """
+    if not p > 0:
+        raise ValueError(f"v' W v = {p:.3g} <= 0: a zero pair difference or W not PD")
+    if div == "is":
+        return c / (c + 1.0) * (1.0 / (b * xi0) - 1.0 / p)
+    return solve_J(np.array([1.0 / p]), xi0, b, c, div)[0]
+
+
+def project_rank_one(W0: np.ndarray, v: np.ndarray, xi0: float, b: float, c: float,
+                     div: str) -> tuple[float, np.ndarray, np.ndarray]:
+    """Projection of ``(W0, xi0)`` onto the boundary of ``C_k`` for ``A_k = v v'``: ``(u, Wv, p)``.
+
+    O(n^2): ``Wv = W0 v``, ``p = v' W0 v``, ``u`` from :func:`solve_rank_one`.  The caller applies the
+    (possibly Dykstra-clipped) step ``u'`` by :func:`rank_one_update`.
+    """
+    Wv = W0 @ v
+    p = float(v @ Wv)
+    return solve_rank_one(p, xi0, b, c, div), Wv, p
+
+
+def rank_one_update(W0: np.ndarray, Wv: np.ndarray, p: float, u: float) -> np.ndarray:
+    """``(W0^{-1} + u v v')^{-1} = W0 - u / (1 + u p) (W0 v)(W0 v)'`` (Sherman-Morrison; needs ``1 + u p > 0``)."""
+    den = 1.0 + u * p
+    if not den > 0:
+        raise FloatingPointError(f"1 + u p = {den:.3g} <= 0: the step leaves the PD cone (interval (8))")
+    return W0 - (u / den) * np.outer(Wv, Wv)

@@ -1,0 +1,124 @@
+"""Pair constraints from labelled vector data (section 5.2, vector case): split, scaling, sampling.
+
+Protocol (each choice is ours where section 5.2 does not state it):
+
+* **Split**: stratified train / test, ``test_size`` of the samples for testing (default 0.25: the
+  paper's Brodatz protocol keeps 3 of 4 sub-images for training), ``random_state = seed``.
+* **Features**: z-scores with the training mean and standard deviation (``scaling =
+  "standardize"``, default; vector sets such as wine mix units, e.g. proline ~ 1000), or raw
+  (``"none"``).
+* **Distance scale**: the paper's ``b_ub = 0.05`` and ``b_lb = 0.95`` are, "when xi_k = 1", the
+  upper bound of the distances within a class and the lower bound of the distances between
+  classes, i.e. fractions of a distance range of [0, 1].  We make that literal: after scaling, all
+  features (train and test alike) are divided by ``sqrt(D_max)``, where ``D_max`` is the largest
+  squared Euclidean distance between two training samples, so that the Euclidean (W = I)
+  distance ``D(x_i, x_j; I) = ||x_i - x_j||^2`` of every training pair lies in [0, 1] (the
+  maximum is exactly 1).  ``b_ub`` / ``b_lb`` are thus fractions of the training set's squared
+  diameter.  k-NN is invariant to this global scale, so "Eye" accuracy is unchanged by it.
+* **Pairs**: ``K = pairs_per_class x n_classes`` (section 5.2: 100 x n_c), half similar (same
+  class) and half dissimilar, each half drawn uniformly without replacement from all unordered
+  training pairs ``i < j`` of that kind whose feature vectors differ (a zero difference would give
+  ``A_k = 0``); similar pairs come first (the order metric-learn's ITML sweeps, so ``dykstra``
+  with ``order = "cyclic"`` visits the same sequence).  Balanced halves follow
+  ``ITML_Supervised``'s sampler; the paper does not say how its K pairs were picked.
+* ``A_k = v_k v_k' + eps I`` with ``v_k = x_i - x_j`` (rank one plus ``eps I``, section 4);
+  ``y_k = +1``, ``b_k = b_ub`` for similar pairs (``<A_k, W> <= b_ub xi_k``) and ``y_k = -1``,
+  ``b_k = b_lb`` for dissimilar pairs (``<A_k, W> >= b_lb xi_k``): problem (2)'s convention.
+  With ``eps > 0``, ``<A_k, W> = D(x_i, x_j; W) + eps tr W`` (the constraint is on that, as the
+  paper's regularized ``A_k``).  ``c_k = 1 / (lambda K)`` (section 5.1's choice; 5.2 gives none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from psdbench.api import PsdbenchError
+
+
+@dataclass
+class LabelledPairs:
+    """Scaled train / test samples and the K sampled pairs."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    index: np.ndarray  # (K, 2) training indices i < j
+    V: np.ndarray  # (K, n) differences x_i - x_j
+    y: np.ndarray  # (K,) +1 similar, -1 dissimilar
+    b: np.ndarray  # (K,)
+    scale: float  # features were divided by this (sqrt of the training squared diameter)
+
+
+def split(y: np.ndarray, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Stratified train / test indices (sorted)."""
+    from sklearn.model_selection import train_test_split
+
+    idx = np.arange(len(y))
+    tr, te = train_test_split(idx, test_size=test_size, stratify=y, random_state=seed)
+    return np.sort(tr), np.sort(te)
+
+
+def max_sq_distance(X: np.ndarray) -> float:
+    """Largest squared Euclidean distance between two rows."""
+    sq = np.sum(X * X, axis=1)
+    D = sq[:, None] + sq[None, :] - 2.0 * X @ X.T
+    return float(np.max(D))
+
+
+def labelled_pairs(X: np.ndarray, labels: np.ndarray, *, pairs_per_class: int, b_ub: float, b_lb: float,
+                   test_size: float, scaling: str, seed: int) -> LabelledPairs:
+    """The module docstring's protocol on samples ``X`` (N, n) with class labels ``labels`` (N,)."""
+    X = np.asarray(X, float)
+    labels = np.asarray(labels)
+    if not np.all(np.isfinite(X)):
+        raise PsdbenchError("features contain NaN or inf")
+    classes = np.unique(labels)
+    if len(classes) < 2:
+        raise PsdbenchError(f"labelled pairs need two classes or more, got {len(classes)}")
+    tr, te = split(labels, test_size, seed)
+    if scaling == "standardize":
+        mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
+        X = (X - mu) / np.where(sd > 0, sd, 1.0)
+    elif scaling != "none":
+        raise PsdbenchError(f"unknown scaling {scaling!r}")
+    dmax = max_sq_distance(X[tr])
+    if not dmax > 0:
+        raise PsdbenchError("all training samples coincide: no distance scale")
+    scale = float(np.sqrt(dmax))
+    X = X / scale
+    Xtr, ytr = X[tr], labels[tr]
+    K = int(pairs_per_class) * len(classes)
+    half = K // 2
+    i, j = np.triu_indices(len(tr), k=1)
+    differ = np.any(Xtr[i] != Xtr[j], axis=1)
+    same = ytr[i] == ytr[j]
+    rng = np.random.default_rng([seed, 52])
+    chosen = []
+    for mask, count, what in ((same & differ, half, "similar"), (~same & differ, K - half, "dissimilar")):
+        pool = np.flatnonzero(mask)
+        if len(pool) < count:
+            raise PsdbenchError(f"{count} {what} pairs wanted, the training split has {len(pool)}")
+        chosen.append(np.sort(rng.choice(pool, size=count, replace=False)))
+    sel = np.concatenate(chosen)
+    index = np.stack([i[sel], j[sel]], axis=1)
+    V = Xtr[index[:, 0]] - Xtr[index[:, 1]]
+    y = np.concatenate([np.ones(half), -np.ones(K - half)])
+    b = np.where(y > 0, float(b_ub), float(b_lb))
+    return LabelledPairs(X_train=Xtr, y_train=ytr, X_test=X[te], y_test=labels[te], index=index, V=V, y=y, b=b,
+                         scale=scale)
+
+
+def knn_accuracy(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarray, W: np.ndarray | None,
+                 k: int = 3) -> float:
+    """k-NN test accuracy under ``D(a, b; W) = (a - b)' W (a - b)`` (``W = None``: Euclidean)."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    if W is not None:
+        w, Q = np.linalg.eigh(0.5 * (W + W.T))
+        R = Q * np.sqrt(np.clip(w, 0.0, None))  # D(a, b; W) = ||R'(a - b)||^2
+        Xtr, Xte = Xtr @ R, Xte @ R
+    knn = KNeighborsClassifier(n_neighbors=min(k, len(ytr))).fit(Xtr, ytr)
+    return float(np.mean(knn.predict(Xte) == yte))
