@@ -216,3 +216,14 @@ def test_supervised_constraints_still_available(registry, inst):
     sol = registry.solver("ml-itml").solve(inst, Budget.seconds(30), constraints="supervised")
     assert "itml_mapping" not in sol.info and len(sol.info["bounds"]) == 2
     assert registry.solver("ml-lmnn").skip_reason(inst) is None
+
+
+@needs_ml
+def test_itml_is_cyclic_dykstra(registry, inst):
+    """With the exact mapping, metric-learn's ITML sweep is Dykstra's cyclic epoch (similar pairs
+    first, then dissimilar): the same iterates after the same number of sweeps."""
+    for sweeps in (3, 20):
+        dyk = registry.solver("dykstra").solve(inst, Budget.seconds(30), order="cyclic", max_epochs=sweeps)
+        itml = registry.solver("ml-itml").solve(inst, Budget.seconds(30), tol=0.0, max_iter=sweeps)
+        W, W2 = dyk.variables["W"], itml.variables["W"]
+        assert np.linalg.norm(W - W2) <= 1e-10 * np.linalg.norm(W)
