@@ -227,3 +227,43 @@ def test_itml_is_cyclic_dykstra(registry, inst):
         itml = registry.solver("ml-itml").solve(inst, Budget.seconds(30), tol=0.0, max_iter=sweeps)
         W, W2 = dyk.variables["W"], itml.variables["W"]
         assert np.linalg.norm(W - W2) <= 1e-10 * np.linalg.norm(W)
+
+
+# ------------------------------------------------------------------ covariance descriptors (digits)
+@pytest.fixture(scope="module")
+def digits(registry):
+    return registry.load_dataset("sklearn/digits:multiclass")
+
+
+def test_phi_maps_and_descriptor():
+    from scipy.linalg import expm
+
+    from psdbench.families.bregman_dykstra.pairs import covariance_descriptor, phi_map, pixel_features
+
+    img = np.arange(64.0).reshape(8, 8) % 7
+    assert pixel_features(img).shape == (64, 5)
+    C = covariance_descriptor(img)
+    assert np.allclose(C, C.T) and np.linalg.eigvalsh(C)[0] > 0
+    assert np.allclose(phi_map(C, "id"), C)
+    assert np.allclose(expm(phi_map(C, "log")), C)
+    S = phi_map(C, "sqrt")
+    assert np.allclose(S @ S, C)
+    L = phi_map(C, "chol")
+    assert np.allclose(np.triu(L, 1), 0) and np.allclose(L @ L.T, C)
+
+
+@pytest.mark.parametrize("phi", ["log", "chol"])
+def test_covariance_pairs_reach_clarabel(registry, digits, phi):
+    I = registry.problem("metric/bregman-pairs").build(digits, {"pairs": "covariance", "phi": phi,
+                                                                "pairs_per_class": 2}, 0)
+    assert I.n == 5 and I.K == 20 and I.descriptors and not I.rank_one
+    assert np.linalg.eigvalsh(I.A)[:, 0].min() > 0  # (Phi_i - Phi_j)^2: full rank here
+    m = I.inner(np.eye(5))
+    assert np.allclose(m, np.einsum("kii->k", I.A)) and m.max() <= 1.0 + 1e-12
+    r = I.certified_reference()
+    sol = registry.solver("dykstra").solve(I, Budget.seconds(30), order="rand")
+    assert sol.status is Status.OK and sol.info["projection"].startswith("general")
+    assert abs(I.objective(sol) - r["value"]) <= 1e-6 * abs(r["value"])
+    e = I.evaluate(sol)
+    assert 0 <= e["acc_W"] <= 1 and 0 <= e["acc_eye"] <= 1
+    assert I.metric_training_data() is None and I.metric_pairs() is None  # vector peers skip

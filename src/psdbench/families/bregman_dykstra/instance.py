@@ -31,7 +31,7 @@ import numpy as np
 
 from psdbench.api import Feasibility, Formulation, PsdbenchError, Solution
 from psdbench.families.bregman_dykstra import divergence as dv
-from psdbench.families.bregman_dykstra.pairs import LabelledPairs, knn_accuracy
+from psdbench.families.bregman_dykstra.pairs import LabelledPairs, knn_accuracy, knn_accuracy_matrices
 from psdbench.linalg.psd import asymmetry
 
 KIND = "bregman-pairs"
@@ -73,10 +73,17 @@ class BregmanPairsInstance:
     @property
     def rank_one(self) -> bool:
         """``A_k = v_k v_k'`` exactly (labelled pairs with ``eps = 0``): the Sherman-Morrison path applies."""
-        return self.V is not None and self.eps == 0.0
+        return self.V is not None and self.V.ndim == 2 and self.eps == 0.0
+
+    @property
+    def descriptors(self) -> bool:
+        """Covariance-descriptor pairs (``V`` (K, m, m): ``A_k = V_k V_k' + eps I``)."""
+        return self.V is not None and self.V.ndim == 3
 
     def inner(self, W: np.ndarray) -> np.ndarray:
         """``<A_k, W>`` for every k (``v_k' W v_k + eps tr W`` on labelled pairs)."""
+        if self.V is not None and self.V.ndim == 3:
+            return np.einsum("kia,ij,kja->k", self.V, W, self.V) + self.eps * float(np.trace(W))
         if self.V is not None:
             return np.einsum("ki,ij,kj->k", self.V, W, self.V) + self.eps * float(np.trace(W))
         return np.einsum("kij,ij->k", self.A, W)
@@ -158,9 +165,10 @@ class BregmanPairsInstance:
                "n_active": float(np.sum(np.abs(m - self.b * xi) <= 1e-6 * (1 + np.abs(m))))}
         d = self.data
         if d is not None:
-            out["acc_W"] = knn_accuracy(d.X_train, d.y_train, d.X_test, d.y_test, W)
+            knn = knn_accuracy_matrices if self.descriptors else knn_accuracy
+            out["acc_W"] = knn(d.X_train, d.y_train, d.X_test, d.y_test, W)
             if "acc_eye" not in self._cache:
-                self._cache["acc_eye"] = knn_accuracy(d.X_train, d.y_train, d.X_test, d.y_test, None)
+                self._cache["acc_eye"] = knn(d.X_train, d.y_train, d.X_test, d.y_test, None)
             out["acc_eye"] = self._cache["acc_eye"]
             out["n_train"], out["n_test"] = float(len(d.y_train)), float(len(d.y_test))
             out["n_violated_eye"] = float(np.sum(self.y * (self.inner(np.eye(self.n)) - self.b) > 0))
@@ -169,8 +177,8 @@ class BregmanPairsInstance:
     # ------------------------------------------------------------------ metric-learn peers
     def metric_training_data(self) -> tuple[np.ndarray, np.ndarray] | None:
         """``(X_train, y_train)`` of a labelled-pair instance (scaled as the pairs are); ``None`` on
-        synthetic half-spaces (the peers then skip)."""
-        if self.data is None:
+        synthetic half-spaces and covariance descriptors (the peers learn on vectors; they skip)."""
+        if self.data is None or self.descriptors:
             return None
         return self.data.X_train, self.data.y_train
 
@@ -181,10 +189,10 @@ class BregmanPairsInstance:
         ``gamma``: ITML minimizes ``D_ld(M, I) + gamma sum_k D_ld(xi_k, b_k)`` (Davis et al.), with
         ``D_ld(xi, b) = BD_1(xi / b, 1)`` of ISBD, so ITML's problem is (2) with ISBD and
         ``c_k = gamma`` for all k, ``eps = 0``.  ``exact`` says whether that holds here, ``why``
-        what breaks it.  ``None`` on synthetic half-spaces.
+        what breaks it.  ``None`` on synthetic half-spaces and covariance descriptors.
         """
         d = self.data
-        if d is None:
+        if d is None or self.descriptors:
             return None
         why = []
         if self.divergence != "is":

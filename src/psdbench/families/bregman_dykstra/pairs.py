@@ -122,3 +122,78 @@ def knn_accuracy(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndar
         Xtr, Xte = Xtr @ R, Xte @ R
     knn = KNeighborsClassifier(n_neighbors=min(k, len(ytr))).fit(Xtr, ytr)
     return float(np.mean(knn.predict(Xte) == yte))
+
+
+# ------------------------------------------------------------------ covariance descriptors (section 5.2)
+PHIS = ("id", "log", "sqrt", "chol")
+#: covariance descriptors get ``ridge x tr(C) / 5 x I`` added so that log, sqrt and chol exist
+COV_RIDGE = 1e-3
+
+
+def pixel_features(img: np.ndarray) -> np.ndarray:
+    """Per-pixel ``[I, |I_x|, |I_y|, |I_xx|, |I_yy|]`` (section 5.2's Brodatz features), (pixels, 5).
+
+    Derivatives by central differences (``numpy.gradient``, one-sided at the border).
+    """
+    img = np.asarray(img, float)
+    Iy, Ix = np.gradient(img)
+    Iyy = np.gradient(Iy, axis=0)
+    Ixx = np.gradient(Ix, axis=1)
+    return np.stack([img, np.abs(Ix), np.abs(Iy), np.abs(Ixx), np.abs(Iyy)], axis=-1).reshape(-1, 5)
+
+
+def covariance_descriptor(img: np.ndarray) -> np.ndarray:
+    """5 x 5 covariance of :func:`pixel_features` over the image, plus ``COV_RIDGE tr(C) / 5 I``."""
+    C = np.cov(pixel_features(img), rowvar=False)
+    C = 0.5 * (C + C.T)
+    return C + COV_RIDGE * max(float(np.trace(C)) / 5.0, 1e-12) * np.eye(5)
+
+
+def phi_map(C: np.ndarray, phi: str) -> np.ndarray:
+    """``Phi(C)``: ``id`` C, ``log`` logm(C), ``sqrt`` C^{1/2}, ``chol`` the lower Cholesky factor."""
+    if phi == "id":
+        return C
+    if phi == "chol":
+        return np.linalg.cholesky(C)
+    w, Q = np.linalg.eigh(C)
+    f = np.log(w) if phi == "log" else np.sqrt(w)
+    return (Q * f) @ Q.T
+
+
+def covariance_pairs(X: np.ndarray, labels: np.ndarray, *, phi: str, pairs_per_class: int, b_ub: float,
+                     b_lb: float, test_size: float, seed: int) -> LabelledPairs:
+    """Section 5.2 with covariance descriptors from square images stored as rows of ``X``.
+
+    Each row is reshaped to a ``s x s`` image (``s = sqrt(D)``; ``sklearn/digits``: 8 x 8), its
+    5 x 5 :func:`covariance_descriptor` mapped by ``Phi``; split and pairs as
+    :func:`labelled_pairs`; the scale divides every ``Phi(C)`` by ``sqrt(D_max)`` with ``D_max`` the
+    largest ``||Phi(C_i) - Phi(C_j)||_F^2 = D_Phi(C_i, C_j; I)`` over training pairs, so that
+    Eye distances of training pairs lie in [0, 1].  ``V`` holds the (K, 5, 5) differences
+    ``Phi(C_i) - Phi(C_j)`` and ``A_k = V_k V_k'``; ``X_train`` / ``X_test`` hold the scaled
+    ``Phi(C)`` (N, 5, 5).
+    """
+    X = np.asarray(X, float)
+    s = int(round(np.sqrt(X.shape[1])))
+    if s * s != X.shape[1]:
+        raise PsdbenchError(f"covariance pairs need square images as rows (D = {X.shape[1]} is not a square)")
+    if phi not in PHIS:
+        raise PsdbenchError(f"unknown phi {phi!r} (known: {', '.join(PHIS)})")
+    F = np.stack([phi_map(covariance_descriptor(row.reshape(s, s)), phi) for row in X])
+    flat = F.reshape(len(F), -1)
+    d = labelled_pairs(flat, labels, pairs_per_class=pairs_per_class, b_ub=b_ub, b_lb=b_lb, test_size=test_size,
+                       scaling="none", seed=seed)
+    m = F.shape[1]
+    d.X_train = d.X_train.reshape(-1, m, m)
+    d.X_test = d.X_test.reshape(-1, m, m)
+    d.V = d.V.reshape(-1, m, m)
+    return d
+
+
+def knn_accuracy_matrices(Ftr: np.ndarray, ytr: np.ndarray, Fte: np.ndarray, yte: np.ndarray,
+                          W: np.ndarray | None, k: int = 3) -> float:
+    """k-NN accuracy under ``D_Phi(X1, X2; W) = <W, (F1 - F2)(F1 - F2)'> = ||R'(F1 - F2)||_F^2`` (W = R R')."""
+    if W is not None:
+        w, Q = np.linalg.eigh(0.5 * (W + W.T))
+        R = Q * np.sqrt(np.clip(w, 0.0, None))
+        Ftr, Fte = np.einsum("ij,nik->njk", R, Ftr), np.einsum("ij,nik->njk", R, Fte)
+    return knn_accuracy(Ftr.reshape(len(Ftr), -1), ytr, Fte.reshape(len(Fte), -1), yte, None, k)

@@ -15,6 +15,14 @@ n_classes`` pairs (half similar, half dissimilar), ``A_k = (x_i - x_j)(x_i - x_j
 there (setting them is an error).  ``eps = 0`` (default) keeps ``A_k`` rank one: ``dykstra`` then
 projects by Sherman-Morrison (:func:`.projection.project_rank_one`); ``eps > 0`` takes section 4's
 general ``A_k^{-1/2}`` path.
+
+``pairs = "covariance"``: section 5.2 with covariance descriptors.  No image set of the paper's
+kind installs here (scikit-image, with its texture images, is not a dependency), so the rows of a
+dataset of square images are the images: ``sklearn/digits:multiclass`` (8 x 8, 10 classes).  Each
+gets the 5 x 5 covariance of ``[I, |I_x|, |I_y|, |I_xx|, |I_yy|]`` over its pixels (plus a small
+ridge), mapped by ``phi``; ``A_k = (Phi_i - Phi_j)(Phi_i - Phi_j)' + eps I``; Eye distances scaled to
+[0, 1] as for vectors (:func:`.pairs.covariance_pairs`).  One descriptor per image (ETH-80 style),
+not the paper's 50 random patches per Brodatz sub-image.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from psdbench.api import Dataset, PsdbenchError
 from psdbench.families.bregman_dykstra.data import GENERATOR, dykstra_halfspaces
 from psdbench.families.bregman_dykstra.divergence import DIVERGENCES
 from psdbench.families.bregman_dykstra.instance import KIND, BregmanPairsInstance
-from psdbench.families.bregman_dykstra.pairs import labelled_pairs
+from psdbench.families.bregman_dykstra.pairs import PHIS, covariance_pairs, labelled_pairs
 
 
 class BregmanPairs:
@@ -44,8 +52,10 @@ class BregmanPairs:
         "n": api.number(low=1, default=10, integer=True, doc="matrix size (section 5.1: 10, 50, 100)"),
         "K": api.number(low=1, default=50, integer=True, doc="number of half-spaces (section 5.1: 50)"),
         "lambda": api.number(low=1e-300, default=1e-3, doc="c_k = 1 / (lambda K) (section 5.1: 1e-2, 1e-3, 1e-4)"),
-        "pairs": api.choice("synthetic", "labels",
-                            doc="synthetic (section 5.1 half-spaces) | labels (section 5.2 pairs from X/y data)"),
+        "pairs": api.choice("synthetic", "labels", "covariance",
+                            doc="synthetic (section 5.1 half-spaces) | labels (section 5.2 pairs from X/y vectors) | "
+                                "covariance (section 5.2 covariance descriptors of square images, e.g. sklearn/digits)"),
+        "phi": api.choice(*PHIS, doc="pairs = covariance: Phi of section 5.2: id | log | sqrt | chol"),
         "pairs_per_class": api.number(low=1, default=100, integer=True,
                                       doc="pairs = labels: K = pairs_per_class x n_classes (section 5.2: 100)"),
         "b_ub": api.number(low=1e-300, default=0.05, doc="pairs = labels: bound of similar pairs (section 5.2: 0.05)"),
@@ -68,7 +78,7 @@ class BregmanPairs:
         api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
         tol = {"pd": float(p["pd_tol"]), "constraint": float(p["constraint_tol"]), "sym": float(p["sym_tol"])}
-        if p["pairs"] == "labels":
+        if p["pairs"] in ("labels", "covariance"):
             return self._build_labels(dataset, params, p, seed, tol)
         gen = dataset.payload.get("generator") if dataset.payload else None
         if gen != GENERATOR:
@@ -87,12 +97,19 @@ class BregmanPairs:
         if fixed:
             raise PsdbenchError(f"{self.name}: with pairs = 'labels', n is the feature count and K = "
                                 f"pairs_per_class x n_classes; do not set {', '.join(fixed)}")
-        d = labelled_pairs(np.asarray(dataset.X, float), np.asarray(dataset.y), pairs_per_class=int(p["pairs_per_class"]),
-                           b_ub=float(p["b_ub"]), b_lb=float(p["b_lb"]), test_size=float(p["test_size"]),
-                           scaling=str(p["scaling"]), seed=seed)
-        K, n = d.V.shape
+        common = dict(pairs_per_class=int(p["pairs_per_class"]), b_ub=float(p["b_ub"]), b_lb=float(p["b_lb"]),
+                      test_size=float(p["test_size"]), seed=seed)
         eps = float(p["eps"])
-        A = np.einsum("ki,kj->kij", d.V, d.V) + eps * np.eye(n)[None]
+        if p["pairs"] == "covariance":
+            d = covariance_pairs(np.asarray(dataset.X, float), np.asarray(dataset.y), phi=str(p["phi"]), **common)
+            K, n = d.V.shape[:2]
+            A = np.einsum("kia,kja->kij", d.V, d.V) + eps * np.eye(n)[None]
+            if eps == 0.0 and np.min(np.linalg.eigvalsh(A)) <= 0:
+                raise PsdbenchError(f"{dataset.name}: some A_k = (Phi_i - Phi_j)^2 is singular; set eps > 0 (section 4)")
+        else:
+            d = labelled_pairs(np.asarray(dataset.X, float), np.asarray(dataset.y), scaling=str(p["scaling"]), **common)
+            K, n = d.V.shape
+            A = np.einsum("ki,kj->kij", d.V, d.V) + eps * np.eye(n)[None]
         c = np.full(K, 1.0 / (float(p["lambda"]) * K))
         p = {**p, "n": n, "K": K}
         return BregmanPairsInstance(problem=self.name, dataset=dataset.name, params=p, seed=seed, A=A, y=d.y,
