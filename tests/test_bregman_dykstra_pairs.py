@@ -139,8 +139,8 @@ def test_sherman_morrison_matches_cvxpy(div, y):
     Wc.value, x.value = W, xi
     ours = prob.objective.value
     assert abs(ours - theirs) <= 1e-8 * abs(theirs)
-    assert np.linalg.norm(W_c - W) <= 1e-4 * np.linalg.norm(W)
-    # the rank-one projection onto the half-space agrees with the general reference routine's answer form
+    assert np.linalg.norm(W_c - W) <= 1e-4 * np.linalg.norm(W) and abs(x_c - xi) <= 1e-4 * max(1.0, xi)
+    # the general routine's projection onto the half-space (A = v v' + 1e-7 I) lands on the same point
     W2, xi2, delta = project_halfspace(W0, xi0, np.outer(v, v) + 1e-7 * np.eye(n), y, b, c, div)
     assert abs(delta) > 0 and np.linalg.norm(W2 - W) <= 1e-4 * np.linalg.norm(W)
 
