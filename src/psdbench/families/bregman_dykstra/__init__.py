@@ -8,10 +8,14 @@ O(n^3) projection onto one half-space (section 4).
 
 ``divergence.py``  the slack seeds ISBD / L2BD / REBD (section 2.2)
 ``data.py``        the section 5.1 generator, dataset ``synthetic/dykstra-halfspaces``
+``pairs.py``       section 5.2 instances from labelled data (``pairs = "labels"``: A_k = v v' + eps I
+                   on scaled vectors; ``"covariance"``: log / sqrt / chol / id covariance descriptors
+                   of scikit-learn's 8x8 digits), split, pair sampling, 3-NN against Eye
 ``problem.py``     the problem ``metric/bregman-pairs`` (kind ``bregman-pairs``)
 ``instance.py``    its instance: objective, verify, the cvxpy formulation, the certified
                    (Clarabel + Lagrange dual) reference
 ``contract.py``    what solvers may read of an instance (``BregmanPairsKind``)
-``projection.py``  the projection onto one half-space: J_t (7), interval (8), update (6)
+``projection.py``  the projection onto one half-space: J_t (7), interval (8), update (6); the
+                   rank-one (Sherman-Morrison) step for eps = 0
 ``dykstra.py``     ``dykstra``: Algorithm 1 with the section 4.1 gap bound as stopping rule
 """
