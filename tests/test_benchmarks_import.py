@@ -59,3 +59,17 @@ def test_sdpmetric_speed_default_C_is_validate(capsys):
     else:
         assert module.main(["table2", "--seeds", "0"]) == 2
         assert "give --C VALUE or --cbar VALUE" in capsys.readouterr().err
+
+
+def test_dykstra_epoch_cost_smoke(capsys, tmp_path):
+    """``dykstra_epoch_cost.py`` end to end on tiny sizes (n = 6, 12; K = 4; one epoch)."""
+    module = _load("dykstra_epoch_cost")
+    out = tmp_path / "cost.json"
+    assert module.main(["--sizes", "6", "12", "--K", "4", "--epochs", "1", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| 6 | 1 |" in text and "| 12 | 1 |" in text and "log-log slope" in text
+    import json
+
+    rec = json.loads(out.read_text())
+    assert [r["n"] for r in rec["rows"]] == [6, 12] and all(r["per_epoch_s"] > 0 for r in rec["rows"])
+    assert abs(module.loglog_slope([10, 20, 40], [1.0, 8.0, 64.0]) - 3.0) < 1e-12
