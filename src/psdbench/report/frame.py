@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -41,8 +41,9 @@ def as_dict(v: Any) -> dict[str, Any]:
     return {}
 
 
-def as_curve(v: Any) -> list[dict[str, float]]:
-    """A ``curve`` column value as a list of points (``[]`` when absent or malformed)."""
+def as_points(v: Any, keys: Sequence[str]) -> list[dict[str, float]]:
+    """A JSON list-of-points column value (``curve``, ``trace``) as the points that carry ``keys``
+    (``[]`` when absent or malformed)."""
     if isinstance(v, str) and v.strip():
         try:
             v = json.loads(v)
@@ -50,7 +51,12 @@ def as_curve(v: Any) -> list[dict[str, float]]:
             return []
     if not isinstance(v, (list, tuple)):
         return []
-    return [p for p in v if isinstance(p, dict) and "t" in p and "objective" in p]
+    return [p for p in v if isinstance(p, dict) and set(keys) <= set(p)]
+
+
+def as_curve(v: Any) -> list[dict[str, float]]:
+    """A ``curve`` column value as a list of points (``[]`` when absent or malformed)."""
+    return as_points(v, ("t", "objective"))
 
 
 def solver_label(name: str, params: Any) -> str:

@@ -23,7 +23,6 @@ Lower bound (Lagrange duality).  For multipliers ``alpha >= 0`` with ``I + S > 0
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -33,9 +32,9 @@ from psdbench.api import Feasibility, Formulation, PsdbenchError, Solution
 from psdbench.families.bregman_dykstra import divergence as dv
 from psdbench.families.bregman_dykstra.pairs import LabelledPairs, knn_accuracy, knn_accuracy_matrices
 from psdbench.linalg.psd import asymmetry
+from psdbench.solvers.conic import solve_reference_clarabel
 
 KIND = "bregman-pairs"
-CLARABEL_TIGHT = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 500}
 
 
 @dataclass
@@ -239,34 +238,18 @@ class BregmanPairsInstance:
     def certified_reference(self, time_limit_s: float | None = None, rtol: float = 1e-6) -> dict[str, Any]:
         """Clarabel on :meth:`reference_formulation`: value at ``(W, xi*(W))``, lower bound ``g(alpha)``
         at Clarabel's constraint duals ``alpha`` (module docstring); both recomputed here."""
-        import cvxpy as cp
         from importlib.metadata import version
 
         t0 = time.perf_counter()
         form = self.reference_formulation()
         cons = self._cache["cons"]
-        status = "not solved"
-        for settings in (CLARABEL_TIGHT, {}):
-            opts: dict[str, Any] = dict(settings)
-            if time_limit_s:
-                opts["time_limit"] = max(float(time_limit_s) - (time.perf_counter() - t0), 1e-3)
-            try:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                    form.problem.solve(solver="CLARABEL", **opts)
-                status = str(form.problem.status)
-            except cp.SolverError as exc:
-                status = f"SolverError: {exc}"
-                continue
-            if form.problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-                break
-        else:
-            return {"value": None, "lower": None, "status": "error", "solver": "clarabel",
-                    "message": f"clarabel: {status} (tight and default settings)"}
+        ok, status = solve_reference_clarabel(form.problem, time_limit_s)
+        if not ok:
+            return {"value": None, "lower": None, "status": "error", "solver": "clarabel", "message": status}
         W = self.repair(Solution(variables={"W": form.extract()["W"]})).variables["W"]
         value = self.value(W, self.best_xi(W))
         lower = self.dual_value(np.asarray(cons.dual_value, float).reshape(-1))
         return {"value": value, "lower": lower if np.isfinite(lower) else None, "status": "ok",
                 "solver": "clarabel", "solver_version": version("clarabel"),
-                "message": f"clarabel status {status}; value at (W, xi*(W)), lower = Lagrange dual at its duals",
+                "message": f"{status}; value at (W, xi*(W)), lower = Lagrange dual at its duals",
                 "solve_time_s": time.perf_counter() - t0}

@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -28,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from psdbench.report.blocks import Figure, Table
+from psdbench.report.frame import as_points
 from psdbench.report.plot import colours, panel_grid, shared_legend, to_png
 
 PROBLEM = "metric/bregman-pairs"
@@ -42,14 +42,7 @@ CHECK_SLACK = 1e-12
 
 def as_trace(v: Any) -> list[dict[str, float]]:
     """A ``trace`` column value as a list of points with ``epoch``, ``objective`` and ``gap_bound``."""
-    if isinstance(v, str) and v.strip():
-        try:
-            v = json.loads(v)
-        except ValueError:
-            return []
-    if not isinstance(v, (list, tuple)):
-        return []
-    return [p for p in v if isinstance(p, dict) and {"epoch", "objective", "gap_bound"} <= set(p)]
+    return as_points(v, ("epoch", "objective", "gap_bound"))
 
 
 def epochs_to(trace: Sequence[Mapping[str, float]], target: float = TARGET) -> int | None:

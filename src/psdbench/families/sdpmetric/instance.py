@@ -23,7 +23,6 @@ formed and the reference is the best verified value.
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -32,10 +31,10 @@ import numpy as np
 from psdbench.api import Feasibility, Formulation, PsdbenchError, Solution
 from psdbench.linalg.psd import asymmetry
 from psdbench.families.sdpmetric import losses
+from psdbench.solvers.conic import solve_reference_clarabel
 
 KIND = "triplet-margin"
 #: Clarabel settings of the reference solve
-CLARABEL_TIGHT = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 500}
 
 
 # ------------------------------------------------------------------------------------ protocol
@@ -341,37 +340,18 @@ class TripletMarginInstance:
 
     def certified_reference(self, time_limit_s: float | None = None, rtol: float = 1e-5) -> dict[str, Any]:
         """Clarabel on :meth:`reference_formulation`; value at an exactly feasible point, FW bound."""
-        import cvxpy as cp
         from importlib.metadata import version
 
         t0 = time.perf_counter()
         form = self.reference_formulation()
-        status = "not solved"
-        # Tight tolerances first; where Clarabel fails there (badly scaled data, e.g. raw features
-        # with an ID column), its defaults.  Either point is certified by the Frank-Wolfe bound.
-        for settings in (CLARABEL_TIGHT, {}):
-            opts: dict[str, Any] = dict(settings)
-            if time_limit_s:
-                opts["time_limit"] = max(float(time_limit_s) - (time.perf_counter() - t0), 1e-3)
-            try:
-                with warnings.catch_warnings():
-                    # Clarabel often stops "inaccurate" short of 1e-10; the FW bound certifies the point.
-                    warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                    form.problem.solve(solver="CLARABEL", **opts)
-                status = str(form.problem.status)
-            except cp.SolverError as exc:
-                status = f"SolverError: {exc}"
-                continue
-            if form.problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-                break
-        else:
-            return {"value": None, "lower": None, "status": "error", "solver": "clarabel",
-                    "message": f"clarabel: {status} (tight and default settings)"}
-        tight = settings is CLARABEL_TIGHT
+        # Tight settings first, Clarabel's defaults where they fail (raw features with an ID column);
+        # either point is certified by the Frank-Wolfe bound.
+        ok, status = solve_reference_clarabel(form.problem, time_limit_s)
+        if not ok:
+            return {"value": None, "lower": None, "status": "error", "solver": "clarabel", "message": status}
         X = feasible_point(form.extract()["X"])
         bound = None if self.loss == "hinge" else self.fw_bound(X)
         return {"value": self.value(X), "lower": bound, "status": "ok", "solver": "clarabel",
-                "message": f"clarabel status {status} ({'tight' if tight else 'default'} settings); "
-                           "value at the feasible point, Frank-Wolfe bound",
+                "message": f"{status}; value at the feasible point, Frank-Wolfe bound",
                 "solver_version": version("clarabel"),
                 "solve_time_s": time.perf_counter() - t0}
