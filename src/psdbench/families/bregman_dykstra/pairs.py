@@ -75,24 +75,33 @@ def labelled_pairs(X: np.ndarray, labels: np.ndarray, *, pairs_per_class: int, b
     labels = np.asarray(labels)
     if not np.all(np.isfinite(X)):
         raise PsdbenchError("features contain NaN or inf")
-    classes = np.unique(labels)
-    if len(classes) < 2:
-        raise PsdbenchError(f"labelled pairs need two classes or more, got {len(classes)}")
+    if len(np.unique(labels)) < 2:
+        raise PsdbenchError(f"labelled pairs need two classes or more, got {len(np.unique(labels))}")
     tr, te = split(labels, test_size, seed)
     if scaling == "standardize":
         mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
         X = (X - mu) / np.where(sd > 0, sd, 1.0)
     elif scaling != "none":
         raise PsdbenchError(f"unknown scaling {scaling!r}")
-    dmax = max_sq_distance(X[tr])
+    return pairs_on_split(X[tr], labels[tr], X[te], labels[te], pairs_per_class=pairs_per_class, b_ub=b_ub,
+                          b_lb=b_lb, seed=seed)
+
+
+def pairs_on_split(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarray, *, pairs_per_class: int,
+                   b_ub: float, b_lb: float, seed: int) -> LabelledPairs:
+    """Distance scale and pair sampling of the module docstring on a given train / test split."""
+    Xtr, Xte, ytr, yte = np.asarray(Xtr, float), np.asarray(Xte, float), np.asarray(ytr), np.asarray(yte)
+    classes = np.unique(ytr)
+    if len(classes) < 2:
+        raise PsdbenchError(f"labelled pairs need two classes or more, got {len(classes)}")
+    dmax = max_sq_distance(Xtr)
     if not dmax > 0:
         raise PsdbenchError("all training samples coincide: no distance scale")
     scale = float(np.sqrt(dmax))
-    X = X / scale
-    Xtr, ytr = X[tr], labels[tr]
+    Xtr, Xte = Xtr / scale, Xte / scale
     K = int(pairs_per_class) * len(classes)
     half = K // 2
-    i, j = np.triu_indices(len(tr), k=1)
+    i, j = np.triu_indices(len(ytr), k=1)
     differ = np.any(Xtr[i] != Xtr[j], axis=1)
     same = ytr[i] == ytr[j]
     rng = np.random.default_rng([seed, 52])
@@ -107,7 +116,7 @@ def labelled_pairs(X: np.ndarray, labels: np.ndarray, *, pairs_per_class: int, b
     V = Xtr[index[:, 0]] - Xtr[index[:, 1]]
     y = np.concatenate([np.ones(half), -np.ones(K - half)])
     b = np.where(y > 0, float(b_ub), float(b_lb))
-    return LabelledPairs(X_train=Xtr, y_train=ytr, X_test=X[te], y_test=labels[te], index=index, V=V, y=y, b=b,
+    return LabelledPairs(X_train=Xtr, y_train=ytr, X_test=Xte, y_test=yte, index=index, V=V, y=y, b=b,
                          scale=scale)
 
 
@@ -176,13 +185,27 @@ def covariance_pairs(X: np.ndarray, labels: np.ndarray, *, phi: str, pairs_per_c
     s = int(round(np.sqrt(X.shape[1])))
     if s * s != X.shape[1]:
         raise PsdbenchError(f"covariance pairs need square images as rows (D = {X.shape[1]} is not a square)")
+    C = np.stack([covariance_descriptor(row.reshape(s, s)) for row in X])
+    tr, te = split(np.asarray(labels), test_size, seed)
+    labels = np.asarray(labels)
+    return descriptor_pairs(C[tr], labels[tr], C[te], labels[te], phi=phi, pairs_per_class=pairs_per_class,
+                            b_ub=b_ub, b_lb=b_lb, seed=seed)
+
+
+def descriptor_pairs(Ctr: np.ndarray, ytr: np.ndarray, Cte: np.ndarray, yte: np.ndarray, *, phi: str,
+                     pairs_per_class: int, b_ub: float, b_lb: float, seed: int) -> LabelledPairs:
+    """Pairs of mapped covariance descriptors on a given split (:func:`covariance_pairs`' scale and pairs).
+
+    ``Ctr`` / ``Cte`` are (N, m, m) SPD descriptors; ``Phi`` maps each; ``X_train`` / ``X_test`` of
+    the result hold the scaled ``Phi(C)`` and ``V`` the (K, m, m) differences.
+    """
     if phi not in PHIS:
         raise PsdbenchError(f"unknown phi {phi!r} (known: {', '.join(PHIS)})")
-    F = np.stack([phi_map(covariance_descriptor(row.reshape(s, s)), phi) for row in X])
-    flat = F.reshape(len(F), -1)
-    d = labelled_pairs(flat, labels, pairs_per_class=pairs_per_class, b_ub=b_ub, b_lb=b_lb, test_size=test_size,
-                       scaling="none", seed=seed)
-    m = F.shape[1]
+    Ftr = np.stack([phi_map(C, phi) for C in Ctr])
+    Fte = np.stack([phi_map(C, phi) for C in Cte])
+    m = Ftr.shape[1]
+    d = pairs_on_split(Ftr.reshape(len(Ftr), -1), ytr, Fte.reshape(len(Fte), -1), yte,
+                       pairs_per_class=pairs_per_class, b_ub=b_ub, b_lb=b_lb, seed=seed)
     d.X_train = d.X_train.reshape(-1, m, m)
     d.X_test = d.X_test.reshape(-1, m, m)
     d.V = d.V.reshape(-1, m, m)

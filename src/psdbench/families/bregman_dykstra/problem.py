@@ -16,13 +16,16 @@ there (setting them is an error).  ``eps = 0`` (default) keeps ``A_k`` rank one:
 projects by Sherman-Morrison (:func:`.projection.project_rank_one`); ``eps > 0`` takes section 4's
 general ``A_k^{-1/2}`` path.
 
-``pairs = "covariance"``: section 5.2 with covariance descriptors.  No image set of the paper's
-kind installs here (scikit-image, with its texture images, is not a dependency), so the rows of a
-dataset of square images are the images: ``sklearn/digits:multiclass`` (8 x 8, 10 classes).  Each
-gets the 5 x 5 covariance of ``[I, |I_x|, |I_y|, |I_xx|, |I_yy|]`` over its pixels (plus a small
-ridge), mapped by ``phi``; ``A_k = (Phi_i - Phi_j)(Phi_i - Phi_j)' + eps I``; Eye distances scaled to
-[0, 1] as for vectors (:func:`.pairs.covariance_pairs`).  One descriptor per image (ETH-80 style),
-not the paper's 50 random patches per Brodatz sub-image.
+``pairs = "covariance"``: section 5.2 with covariance descriptors (5 x 5 covariance of
+``[I, |I_x|, |I_y|, |I_xx|, |I_yy|]`` plus a small ridge, mapped by ``phi``; ``A_k = (Phi_i -
+Phi_j)(Phi_i - Phi_j)' + eps I``; Eye distances scaled to [0, 1] as for vectors), on either
+
+* ``images/textures`` (:mod:`.textures`): the paper's Brodatz protocol on scikit-image's three
+  bundled textures -- a test sub-image per texture drawn by the seed, ``patches_per_image``
+  random ``patch`` x ``patch`` patches on each side; or
+* a dataset of square images stored as rows, e.g. ``sklearn/digits:multiclass`` (8 x 8, 10
+  classes): one descriptor per image (ETH-80 style) and a stratified split
+  (:func:`.pairs.covariance_pairs`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from psdbench.api import Dataset, PsdbenchError
 from psdbench.families.bregman_dykstra.data import GENERATOR, dykstra_halfspaces
 from psdbench.families.bregman_dykstra.divergence import DIVERGENCES
 from psdbench.families.bregman_dykstra.instance import KIND, BregmanPairsInstance
-from psdbench.families.bregman_dykstra.pairs import PHIS, covariance_pairs, labelled_pairs
+from psdbench.families.bregman_dykstra.pairs import PHIS, covariance_pairs, descriptor_pairs, labelled_pairs
+from psdbench.families.bregman_dykstra.textures import brodatz_descriptors
 
 
 class BregmanPairs:
@@ -66,6 +70,10 @@ class BregmanPairs:
                                 doc="pairs = labels: stratified test fraction (Brodatz protocol: 1 of 4)"),
         "scaling": api.choice("standardize", "none",
                               doc="pairs = labels: z-scores with training statistics | raw, before the [0, 1] distance scale"),
+        "patch": api.number(low=3, default=128, integer=True,
+                            doc="pairs = covariance on images/textures: patch side in pixels (section 5.2: 128)"),
+        "patches_per_image": api.number(low=1, default=50, integer=True,
+                                        doc="pairs = covariance on images/textures: descriptors per texture and side (50)"),
         "pd_tol": api.number(low=0, default=0.0, doc="verify: lambda_min(W) > pd_tol"),
         "constraint_tol": api.number(low=0, default=1e-7,
                                      doc="verify: y_k (<A_k, W> - b_k xi_k) <= tol (1 + |<A_k, W>|)"),
@@ -91,8 +99,10 @@ class BregmanPairs:
     def _build_labels(self, dataset: Dataset, params: Mapping[str, Any], p: dict[str, Any], seed: int,
                       tol: dict[str, float]) -> BregmanPairsInstance:
         """Section 5.2 pairs from ``(X, y)`` (:mod:`.pairs`)."""
-        if dataset.X is None or dataset.y is None:
-            raise PsdbenchError(f"{dataset.name}: {self.name} with pairs = 'labels' needs samples (X, y)")
+        textures = (dataset.payload or {}).get("texture_images")
+        if (dataset.X is None or dataset.y is None) and not (p["pairs"] == "covariance" and textures is not None):
+            raise PsdbenchError(f"{dataset.name}: {self.name} with pairs = {p['pairs']!r} needs samples (X, y)"
+                                + (" or texture images (images/textures)" if p["pairs"] == "covariance" else ""))
         fixed = [k for k in ("n", "K") if k in params]
         if fixed:
             raise PsdbenchError(f"{self.name}: with pairs = 'labels', n is the feature count and K = "
@@ -100,8 +110,14 @@ class BregmanPairs:
         common = dict(pairs_per_class=int(p["pairs_per_class"]), b_ub=float(p["b_ub"]), b_lb=float(p["b_lb"]),
                       test_size=float(p["test_size"]), seed=seed)
         eps = float(p["eps"])
-        if p["pairs"] == "covariance":
+        if p["pairs"] == "covariance" and textures is not None:
+            Ctr, ytr, Cte, yte = brodatz_descriptors(textures, patch=int(p["patch"]),
+                                                     patches_per_image=int(p["patches_per_image"]), seed=seed)
+            d = descriptor_pairs(Ctr, ytr, Cte, yte, phi=str(p["phi"]), pairs_per_class=int(p["pairs_per_class"]),
+                                 b_ub=float(p["b_ub"]), b_lb=float(p["b_lb"]), seed=seed)
+        elif p["pairs"] == "covariance":
             d = covariance_pairs(np.asarray(dataset.X, float), np.asarray(dataset.y), phi=str(p["phi"]), **common)
+        if p["pairs"] == "covariance":
             K, n = d.V.shape[:2]
             A = np.einsum("kia,kja->kij", d.V, d.V) + eps * np.eye(n)[None]
             if eps == 0.0 and np.min(np.linalg.eigvalsh(A)) <= 0:

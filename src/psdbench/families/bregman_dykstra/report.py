@@ -61,11 +61,13 @@ def epochs_or_cap(trace: Sequence[Mapping[str, float]], cap: int, target: float 
 
 
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:
-    """The ``dykstra`` cells on ``metric/bregman-pairs`` with ISBD, with ``order``, ``lam``, ``n``, ``cap``,
+    """The ``dykstra`` cells on ``metric/bregman-pairs``'s section 5.1 half-spaces with ISBD, with ``order``, ``lam``, ``n``, ``cap``,
     ``points`` (the parsed trace), ``epochs`` and ``capped``."""
     f = frame[(frame["problem"] == PROBLEM) & (frame["solver"] == SOLVER)]
     if "p_divergence" in f:
         f = f[f["p_divergence"].astype(str) == "is"]
+    if "p_pairs" in f:  # Fig. 1 is on the section 5.1 half-spaces; labelled pairs go to Fig. 2 (report_fig2)
+        f = f[f["p_pairs"].astype(str) == "synthetic"]
     if f.empty or "trace" not in f:
         return f.iloc[0:0]
     f = f.assign(points=f["trace"].map(as_trace))
