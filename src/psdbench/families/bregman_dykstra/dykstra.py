@@ -27,6 +27,12 @@ Rank-one ``A_k = v_k v_k'`` (labelled pairs with ``eps = 0``, ``instance.rank_on
 Sherman-Morrison (:func:`.projection.project_rank_one`, closed form for ISBD) and step 4 as
 ``W -= u / (1 + u p) (W v)(W v)'``, O(n^2) per projection with no ``A_k^{-1/2}`` (which does not
 exist there) and no ``W^{-1}``; ``info["projection"]`` says which path ran.
+
+Ill-conditioned ``A_k`` (condition number above ``projection.PENCIL_COND`` = 1e8, e.g. the section
+5.1 generator's ``F_k F_k'`` at n = 400 reaches 1e16): ``A_k^{-1/2}`` would lose the digits the
+root of ``J`` needs, so those half-spaces are projected through the generalized eigenproblem of
+``(A_k, W^{-1})`` (:func:`.projection.project_pencil`; the same ``J`` and (6)); ``info["n_pencil"]``
+counts them.
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ from psdbench import api
 from psdbench.api import Budget, Instance, Solution, Status, TraceRecorder
 from psdbench.families.bregman_dykstra import divergence as dv
 from psdbench.families.bregman_dykstra.contract import BregmanPairsKind
-from psdbench.families.bregman_dykstra.projection import inv_sqrt, project, project_rank_one, rank_one_update
+from psdbench.families.bregman_dykstra.projection import (preprocess, project, project_pencil,
+                                                          project_rank_one, rank_one_update)
 
 
 def repaired_point(instance: BregmanPairsKind, W: np.ndarray, xi: np.ndarray,
@@ -91,7 +98,9 @@ class Dykstra:
         rng = np.random.default_rng(int(p["seed"]))
         rank_one = bool(getattr(instance, "rank_one", False))
         V = instance.V if rank_one else None
-        A_isqrt = None if rank_one else np.stack([inv_sqrt(A[k]) for k in range(K)])  # section 4: pre-process
+        # section 4's pre-process: A_k^{-1/2}, or None where A_k is too ill-conditioned (pencil route)
+        A_isqrt = [] if rank_one else [preprocess(A[k]) for k in range(K)]
+        n_pencil = sum(a is None for a in A_isqrt)
         alpha = np.zeros(K)  # Algorithm 1, line 2
         W, Winv, xi = np.eye(n), np.eye(n), np.ones(K)
         one = dv.dphi(1.0, div)
@@ -114,6 +123,9 @@ class Dykstra:
                     break
                 if rank_one:  # Sherman-Morrison: line 5 in closed form (ISBD) or a scalar root
                     u_half, Wv, pk = project_rank_one(W, V[k], float(xi[k]), float(b[k]), float(c[k]), div)
+                elif A_isqrt[k] is None:  # same J and (6) through the pencil (A_k, W^{-1})
+                    st = project_pencil(Winv, A[k], float(xi[k]), float(b[k]), float(c[k]), div)
+                    u_half = st.u
                 else:
                     st = project(Winv, A_isqrt[k], float(xi[k]), float(b[k]), float(c[k]), div)  # line 5, (7), (8)
                     u_half = st.u
@@ -141,5 +153,5 @@ class Dykstra:
         return Solution(variables=final, status=status, iterations=epoch, trace=rec.points,
                         iterates=rec.finish(final), message=message,
                         info={"epochs": epoch, "projections": steps, "gap_bound": bound,
-                              "n_clipped": int(n_clipped), "order": p["order"],
+                              "n_clipped": int(n_clipped), "order": p["order"], "n_pencil": int(n_pencil),
                               "projection": "rank-one (Sherman-Morrison)" if rank_one else "general (A^-1/2)"})

@@ -36,11 +36,28 @@ from scipy.optimize import brentq
 from psdbench.families.bregman_dykstra import divergence as dv
 
 
+#: ``A_k`` whose condition number exceeds this take the pencil route (:func:`project_pencil`): ``A^{-1/2}``
+#: would carry a relative error of about ``cond x 1e-16`` into ``d`` and the root of ``J``
+PENCIL_COND = 1e8
+
+
 def inv_sqrt(A: np.ndarray) -> np.ndarray:
     """``A^{-1/2}`` of a symmetric positive definite matrix (section 4's pre-process)."""
     w, Q = np.linalg.eigh(A)
     if w[0] <= 0:
         raise ValueError(f"A_k is not positive definite (lambda_min = {w[0]:.3g}); add eps I (section 4)")
+    return (Q / np.sqrt(w)) @ Q.T
+
+
+def preprocess(A: np.ndarray, cond_limit: float = PENCIL_COND) -> np.ndarray | None:
+    """Section 4's pre-process of one ``A_k``: ``A_k^{-1/2}``, or ``None`` where ``A_k`` is too
+    ill-conditioned for it (condition number above ``cond_limit``, or singular): the solver then
+    projects by :func:`project_pencil`."""
+    w, Q = np.linalg.eigh(0.5 * (A + A.T))
+    if not w[-1] > 0:
+        raise ValueError("A_k = 0: the half-space does not constrain W")
+    if w[0] <= w[-1] / cond_limit:
+        return None
     return (Q / np.sqrt(w)) @ Q.T
 
 
@@ -132,6 +149,43 @@ def project(Winv: np.ndarray, A_isqrt: np.ndarray, xi0: float, b: float, c: floa
     return Step(u=u, lo=lo, hi=hi, d=d, B=A_isqrt @ U)
 
 
+@dataclass
+class PencilStep:
+    """A projection by the pencil ``(A_k, W0^{-1})``: ``A X = W0^{-1} X diag(mu)``, ``X' W0^{-1} X = I``.
+
+    The same ``J`` and update (6) as :class:`Step`, written without ``A_k^{-1/2}``: ``d_i = 1 / mu_i``
+    (``inf`` where ``mu_i = 0``, whose term of (7) vanishes) and ``(W0^{-1} + u A)^{-1} = X diag(1 /
+    (1 + u mu)) X'``.  Ours (numerics, not the paper's): used for ill-conditioned or singular
+    ``A_k``, where forming ``A_k^{-1/2}`` loses the digits the root of ``J`` needs.
+    """
+
+    u: float
+    lo: float
+    hi: float
+    d: np.ndarray
+    mu: np.ndarray
+    X: np.ndarray
+
+    def W(self, u: float | None = None) -> np.ndarray:
+        """``Y(delta)`` of (6) at ``u = y delta`` (default: the root)."""
+        u = self.u if u is None else u
+        Y = (self.X / (1.0 + u * self.mu)) @ self.X.T
+        return 0.5 * (Y + Y.T)
+
+
+def project_pencil(Winv: np.ndarray, A: np.ndarray, xi0: float, b: float, c: float, div: str) -> PencilStep:
+    """:func:`project` through the generalized eigenproblem of ``(A_k, W0^{-1})`` (no ``A_k^{-1/2}``)."""
+    from scipy.linalg import eigh
+
+    mu, X = eigh(0.5 * (A + A.T), 0.5 * (Winv + Winv.T))  # ascending mu: descending d
+    mu, X = mu[::-1], X[:, ::-1]
+    mu = np.where(mu > mu[0] * np.finfo(float).eps, mu, 0.0)  # round-off below the pencil's accuracy
+    with np.errstate(divide="ignore"):
+        d = np.where(mu > 0, 1.0 / np.where(mu > 0, mu, 1.0), np.inf)
+    u, lo, hi = solve_J(d, xi0, b, c, div)
+    return PencilStep(u=u, lo=lo, hi=hi, d=d, mu=mu, X=X)
+
+
 def project_halfspace(W0: np.ndarray, xi0: float, A: np.ndarray, y: float, b: float, c: float,
                       div: str) -> tuple[np.ndarray, float, float]:
     """Bregman projection onto the half-space ``C_k`` itself (not its boundary): ``(W, xi, delta)``.
@@ -141,7 +195,9 @@ def project_halfspace(W0: np.ndarray, xi0: float, A: np.ndarray, y: float, b: fl
     """
     if y * (float(np.sum(A * W0)) - b * xi0) <= 0:
         return W0.copy(), float(xi0), 0.0
-    st = project(np.linalg.inv(W0), inv_sqrt(A), xi0, b, c, div)
+    A_isqrt = preprocess(A)
+    Winv = np.linalg.inv(W0)
+    st = project_pencil(Winv, A, xi0, b, c, div) if A_isqrt is None else project(Winv, A_isqrt, xi0, b, c, div)
     return st.W(), slack_at(st.u, xi0, b, c, div), y * st.u
 
 
