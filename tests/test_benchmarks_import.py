@@ -73,3 +73,17 @@ def test_dykstra_epoch_cost_smoke(capsys, tmp_path):
     rec = json.loads(out.read_text())
     assert [r["n"] for r in rec["rows"]] == [6, 12] and all(r["per_epoch_s"] > 0 for r in rec["rows"])
     assert abs(module.loglog_slope([10, 20, 40], [1.0, 8.0, 64.0]) - 3.0) < 1e-12
+
+
+def test_dykstra_vs_itml_smoke(capsys):
+    """``dykstra_vs_itml.py`` on iris with 5 pairs per class: both reach the certified optimum to 1e-4."""
+    from psdbench.solvers.metric_learn import import_metric_learn
+
+    if import_metric_learn() is None:
+        pytest.skip("metric-learn not installed")
+    module = _load("dykstra_vs_itml")
+    r = module.compare("sklearn/iris:multiclass", 5, 1e-3, 1e-4)
+    assert r["exact"] is True and r["interval"] <= 1e-6 * max(1.0, abs(r["reference"]))
+    assert r["dykstra_s"] > 0 and r["dykstra_final_gap"] <= 1e-4
+    tol, t, gap = r["itml"][-1]
+    assert gap <= 1e-4 and t > 0
