@@ -34,6 +34,9 @@ class Param:
     check : callable, optional
         ``check(value) -> str | None``: an error message for values the other fields cannot
         describe (e.g. ``"all"`` or an integer).
+    kind : str, optional
+        How ``psdbench info`` names the accepted values when ``check`` decides them (set by
+        :func:`either`); otherwise derived from the other fields (:meth:`describe`).
     """
 
     default: Any = None
@@ -43,6 +46,18 @@ class Param:
     low: float | None = None
     high: float | None = None
     check: Callable[[Any], str | None] | None = None
+    kind: str | None = None
+
+    def describe(self) -> str:
+        """The accepted values in words, e.g. ``int in [1, inf]`` or ``'knn' or 'complete'``."""
+        if self.kind:
+            return self.kind
+        if self.check is not None:
+            return "checked by the plugin"
+        if self.choices is None and self.types is None and self.low is None and self.high is None:
+            return "any" if self.default is None else type(self.default).__name__
+        text = _describe(self)
+        return text + (" or None" if self.default is None else "")
 
     def error(self, value: Any) -> str | None:
         """Why ``value`` is not allowed, or ``None`` if it is."""
@@ -110,4 +125,4 @@ def either(*alternatives: Any, default: Any = None, doc: str = "") -> Param:
                 return None
         return f"must be {' | '.join(_describe(a) for a in alternatives)}, not {value!r}"
 
-    return Param(default=default, doc=doc, check=check)
+    return Param(default=default, doc=doc, check=check, kind=" | ".join(_describe(a) for a in alternatives))
