@@ -14,6 +14,7 @@ import hashlib
 import itertools
 import json
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,13 +155,19 @@ class _Datasets:
 
     def load(self, name: str) -> Any:
         if name not in self.cache:
-            try:
-                ds = self.reg.load_dataset(name)
-            except PsdbenchError as exc:
-                raise DataError(str(exc).splitlines()[0] if str(exc) else f"dataset {name}") from None
-            except (Exception, SystemExit) as exc:
-                msg = str(exc).splitlines()[0] if str(exc) else ""
-                raise DataError(f"dataset {name}: cannot be loaded ({type(exc).__name__}: {msg})") from None
+            # a loader's warnings (e.g. numpy's "input contained no data") are shown only if it succeeds
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    ds = self.reg.load_dataset(name)
+                except PsdbenchError as exc:
+                    msg = (str(exc).splitlines() or [""])[0]
+                    raise DataError(msg if msg.startswith(f"dataset {name}") else f"dataset {name}: {msg}") from None
+                except (Exception, SystemExit) as exc:
+                    msg = (str(exc).splitlines() or [""])[0]
+                    raise DataError(f"dataset {name}: cannot be loaded ({type(exc).__name__}: {msg})") from None
+            for w in caught:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             check_dataset_content(ds, name)
             self.cache[name] = ds
         return self.cache[name]
