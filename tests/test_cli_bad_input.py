@@ -184,6 +184,15 @@ def _flag_cases() -> dict[str, tuple[Callable[[Path], list[str]], str]]:
         con.close()
         return p
 
+    def newer(d: Path) -> Path:
+        p = d / "future.sqlite"
+        Store(p)
+        con = sqlite3.connect(p)
+        con.execute("UPDATE meta SET value='9' WHERE key='schema_version'")
+        con.commit()
+        con.close()
+        return p
+
     def text_file(d: Path) -> Path:
         p = d / "notes.txt"
         p.write_text("not a database\n")
@@ -257,6 +266,8 @@ def _flag_cases() -> dict[str, tuple[Callable[[Path], list[str]], str]]:
         "db-results-text-file": (read_db("results", text_file), "notes.txt"),
         "db-results-foreign-sqlite": (read_db("results", sqlite_foreign), "foreign.sqlite"),
         "db-results-empty-file": (read_db("results", empty), "empty.sqlite"),
+        "db-results-newer-schema": (read_db("results", newer), "schema version 9"),
+        "db-run-newer-schema": (run_db(newer), "schema version 9"),
         "db-results-missing": (read_db("results", missing), "missing.sqlite"),
         "db-report-foreign-sqlite": (read_db("report", sqlite_foreign), "foreign.sqlite"),
         "db-report-empty-file": (read_db("report", empty), "empty.sqlite"),

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import numpy as np
 
 from ..api import DataError, Dataset, PsdbenchError
-from .store import Store
+from .store import SCHEMA_VERSION, Store
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -76,6 +76,8 @@ def check_store(path: str | Path, write: bool) -> Path:
         try:
             tables = {r[0]: r[1] for r in con.execute("SELECT name, type FROM sqlite_master")}
             cols = {r[1] for r in con.execute("PRAGMA table_info(results)")} if "results" in tables else set()
+            version = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() \
+                if tables.get("meta") == "table" else None
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
@@ -84,6 +86,13 @@ def check_store(path: str | Path, write: bool) -> Path:
     if not ours:
         names = ", ".join(sorted(tables)) or "none"
         raise PsdbenchError(f"--db {p} is an SQLite database but not a psdbench results store (tables: {names})")
+    try:
+        newer = version is not None and int(version[0]) > SCHEMA_VERSION
+    except (TypeError, ValueError):
+        raise PsdbenchError(f"--db {p}: unreadable schema_version {version[0]!r}") from None
+    if newer:
+        raise PsdbenchError(f"--db {p}: store schema version {version[0]} is newer than this psdbench reads "
+                            f"({SCHEMA_VERSION}); upgrade psdbench")
     if write:
         _writable_dir(p.parent if str(p.parent) else Path("."), f"--db {p}")
         if not os.access(p, os.W_OK):
