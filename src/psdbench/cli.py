@@ -211,7 +211,9 @@ def _cmd_results(args: argparse.Namespace) -> int:
         df.to_csv(sys.stdout, index=False)
     else:
         cols = ["problem", "dataset", "instance_params", "seed", "solver", "solver_params", "status", "objective",
-                "gap_rel", "wall_time_s", "metric_error_rate"]
+                "gap_rel", "gap_scaled", "wall_time_s", "metric_error_rate"]
+        if "below_certified" in df.columns and df["below_certified"].any():
+            cols.append("below_certified")
         import pandas as pd
 
         with pd.option_context("display.max_rows", None, "display.width", 250, "display.max_colwidth", 60):

@@ -91,7 +91,8 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
     -------
     DataFrame
         The latest row of each cell of the grid (``Store.results_frame()`` columns: JSON columns
-        decoded, metrics as ``metric_<name>``).
+        decoded, metrics as ``metric_<name>``; plus ``below_certified``, ``gap_scale`` and
+        ``gap_scaled`` from :func:`psdbench.harness.reference.annotate`).
     """
     from .harness.inputs import positive_seconds
     from .harness.runner import run_grid
@@ -107,7 +108,9 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
     store = Store(p.db)
     run_grid(p.grid, store, jobs=jobs, backend=backend, timeout=timeout, force=force, progress=progress,
              command="psdbench.run(...)")
-    df = store.results_frame()
+    from .harness.reference import annotate
+
+    df = annotate(store.results_frame(), store.references_frame())
     return df[df["cell_key"].isin({c.cell_key for c in p.grid.cells})].reset_index(drop=True)
 
 

@@ -252,7 +252,10 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
                 try:
                     expanded += [(d, e) for e in expand_params(problem, lambda d=d: data.load(d), c)]
                 except PsdbenchError as exc:
-                    raise PsdbenchError(f"{where}: {str(exc).splitlines()[0]}") from None
+                    raise PsdbenchError(f"{where}: {(str(exc).splitlines() or [''])[0]}") from None
+                except Exception as exc:  # a plugin's hook failing is a plugin error, not psdbench's
+                    raise PsdbenchError(f"{where}: problem plugin {pname!r} expand_params failed on {d}: "
+                                        f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from None
         senses[pname] = problem_sense(problem)
         families[pname] = problem_family(problem)
         for (d, ip), seed in itertools.product(expanded, seeds):

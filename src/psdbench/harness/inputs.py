@@ -17,6 +17,7 @@ from typing import Any, Iterator
 from urllib.parse import quote
 
 import numpy as np
+import pandas as pd
 
 from ..api import DataError, Dataset, PsdbenchError
 from .store import SCHEMA_VERSION, Store
@@ -138,6 +139,13 @@ class ReadOnlyStore(Store):
             yield con
         finally:
             con.close()
+
+    def results_frame(self, flatten_metrics: bool = True) -> pd.DataFrame:
+        """:meth:`Store.results_frame` with the read-time columns of
+        :func:`psdbench.harness.reference.annotate` (``below_certified``, ``gap_scale``, ``gap_scaled``)."""
+        from .reference import annotate
+
+        return annotate(super().results_frame(flatten_metrics), self.references_frame())
 
 
 def check_dataset_content(ds: Dataset, name: str) -> None:
