@@ -251,6 +251,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         shown.to_csv(sys.stdout, index=False)
         return 0
     show = shown.copy()
+    quiet = [c for c in show.columns if c.startswith("d_metric_")
+             and not (pd.to_numeric(show[c], errors="coerce").fillna(0.0) != 0.0).any()]
+    show = show.drop(columns=quiet)  # the table keeps the metrics that changed (csv / json keep all)
     for c in ("instance_params", "solver_params"):
         if c in show.columns:
             show[c] = show[c].map(lambda d: json.dumps(d, sort_keys=True, default=str))

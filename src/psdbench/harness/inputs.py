@@ -152,6 +152,8 @@ def check_dataset_content(ds: Dataset, name: str) -> None:
     """Reject sample data no problem can use: empty, non-numeric, non-finite, ragged, one class.
 
     Only the ``X`` / ``y`` of sample datasets are checked (a dataset with other payloads passes).
+    The single-class check applies to labelled data: a ``label_coding`` that is not empty and does
+    not start with "no labels" (observation datasets carry placeholder labels).
     """
     where = f"dataset {name}" + (f" ({ds.source})" if getattr(ds, "source", "") else "")
     X, y = ds.X, ds.y
@@ -175,7 +177,9 @@ def check_dataset_content(ds: Dataset, name: str) -> None:
             raise DataError(f"{where}: {len(y)} labels for {len(X)} samples")
         if np.isnan(y).any():
             raise DataError(f"{where}: {int(np.isnan(y).sum())} labels are NaN")
-        if len(np.unique(y)) < 2:
+        coding = (getattr(ds, "label_coding", "") or "").strip().lower()
+        labelled = bool(coding) and not coding.startswith("no labels")  # api.Dataset: "" without labels
+        if labelled and len(np.unique(y)) < 2:
             raise DataError(f"{where}: a single class ({len(y)} samples labelled {y[0]:g}); need at least two")
 
 
