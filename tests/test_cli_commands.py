@@ -145,6 +145,23 @@ def test_restrict_keeps_and_adds_entries():
     assert restrict(spec) == spec
 
 
+def test_selectors_set_parameters_as_benchopt_does(tmp_path):
+    from psdbench.harness.grid import parse_selector, restrict
+    from psdbench.session import prepare
+
+    assert parse_selector("scs[eps_abs=1e-3, max_iters=[100, 200]]") == ("scs", {"eps_abs": 1e-3,
+                                                                               "max_iters": [100, 200]})
+    assert parse_selector("graph-classification[graph=knn]") == ("graph-classification", {"graph": "knn"})
+    assert parse_selector(" gdpa-lp ") == ("gdpa-lp", None)
+    spec = {"problems": [{"name": "a", "datasets": ["x/1"], "params": {"n": [3], "k": [1]}}], "solvers": []}
+    assert restrict(spec, problems=["a[n=[5, 6]]"])["problems"][0]["params"] == {"n": [5, 6], "k": [1]}
+    p = prepare(GRID, solvers=["scs[eps_abs=[1e-3, 1e-4]]"], problems=["graph-classification[n=40]"],
+                db=tmp_path / "x.sqlite")
+    assert sorted(c.solver_params["eps_abs"] for c in p.grid.cells) == [1e-4, 1e-3]
+    assert {c.instance_params["n"] for c in p.grid.cells} == {40}
+    assert not (tmp_path / "x.sqlite").exists()
+
+
 def _row(key: str, solver: str, time: float, gap: float | None, status: str = "ok", err: float = 0.1,
          **kw) -> CellResult:
     return CellResult(run_id="r", cell_key=key, instance_key="i" + key, problem="p", dataset="d/x",
