@@ -206,3 +206,27 @@ def test_compare_flags_a_worse_metric_by_its_direction():
     b = a.assign(metric_error_rate=0.3, metric_accuracy=0.7, metric_other=5.0)
     flags = compare_cells(a, b).loc[0, "flags"].split(",")
     assert sorted(flags) == ["metric_accuracy", "metric_error_rate"]  # "other" has no direction
+
+
+def test_a_version_1_store_is_read_as_it_is_not_migrated(tmp_path):
+    import sqlite3
+
+    from .test_harness_store import V1_COLUMNS, V1_SCHEMA
+
+    path = tmp_path / "v1.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript(V1_SCHEMA)
+    vals = {c: None for c in V1_COLUMNS}
+    vals.update(run_id="old", cell_key="a", instance_key="i", problem="p", dataset="d", instance_params='{"n": 3}',
+                seed=0, solver="s", solver_params="{}", status="ok", message="", objective=1.5, feasible=1,
+                metrics='{"m": 2.0}', trace="[]", created_at="2024-01-01T00:00:00+00:00")
+    con.execute(f"INSERT INTO results ({', '.join(V1_COLUMNS)}) VALUES ({', '.join('?' * len(V1_COLUMNS))})",
+                [vals[c] for c in V1_COLUMNS])
+    con.commit()
+    con.close()
+    before = sha(path)
+    code, out, err = cli(["results", "--db", path, "--format", "json"])
+    assert code == 0, err
+    (row,) = json.loads(out)
+    assert row["objective"] == 1.5 and row["instance_params"] == {"n": 3} and row["metric_m"] == 2.0
+    assert sha(path) == before  # still version 1: only a run migrates it

@@ -67,11 +67,13 @@ def _parser() -> argparse.ArgumentParser:
     src.add_argument("--suite", default=None, help="named suite (psdbench list suites)")
     src.add_argument("--grid", default=None, help="grid TOML file")
     run.add_argument("-s", "--solver", action="append", default=None, metavar="SOLVER",
-                     help="run only this solver (repeatable; one the grid does not list is added with its defaults)")
+                     help="run only this solver, or SOLVER[param=value,...] (repeatable; one the grid does not "
+                          "list is added)")
     run.add_argument("-d", "--dataset", action="append", default=None, metavar="DATASET",
                      help="run the problems on this dataset instead of the grid's (repeatable)")
     run.add_argument("-p", "--problem", action="append", default=None, metavar="PROBLEM",
-                     help="run only this problem (repeatable; one the grid does not list is added with its defaults)")
+                     help="run only this problem, or PROBLEM[param=value,...] (repeatable; one the grid does not "
+                          "list is added)")
     run.add_argument("--db", default=DEFAULT_DB)
     run.add_argument("--jobs", type=_jobs, default=None, help="worker processes, >= 1 (default: cores)")
     run.add_argument("--backend", default="local", choices=["local", "dask"])
