@@ -292,7 +292,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
 
 
 def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
-    """``"scs[eps_abs=1e-3,max_iters=[100,200]]"`` -> ``("scs", {"eps_abs": 1e-3, "max_iters": [100, 200]})``.
+    """``"my-solver[tol=1e-3,max_iters=[100,200]]"`` -> ``("my-solver", {"tol": 1e-3, "max_iters": [100, 200]})``.
 
     benchopt's ``-s solver[param=value]`` syntax: values are TOML literals (numbers, booleans,
     quoted strings, lists), a bare word is a string; a list expands as in a grid file.  A name
