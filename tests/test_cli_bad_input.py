@@ -47,6 +47,23 @@ class VersionsRaise:
         raise RuntimeError("never called")
 
 
+class Plain:
+    """A plugin solver with plain default_params and no Param specs."""
+
+    name = "plain"
+    kinds = ("*",)
+    default_params = {"tol": 1e-6, "verbose": False, "method": "fast"}
+
+    def supports(self, instance):
+        return True
+
+    def library_versions(self):
+        return {}
+
+    def solve(self, instance, budget, **params):
+        raise RuntimeError("never called")
+
+
 class NamesRaise:
     def names(self):
         raise RuntimeError("names broken")
@@ -73,6 +90,7 @@ class LoadRaise:
 ENTRY_POINTS = """[psdbench.solvers]
 versions-raise = cli_badplug:VersionsRaise
 exits-solver = cli_exitplug:Solver
+plain = cli_badplug:Plain
 
 [psdbench.datasets]
 namesraise = cli_badplug:NamesRaise
@@ -145,6 +163,9 @@ GRID_CASES: dict[str, tuple[str, str]] = {
     "malformed-toml": ("[run\nseeds = [0", "g.toml"),
     "plugin-library-versions-raises": (grid(solver='name = "versions-raise"'), "versions-raise"),
     "plugin-exits-at-import": (grid(solver='name = "exits-solver"'), "exits-solver"),
+    "plugin-plain-string-for-number": (grid(solver='name = "plain"\nparams = { tol = ["tight"] }'), "tol"),
+    "plugin-plain-bool-as-string": (grid(solver='name = "plain"\nparams = { verbose = ["false"] }'), "verbose"),
+    "plugin-plain-number-for-string": (grid(solver='name = "plain"\nparams = { method = [3] }'), "method"),
     "plugin-names-raises": (grid(problem=problem(datasets='["namesraise/x"]')), "namesraise/x"),
     "plugin-names-exits": (grid(problem=problem(datasets='["namesexit/x"]')), "namesexit/x"),
     "plugin-load-raises": (grid(problem=problem(datasets='["loadraise/x"]')), "loadraise/x"),

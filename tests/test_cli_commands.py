@@ -72,6 +72,17 @@ def test_either_params_describe_their_alternatives():
     assert number(low=1, integer=True, default=None).describe() == "int in [1, inf] or None"
 
 
+def test_plain_defaults_check_the_kind_of_value():
+    from psdbench.api import Param
+
+    assert Param(default=1e-6).error(1) is None and Param(default=10).error(2.5) is None
+    assert "a number" in Param(default=1e-6).error("tight")
+    assert "a number" in Param(default=1e-6).error(True)
+    assert "boolean" in Param(default=False).error("false") and Param(default=False).error(True) is None
+    assert "a string" in Param(default="fast").error(3) and Param(default="fast").error("slow") is None
+    assert Param(default=None).error("anything") is None and Param(default=1.0).error(None) is None
+
+
 def test_list_verbose_shows_parameters():
     code, out, _ = cli(["list", "solvers", "-v"])
     assert code == 0
