@@ -1,8 +1,27 @@
-"""psdbench: a pluggable benchmark harness for optimization over the PSD cone in learning problems."""
+"""psdbench: a pluggable benchmark harness for optimization over the PSD cone in learning problems.
+
+Python API (:mod:`psdbench.session`): ``psdbench.run(...)`` runs a grid and returns a pandas
+DataFrame of its cells, ``psdbench.load(db)`` reads a results store (read-only).
+"""
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 try:
     __version__ = version("psdbench")
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
+
+
+def run(*args: Any, **kwargs: Any) -> Any:
+    """Run a grid and return its results as a DataFrame (see :func:`psdbench.session.run`)."""
+    from .session import run as _run
+
+    return _run(*args, **kwargs)
+
+
+def load(db: Any = "psdbench-results.sqlite") -> Any:
+    """A results store as a DataFrame, opened read-only (see :func:`psdbench.session.load`)."""
+    from .session import load as _load
+
+    return _load(db)

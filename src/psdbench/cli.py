@@ -1,59 +1,123 @@
-"""Command line: ``psdbench run | list | results | report``.
+"""Command line: ``psdbench run | list | info | results | report | compare``.
 
-Exit codes: 0 success (failed cells are results), 2 bad input (config, plugin, data), 1 internal
-error.
+Exit codes: 0 success (failed cells are results), 2 bad input (config, plugin, data, paths: a
+one-line message before any work starts and before any file is changed), 1 internal error.
+``psdbench`` without arguments prints the help.  The read commands (``results``, ``report``,
+``compare``) open stores read-only and never modify them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
+from typing import Any, NoReturn
 
+from . import __version__
 from .api import PsdbenchError
 
 DEFAULT_DB = "psdbench-results.sqlite"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line on stderr and exit status 2 (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise PsdbenchError(f"{self.prog}: {message}")
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs must be an integer >= 1, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be an integer >= 1, not {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds > 0, not {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"--timeout must be a finite number of seconds > 0, not {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, not {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="psdbench", description="Benchmark harness for optimization on the PSD cone.")
-    sub = ap.add_subparsers(dest="cmd")
+    ap = _Parser(prog="psdbench", description="Benchmark harness for optimization on the PSD cone.")
+    ap.add_argument("--version", action="version", version=f"psdbench {__version__}")
+    sub = ap.add_subparsers(dest="cmd", parser_class=_Parser)
     run = sub.add_parser("run", help="run a suite or grid (default: the default suite)")
     src = run.add_mutually_exclusive_group()
-    src.add_argument("--suite", default=None, help="named built-in suite (psdbench list suites)")
+    src.add_argument("--suite", default=None, help="named suite (psdbench list suites)")
     src.add_argument("--grid", default=None, help="grid TOML file")
+    run.add_argument("-s", "--solver", action="append", default=None, metavar="SOLVER",
+                     help="run only this solver, or SOLVER[param=value,...] (repeatable; one the grid does not "
+                          "list is added)")
+    run.add_argument("-d", "--dataset", action="append", default=None, metavar="DATASET",
+                     help="run the problems on this dataset instead of the grid's (repeatable)")
+    run.add_argument("-p", "--problem", action="append", default=None, metavar="PROBLEM",
+                     help="run only this problem, or PROBLEM[param=value,...] (repeatable; one the grid does not "
+                          "list is added)")
     run.add_argument("--db", default=DEFAULT_DB)
-    run.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
+    run.add_argument("--jobs", type=_jobs, default=None, help="worker processes, >= 1 (default: cores)")
     run.add_argument("--backend", default="local", choices=["local", "dask"])
     run.add_argument("--scheduler", default=None, help="dask scheduler address (default: a local cluster)")
-    run.add_argument("--timeout", type=float, default=None, help="seconds per cell (overrides the grid)")
+    run.add_argument("--timeout", type=_seconds, default=None, help="seconds per cell (overrides the grid)")
     run.add_argument("--force", action="store_true", help="re-run cells already stored")
     run.add_argument("--report", default="reports", help="report directory written after the run ('' for none)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     ls = sub.add_parser("list", help="list problems, solvers, datasets or suites")
     ls.add_argument("what", choices=["problems", "solvers", "datasets", "suites"])
+    ls.add_argument("-v", "--verbose", action="store_true", help="every parameter, its default, type and meaning")
+    info = sub.add_parser("info", help="one problem, solver, dataset or suite: every parameter, default, type, meaning")
+    info.add_argument("name")
     res = sub.add_parser("results", help="print the stored results")
     res.add_argument("--db", default=DEFAULT_DB)
     res.add_argument("--format", default="table", choices=["table", "csv", "json"])
     rep = sub.add_parser("report", help="write the HTML / Markdown / CSV report")
     rep.add_argument("--db", default=DEFAULT_DB)
     rep.add_argument("--out", default="reports")
+    cmp_ = sub.add_parser("compare", help="compare two stores per cell and per solver, regressions flagged")
+    cmp_.add_argument("a", help="baseline store")
+    cmp_.add_argument("b", help="candidate store")
+    cmp_.add_argument("--factor", type=_positive, default=1.1, help="time ratio B/A flagged as slower (default 1.1)")
+    cmp_.add_argument("--gap-tol", type=_positive, default=1e-6, help="gap_rel increase flagged (default 1e-6)")
+    cmp_.add_argument("--min-time", type=_positive, default=0.05, help="A's time below which ratios are not flagged")
+    cmp_.add_argument("--only-flagged", action="store_true", help="per-cell table: flagged cells only")
+    cmp_.add_argument("--format", default="table", choices=["table", "csv", "json"])
     return ap
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .harness.grid import expand, read_grid_file, read_suite
+    from .harness.inputs import check_out_dir
     from .harness.runner import run_grid
     from .harness.store import Store
-    from .registry import discover
+    from .session import prepare
 
-    reg = discover()
-    for name, why in reg.broken.items():
+    if args.report:
+        check_out_dir(args.report, "--report")
+    prep = prepare(args.grid, suite=args.suite, solvers=args.solver, datasets=args.dataset, problems=args.problem,
+                   db=args.db)
+    for name, why in prep.registry.broken.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
-    spec, name = read_grid_file(args.grid) if args.grid else read_suite(args.suite or "default", reg)
-    grid = expand(spec, name, reg)
-    store = Store(args.db)
+    grid = prep.grid
+    store = Store(prep.db)
     run_id = run_grid(grid, store, jobs=args.jobs, backend=args.backend, timeout=args.timeout, force=args.force,
                       progress=not args.quiet, command=" ".join(sys.argv), scheduler=args.scheduler)
     df = store.results_frame()
@@ -78,24 +142,30 @@ def _report_line(paths: dict[str, Path]) -> str:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from .describe import first_line, param_lines
     from .registry import discover
 
     reg = discover()
     if args.what == "problems":
         for n, p in sorted(reg.problems.items()):
-            print(f"{n}\t{(p.__doc__ or '').strip().splitlines()[0] if p.__doc__ else ''}")
+            print(f"{n}\t{first_line(p)}")
+            if args.verbose:
+                print("\n".join(param_lines(p)))
     elif args.what == "solvers":
         for n, s in sorted(reg.solvers.items()):
-            kinds = ",".join(getattr(s, "kinds", ()))
-            print(f"{n}\t{kinds}\t{(type(s).__doc__ or '').strip().splitlines()[0] if type(s).__doc__ else ''}")
+            print(f"{n}\t{','.join(getattr(s, 'kinds', ()))}\t{first_line(s)}")
+            if args.verbose:
+                print("\n".join(param_lines(s)))
     elif args.what == "datasets":
-        for n in reg.dataset_names():
+        names = list(reg.single_datasets)
+        for prefix, coll in sorted(reg.collections.items()):
+            try:  # a collection plugin that fails is reported, the others are listed
+                names += [f"{prefix}/{n}" for n in coll.names()]
+            except (Exception, SystemExit) as exc:
+                print(f"psdbench: warning: {prefix}/* unavailable ({type(exc).__name__}: "
+                      f"{(str(exc).splitlines() or [''])[0]})", file=sys.stderr)
+        for n in sorted(names):
             print(n)
-        if "uci" in reg.collections:
-            try:
-                reg.collections["uci"].names()
-            except PsdbenchError as exc:
-                print(f"(uci/* unavailable: {exc})", file=sys.stderr)
     else:
         for n in reg.suite_names():
             print(n)
@@ -104,49 +174,122 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_results(args: argparse.Namespace) -> int:
-    from .harness.store import Store
+def _cmd_info(args: argparse.Namespace) -> int:
+    from .describe import info_lines
+    from .registry import discover
 
-    if not Path(args.db).is_file():
-        raise PsdbenchError(f"no results store at {args.db}")
-    df = Store(args.db).results_frame()
-    df = df.drop(columns=["trace"])
+    print("\n".join(info_lines(discover(), args.name)))
+    return 0
+
+
+def _records(df: Any) -> list[dict[str, Any]]:
+    """Rows as plain JSON-able dicts: JSON columns as objects, NaN as null."""
+    def clean(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+            v = v.item()
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        return v
+
+    return [{k: clean(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
+
+
+def _cmd_results(args: argparse.Namespace) -> int:
+    from .harness.inputs import ReadOnlyStore
+
+    df = ReadOnlyStore(args.db).results_frame()
+    df = df.drop(columns=["trace"], errors="ignore")
+    if args.format == "json":
+        sys.stdout.write(json.dumps(_records(df), indent=1, default=str) + "\n")
+        return 0
     for c in ("instance_params", "solver_params", "metrics", "curve"):
-        df[c] = df[c].map(lambda d: json.dumps(d, sort_keys=True, default=float))
+        if c in df.columns:
+            df[c] = df[c].map(lambda d: json.dumps(d, sort_keys=True, default=float))
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False)
-    elif args.format == "json":
-        sys.stdout.write(df.to_json(orient="records", indent=1) + "\n")
     else:
-        cols = ["problem", "dataset", "instance_params", "seed", "solver", "status", "objective", "gap_rel",
-                "wall_time_s", "metric_error_rate"]
+        cols = ["problem", "dataset", "instance_params", "seed", "solver", "solver_params", "status", "objective",
+                "gap_rel", "gap_scaled", "wall_time_s", "metric_error_rate"]
+        if "below_certified" in df.columns and df["below_certified"].any():
+            cols.append("below_certified")
         import pandas as pd
 
-        with pd.option_context("display.max_rows", None, "display.width", 200, "display.max_colwidth", 60):
+        with pd.option_context("display.max_rows", None, "display.width", 250, "display.max_colwidth", 60):
             print(df[[c for c in cols if c in df.columns]].to_string(index=False))
     return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from .harness.inputs import ReadOnlyStore, check_out_dir
     from .report import write_report
-    from .harness.store import Store
 
-    if not Path(args.db).is_file():
-        raise PsdbenchError(f"no results store at {args.db}")
-    paths = write_report(Store(args.db), args.out)
+    store = ReadOnlyStore(args.db)
+    check_out_dir(args.out)
+    paths = write_report(store, args.out)
     print(_report_line(paths))
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .compare import compare_cells, compare_solvers, unmatched
+    from .harness.inputs import ReadOnlyStore
+
+    a, b = ReadOnlyStore(args.a).results_frame(), ReadOnlyStore(args.b).results_frame()
+    cells = compare_cells(a, b, factor=args.factor, gap_tol=args.gap_tol, min_time=args.min_time)
+    solvers = compare_solvers(cells) if len(cells) else compare_solvers(cells.assign(gap_change=[], time_ratio=[]))
+    only_a, only_b = unmatched(a, b)
+    shown = cells[cells["flags"] != ""] if args.only_flagged and len(cells) else cells
+    if args.format == "json":
+        print(json.dumps({"cells": _records(shown), "solvers": _records(solvers), "only_in_a": only_a,
+                          "only_in_b": only_b}, indent=1, default=str))
+        return 0
+    if args.format == "csv":
+        shown.to_csv(sys.stdout, index=False)
+        return 0
+    show = shown.copy()
+    quiet = [c for c in show.columns if c.startswith("d_metric_")
+             and not (pd.to_numeric(show[c], errors="coerce").fillna(0.0) != 0.0).any()]
+    show = show.drop(columns=quiet)  # the table keeps the metrics that changed (csv / json keep all)
+    for c in ("instance_params", "solver_params"):
+        if c in show.columns:
+            show[c] = show[c].map(lambda d: json.dumps(d, sort_keys=True, default=str))
+    with pd.option_context("display.max_rows", None, "display.width", 250, "display.max_colwidth", 50):
+        print(f"{len(cells)} matched cells ({only_a} only in {args.a}, {only_b} only in {args.b}); "
+              f"{int((cells['flags'] != '').sum()) if len(cells) else 0} flagged")
+        print(show.to_string(index=False) if len(show) else "(no cells)")
+        print("\nper solver (time ratio B/A, geometric mean):")
+        print(solvers.to_string(index=False) if len(solvers) else "(no solvers)")
+    return 0
+
+
+COMMANDS = {"run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _cmd_results,
+            "report": _cmd_report, "compare": _cmd_compare}
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.cmd is None:
-        args = _parser().parse_args(["run", *(argv or [])])
+    """Run the command line; returns the exit status (0, 1 or 2; 130 on Ctrl-C)."""
+    parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        return {"run": _cmd_run, "list": _cmd_list, "results": _cmd_results, "report": _cmd_report}[args.cmd](args)
+        if not argv:
+            parser.print_help()
+            return 0
+        args = parser.parse_args(argv)
+        if args.cmd is None:
+            parser.print_help()
+            return 0
+        return COMMANDS[args.cmd](args)
     except PsdbenchError as exc:
-        print(f"psdbench: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(f"psdbench: error: {(str(exc).splitlines() or [''])[0]}", file=sys.stderr)
         return 2
+    except SystemExit as exc:  # --help / --version
+        return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         print("psdbench: interrupted; finished cells are stored, re-run to complete the rest", file=sys.stderr)
         return 130

@@ -34,6 +34,9 @@ class Param:
     check : callable, optional
         ``check(value) -> str | None``: an error message for values the other fields cannot
         describe (e.g. ``"all"`` or an integer).
+    kind : str, optional
+        How ``psdbench info`` names the accepted values when ``check`` decides them (set by
+        :func:`either`); otherwise derived from the other fields (:meth:`describe`).
     """
 
     default: Any = None
@@ -43,6 +46,18 @@ class Param:
     low: float | None = None
     high: float | None = None
     check: Callable[[Any], str | None] | None = None
+    kind: str | None = None
+
+    def describe(self) -> str:
+        """The accepted values in words, e.g. ``int in [1, inf]`` or ``'knn' or 'complete'``."""
+        if self.kind:
+            return self.kind
+        if self.check is not None:
+            return "checked by the plugin"
+        if self.choices is None and self.types is None and self.low is None and self.high is None:
+            return "any" if self.default is None else type(self.default).__name__
+        text = _describe(self)
+        return text + (" or None" if self.default is None else "")
 
     def error(self, value: Any) -> str | None:
         """Why ``value`` is not allowed, or ``None`` if it is."""
@@ -50,6 +65,8 @@ class Param:
             return None
         if self.check is not None:
             return self.check(value)
+        if self.choices is None and self.types is None and self.low is None and self.high is None:
+            return _like_default(self.default, value)
         if self.choices is not None and value not in self.choices:
             return f"must be one of {', '.join(repr(c) for c in self.choices)}, not {value!r}"
         if self.types is not None:
@@ -65,6 +82,25 @@ class Param:
                 hi = "inf" if self.high is None else f"{self.high:g}"
                 return f"must lie in [{lo}, {hi}], not {value!r}"
         return None
+
+
+def _like_default(default: Any, value: Any) -> str | None:
+    """For a spec that is only a default (a plugin's plain ``default_params``): the value must be of
+    the default's kind (a number for a number, a bool for a bool, a string for a string, a list for
+    a list); ``None`` and defaults of other types accept anything."""
+    if value is None or default is None:
+        return None
+    if isinstance(default, bool):
+        ok, kind = isinstance(value, bool), "a boolean (true / false)"
+    elif isinstance(default, (int, float)):
+        ok, kind = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
+    elif isinstance(default, str):
+        ok, kind = isinstance(value, str), "a string"
+    elif isinstance(default, (list, tuple)):
+        ok, kind = isinstance(value, (list, tuple)), "a list"
+    else:
+        return None
+    return None if ok else f"must be {kind} like its default {default!r}, not {value!r}"
 
 
 def number(low: float | None = None, high: float | None = None, default: Any = None, doc: str = "",
@@ -110,4 +146,4 @@ def either(*alternatives: Any, default: Any = None, doc: str = "") -> Param:
                 return None
         return f"must be {' | '.join(_describe(a) for a in alternatives)}, not {value!r}"
 
-    return Param(default=default, doc=doc, check=check)
+    return Param(default=default, doc=doc, check=check, kind=" | ".join(_describe(a) for a in alternatives))

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 import json
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..api import PsdbenchError, expand_params, pairs_with, param_specs, problem_family, problem_sense, validate_params
+from ..api import DataError, PsdbenchError, expand_params, pairs_with, param_specs, problem_family, problem_sense, validate_params
 from ..registry import CORE_LIBRARIES, Registry
+from .inputs import check_dataset_content, positive_seconds
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name"}
 PROBLEM_KEYS = {"name", "datasets", "params"}
@@ -79,26 +82,120 @@ def read_suite(name: str, reg: Registry) -> tuple[dict[str, Any], str]:
 
 
 def read_grid_file(path: str | Path) -> tuple[dict[str, Any], str]:
+    """A grid TOML file, parsed; a one-line error if it is missing, not text or not TOML."""
     p = Path(path)
     if not p.is_file():
-        raise PsdbenchError(f"grid file {p} does not exist")
+        raise PsdbenchError(f"grid file {p} " + ("is a folder" if p.is_dir() else "does not exist"))
     try:
-        return tomllib.loads(p.read_text()), p.stem
+        return tomllib.loads(p.read_text(encoding="utf-8")), p.stem
+    except UnicodeDecodeError:
+        raise PsdbenchError(f"grid file {p} is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
-        raise PsdbenchError(f"{p}: malformed TOML: {exc}") from None
+        raise PsdbenchError(f"grid file {p}: malformed TOML: {str(exc).splitlines()[0]}") from None
+
+
+def _run_settings(run: Any, name: str) -> dict[str, Any]:
+    """The checked ``[run]`` table: every field of the right type and range, else a one-line error."""
+    if not isinstance(run, dict):
+        raise PsdbenchError(f"grid {name}: [run] must be a table")
+    bad = set(run) - RUN_KEYS
+    if bad:
+        raise PsdbenchError(f"grid {name}: [run] has unknown key(s) {', '.join(sorted(bad))} "
+                            f"(accepted: {', '.join(sorted(RUN_KEYS))})")
+    seeds = run.get("seeds", [0])
+    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool)
+                                                           and s >= 0 for s in seeds):
+        raise PsdbenchError(f"grid {name}: [run] seeds must be a non-empty list of integers >= 0, not {seeds!r}")
+    out: dict[str, Any] = {"seeds": seeds, "name": run.get("name", name)}
+    if not isinstance(out["name"], str) or not out["name"]:
+        raise PsdbenchError(f"grid {name}: [run] name must be a non-empty string, not {out['name']!r}")
+    for key, default in (("timeout", 300.0), ("reference_timeout", 120.0)):
+        out[key] = positive_seconds(run.get(key, default), f"grid {name}: [run] {key}")
+    mem = run.get("memory_mb")
+    if mem is not None and (isinstance(mem, bool) or not isinstance(mem, int) or mem < 16):
+        raise PsdbenchError(f"grid {name}: [run] memory_mb must be an integer number of MiB >= 16, not {mem!r}")
+    out["memory_mb"] = mem
+    ref = run.get("reference", True)
+    if not isinstance(ref, bool):
+        raise PsdbenchError(f"grid {name}: [run] reference must be true or false (a TOML boolean), not {ref!r}")
+    out["reference"] = ref
+    return out
+
+
+def _library_versions(solver: Any, sname: str, where: str) -> dict[str, str]:
+    """The solver's ``library_versions()``, or a one-line error naming the plugin if it fails."""
+    try:
+        versions = solver.library_versions()
+    except (Exception, SystemExit) as exc:
+        raise PsdbenchError(f"{where}: solver plugin {sname!r} library_versions() failed: "
+                            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    if not isinstance(versions, dict):
+        raise PsdbenchError(f"{where}: solver plugin {sname!r} library_versions() returned "
+                            f"{type(versions).__name__}, not a dict")
+    return versions
+
+
+class _Datasets:
+    """Resolve, load once and check every dataset of the grid (any failure is a one-line DataError)."""
+
+    def __init__(self, reg: Registry) -> None:
+        self.reg = reg
+        self.cache: dict[str, Any] = {}
+
+    def check(self, name: Any, where: str) -> None:
+        if not isinstance(name, str):
+            raise PsdbenchError(f"{where}: dataset names are strings, not {name!r}")
+        try:
+            self.reg.check_dataset(name)
+        except PsdbenchError:
+            raise
+        except (Exception, SystemExit) as exc:
+            raise PsdbenchError(f"{where}: dataset {name}: plugin check failed: {type(exc).__name__}: "
+                                f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        self.load(name)
+
+    def load(self, name: str) -> Any:
+        if name not in self.cache:
+            # a loader's warnings (e.g. numpy's "input contained no data") are shown only if it succeeds
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    ds = self.reg.load_dataset(name)
+                except PsdbenchError as exc:
+                    msg = (str(exc).splitlines() or [""])[0]
+                    raise DataError(msg if msg.startswith(f"dataset {name}") else f"dataset {name}: {msg}") from None
+                except (Exception, SystemExit) as exc:
+                    msg = (str(exc).splitlines() or [""])[0]
+                    raise DataError(f"dataset {name}: cannot be loaded ({type(exc).__name__}: {msg})") from None
+            for w in caught:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            check_dataset_content(ds, name)
+            self.cache[name] = ds
+        return self.cache[name]
+
+
+def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> None:
+    """A ``where`` key must name ``dataset`` or a parameter of a problem the solver pairs with."""
+    known = {"dataset"}
+    for problem in problems:
+        known |= set(param_specs(problem)) | set(getattr(problem, "default_params", {}) or {})
+    bad = set(filt) - known
+    if bad and problems:
+        raise PsdbenchError(f"{where}: 'where' key(s) {', '.join(sorted(bad))} name no parameter of the problems "
+                            f"it pairs with (known: {', '.join(sorted(known))})")
 
 
 def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
-    """Validate a parsed grid and expand it to cells (checks every plugin and dataset name)."""
+    """Validate a parsed grid and expand it to cells (checks every plugin, dataset and value).
+
+    Raises a one-line :class:`PsdbenchError` on anything malformed, including a solver entry that
+    yields no cell (no problem of a kind it supports, or a ``where`` that matches nothing).
+    """
     unknown = set(spec) - {"run", "problems", "solvers"}
     if unknown:
         raise PsdbenchError(f"grid {name}: unknown section(s) {', '.join(sorted(unknown))}")
-    run = spec.get("run", {})
-    if not isinstance(run, dict) or set(run) - RUN_KEYS:
-        raise PsdbenchError(f"grid {name}: [run] accepts only {', '.join(sorted(RUN_KEYS))}")
-    seeds = run.get("seeds", [0])
-    if not isinstance(seeds, list) or not all(isinstance(s, int) for s in seeds):
-        raise PsdbenchError(f"grid {name}: [run] seeds must be a list of integers")
+    run = _run_settings(spec.get("run", {}), name)
+    seeds = run["seeds"]
     problems, solvers = spec.get("problems"), spec.get("solvers")
     if not isinstance(problems, list) or not problems or not isinstance(solvers, list) or not solvers:
         raise PsdbenchError(f"grid {name}: needs at least one [[problems]] and one [[solvers]] entry")
@@ -108,6 +205,8 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         where = f"grid {name}: solvers[{j}]"
         if not isinstance(s, dict) or "name" not in s or set(s) - SOLVER_KEYS:
             raise PsdbenchError(f"{where}: needs 'name' and accepts only {', '.join(sorted(SOLVER_KEYS))}")
+        if not isinstance(s["name"], str):
+            raise PsdbenchError(f"{where}: 'name' must be a string, not {s['name']!r}")
         solver = reg.solver(s["name"])
         combos = _product(s.get("params", {}), where)
         for c in combos:
@@ -115,39 +214,55 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         filt = s.get("where", {})
         if not isinstance(filt, dict):
             raise PsdbenchError(f"{where}: 'where' must be a table")
-        versions = solver.library_versions()
+        versions = _library_versions(solver, s["name"], where)
         # the key hashes the *effective* parameters, so a changed default never reuses old cells
         defaults = {k: spec.default for k, spec in param_specs(solver).items()}
         solver_entries.append((s["name"], combos, {k: v if isinstance(v, list) else [v] for k, v in filt.items()},
-                               [versions, defaults], solver))
+                               [versions, defaults], solver, where))
 
-    cells: list[Cell] = []
-    instances: dict[str, dict[str, Any]] = {}
-    senses: dict[str, str] = {}
-    families: dict[str, str] = {}
+    data = _Datasets(reg)
+    loaded = []
     for i, p in enumerate(problems):
         where = f"grid {name}: problems[{i}]"
         if not isinstance(p, dict) or "name" not in p or set(p) - PROBLEM_KEYS:
             raise PsdbenchError(f"{where}: needs 'name' and accepts only {', '.join(sorted(PROBLEM_KEYS))}")
+        if not isinstance(p["name"], str):
+            raise PsdbenchError(f"{where}: 'name' must be a string, not {p['name']!r}")
         problem = reg.problem(p["name"])
         datasets = p.get("datasets", [])
         if not isinstance(datasets, list) or not datasets:
             raise PsdbenchError(f"{where}: 'datasets' must be a non-empty list")
         for d in datasets:
-            reg.check_dataset(d)  # one-line DataError (exit 2) before anything runs
+            data.check(d, where)  # one-line DataError (exit 2) before anything runs
         combos = _product(p.get("params", {}), where)
         for c in combos:
             validate_params(problem, c, where, undeclared_ok=True)
+        loaded.append((p["name"], problem, datasets, combos, where))
+    for sname, _, filt, _, solver, where in solver_entries:
+        _where_keys(filt, [pr for _, pr, _, _, _ in loaded if pairs_with(solver, pr)], where)
+
+    cells: list[Cell] = []
+    instances: dict[str, dict[str, Any]] = {}
+    senses: dict[str, str] = {}
+    families: dict[str, str] = {}
+    per_solver = [0] * len(solver_entries)
+    for pname, problem, datasets, combos, where in loaded:
         expanded = []
         for d in datasets:  # a problem may expand special values (e.g. fold = "all") per dataset
             for c in combos:
-                expanded += [(d, e) for e in expand_params(problem, lambda d=d: reg.load_dataset(d), c)]
-        senses[p["name"]] = problem_sense(problem)
-        families[p["name"]] = problem_family(problem)
+                try:
+                    expanded += [(d, e) for e in expand_params(problem, lambda d=d: data.load(d), c)]
+                except PsdbenchError as exc:
+                    raise PsdbenchError(f"{where}: {(str(exc).splitlines() or [''])[0]}") from None
+                except Exception as exc:  # a plugin's hook failing is a plugin error, not psdbench's
+                    raise PsdbenchError(f"{where}: problem plugin {pname!r} expand_params failed on {d}: "
+                                        f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from None
+        senses[pname] = problem_sense(problem)
+        families[pname] = problem_family(problem)
         for (d, ip), seed in itertools.product(expanded, seeds):
-            ikey = instance_key(p["name"], d, ip, seed)
-            instances[ikey] = {"problem": p["name"], "dataset": d, "instance_params": ip, "seed": seed}
-            for sname, scombos, filt, versions, solver in solver_entries:
+            ikey = instance_key(pname, d, ip, seed)
+            instances[ikey] = {"problem": pname, "dataset": d, "instance_params": ip, "seed": seed}
+            for j, (sname, scombos, filt, versions, solver, _) in enumerate(solver_entries):
                 if not pairs_with(solver, problem):
                     continue  # a solver is paired only with the problem kinds it declares
                 if any((d if k == "dataset" else ip.get(k, getattr(problem, "default_params", {}).get(k))) not in allowed
@@ -155,16 +270,104 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
                     continue
                 for sp in scombos:
                     ckey = _hash(["cell", ikey, sname, sp, versions, __version__])
-                    cells.append(Cell(p["name"], d, ip, seed, sname, sp, ikey, ckey))
+                    cells.append(Cell(pname, d, ip, seed, sname, sp, ikey, ckey))
+                    per_solver[j] += 1
+    for count, (sname, _, filt, _, solver, where) in zip(per_solver, solver_entries):
+        if count == 0:
+            why = f"its 'where' {filt} matches no instance" if filt else \
+                f"no problem of the grid has a kind it supports ({', '.join(getattr(solver, 'kinds', ()))})"
+            raise PsdbenchError(f"{where}: solver {sname!r} gives no cell: {why}")
     return Grid(
-        name=run.get("name", name),
+        name=run["name"],
         cells=cells,
-        timeout=float(run.get("timeout", 300)),
-        reference_timeout=float(run.get("reference_timeout", 120)),
-        memory_mb=run.get("memory_mb"),
-        reference=bool(run.get("reference", True)),
+        timeout=run["timeout"],
+        reference_timeout=run["reference_timeout"],
+        memory_mb=run["memory_mb"],
+        reference=run["reference"],
         instances=instances,
         senses=senses,
         families=families,
         libraries=list(dict.fromkeys([*CORE_LIBRARIES, *(lib for e in solver_entries for lib in e[3][0])])),
     )
+
+
+def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
+    """``"my-solver[tol=1e-3,max_iters=[100,200]]"`` -> ``("my-solver", {"tol": 1e-3, "max_iters": [100, 200]})``.
+
+    benchopt's ``-s solver[param=value]`` syntax: values are TOML literals (numbers, booleans,
+    quoted strings, lists), a bare word is a string; a list expands as in a grid file.  A name
+    without brackets gives ``(name, None)``.
+    """
+    m = re.fullmatch(r"\s*([^\[\]\s]+)\s*(?:\[(.*)\])?\s*", text)
+    if m is None:
+        raise PsdbenchError(f"selector {text!r}: expected NAME or NAME[param=value,...]")
+    name, inner = m.group(1), m.group(2)
+    if inner is None:
+        return name, None
+    params: dict[str, Any] = {}
+    depth, part, parts = 0, "", []
+    for ch in inner:  # split on the commas outside list brackets
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            parts.append(part)
+            part = ""
+        else:
+            part += ch
+    parts.append(part)
+    for item in (p.strip() for p in parts if p.strip()):
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip():
+            raise PsdbenchError(f"selector {text!r}: {item!r} is not param=value")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()  # a bare word: a string
+        params[key.strip()] = value
+    return name, params
+
+
+def _select(entries: list[Any], names: list[str], extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """Keep the grid entries named in ``names`` (selectors); a selector's parameters override those
+    of the entry (the others stay as the grid has them); a name the grid does not list is added
+    with ``extra`` keys."""
+    out = []
+    for text in names:
+        name, params = parse_selector(text)
+        have = [e for e in entries if isinstance(e, dict) and e.get("name") == name]
+        for e in have or [{"name": name, **extra}]:
+            merged = {**(e.get("params") or {}), **params} if params is not None else None
+            out.append({**e, **({"params": merged} if merged is not None else {})})
+    return out
+
+
+def restrict(spec: dict[str, Any], solvers: list[str] | None = None, datasets: list[str] | None = None,
+             problems: list[str] | None = None) -> dict[str, Any]:
+    """A grid narrowed from the command line (``run -s / -d / -p``, as benchopt's ``-s`` / ``-d``).
+
+    Parameters
+    ----------
+    spec : dict
+        A parsed grid or suite.
+    solvers : list of str, optional
+        Keep only these solvers; a name the grid does not list is added with its defaults.  A
+        selector ``name[param=value,...]`` sets those parameters (:func:`parse_selector`).
+    datasets : list of str, optional
+        Run every (kept) problem on these datasets instead of the grid's.
+    problems : list of str, optional
+        Keep only these problems (selectors as for ``solvers``); a name the grid does not list is
+        added with its defaults.
+
+    Returns
+    -------
+    dict
+        A new spec; :func:`expand` then checks it like any grid (a solver that pairs with no kept
+        problem is an error, not an empty grid).
+    """
+    out = {k: v for k, v in spec.items()}
+    if problems:
+        out["problems"] = _select(list(spec.get("problems", [])), problems, {"datasets": list(datasets or [])})
+    if datasets:
+        out["problems"] = [{**p, "datasets": list(datasets)} for p in out.get("problems", []) if isinstance(p, dict)]
+    if solvers:
+        out["solvers"] = _select(list(spec.get("solvers", [])), solvers, {})
+    return out

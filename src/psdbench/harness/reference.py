@@ -9,7 +9,13 @@
   reference solve's own point, marked ``best_verified``; else none.
 * The gap is how much worse than the reference a verified cell is: ``objective - p*`` when
   minimizing, ``p* - objective`` when maximizing (the problem's ``sense``); ``gap_rel`` divides by
-  ``max(|p*|, 1e-12)``.  Rows whose point did not verify get the reference but no gap.
+  ``max(|p*|, 1e-12)``.  Rows whose point did not verify get the reference but no gap, and so does
+  the row whose own point alone is a best-verified reference (a lone solver is not its own
+  reference: its gap comes from a certified value or another point, never from itself).
+* Read-time columns (:func:`annotate`): ``below_certified`` (a verified point better than the
+  certified bound on the other side of the optimum), and a scale-aware ``gap_scaled`` =
+  ``gap_abs / gap_scale`` with ``gap_scale = max(|p*|, |objective at the start|, 1)``, the start
+  being the first point of the cell's re-scored curve; ``gap_rel`` keeps its schema definition.
 
 :func:`finalize` reads the latest rows of a set of instances at once and writes every row's
 reference columns in one transaction.
@@ -17,7 +23,10 @@ reference columns in one transaction.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable, Mapping
+
+import pandas as pd
 
 from .store import Store
 
@@ -95,8 +104,20 @@ def reference_updates(rows: Iterable[Mapping[str, Any]], refs: Mapping[str, Mapp
         sense = senses.get(key, "min")
         value, kind = choose_reference(refs.get(key), group, sense)
         for r in group:
-            out.append((value, kind, *gaps(value, r["objective"], r["feasible"], sense), r["cell_key"], r["run_id"]))
+            g = gaps(value, r["objective"], r["feasible"], sense)
+            if kind == "best_verified" and not _reached_by_another(value, r, refs.get(key), group, sense):
+                g = (None, None)  # the row is its own reference: a gap of 0 against itself says nothing
+            out.append((value, kind, *g, r["cell_key"], r["run_id"]))
     return out
+
+
+def _reached_by_another(value: float | None, row: Mapping[str, Any], ref: Mapping[str, Any] | None,
+                        group: Iterable[Mapping[str, Any]], sense: str) -> bool:
+    """Whether a best-verified ``value`` comes from a point other than ``row``'s own: another cell's
+    verified point or the reference solve's (a row's gap never comes from itself)."""
+    others = [r for r in group if r["cell_key"] != row["cell_key"]]
+    other_value, _ = choose_reference(ref if ref and ref.get("kind") != "certified" else None, others, sense)
+    return other_value is not None and other_value == value
 
 
 def finalize(store: Store, senses: Mapping[str, str]) -> None:
@@ -111,3 +132,55 @@ def finalize(store: Store, senses: Mapping[str, str]) -> None:
     rows = store.latest_rows(senses)
     if rows:
         store.write_reference_columns(reference_updates(rows, store.references(senses), senses))
+
+
+def _start_objective(curve: Any) -> float | None:
+    """The objective of the first point of a re-scored curve, or ``None``."""
+    if isinstance(curve, list) and curve and isinstance(curve[0], Mapping):
+        v = curve[0].get("objective")
+        if isinstance(v, (int, float)) and math.isfinite(v):
+            return float(v)
+    return None
+
+
+def annotate(df: pd.DataFrame, refs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Add the read-time columns ``below_certified``, ``gap_scale`` and ``gap_scaled`` to a results frame.
+
+    Parameters
+    ----------
+    df : DataFrame
+        ``Store.results_frame()`` (``curve`` decoded).
+    refs : DataFrame, optional
+        ``Store.references_frame()``: the certified interval ``[lower, value]`` of each instance.
+
+    Returns
+    -------
+    DataFrame
+        A copy with ``below_certified`` (bool: the verified objective is better than the certified
+        reference by more than the certificate's own width, so it beats a proven bound: the point's
+        feasibility tolerance or the certificate is wrong), ``gap_scale`` (``max(|p*|, |objective at
+        the start|, 1)``) and ``gap_scaled`` (``gap_abs / gap_scale``).
+    """
+    out = df.copy()
+    if not len(out):
+        return out.assign(below_certified=pd.Series(dtype=bool), gap_scale=pd.Series(dtype=float),
+                          gap_scaled=pd.Series(dtype=float))
+    width: dict[str, float] = {}
+    if refs is not None and len(refs) and {"instance_key", "value", "lower", "kind"} <= set(refs.columns):
+        for r in refs.itertuples():
+            if r.kind == "certified" and r.value is not None and r.lower is not None:
+                width[r.instance_key] = abs(float(r.value) - float(r.lower))
+    below, scale = [], []
+    for r in out.itertuples():
+        gap, ref = getattr(r, "gap_abs", None), getattr(r, "reference_objective", None)
+        certified = getattr(r, "reference_kind", None) == "certified"
+        w = width.get(r.instance_key, 0.0)
+        tiny = 1e-12 * max(1.0, abs(ref)) if ref is not None and ref == ref else 0.0
+        below.append(bool(certified and gap is not None and gap == gap and gap < -(w + tiny)))
+        start = _start_objective(getattr(r, "curve", None))
+        parts = [1.0] + [abs(x) for x in (ref, start) if x is not None and x == x]
+        scale.append(max(parts))
+    out["below_certified"] = below
+    out["gap_scale"] = scale
+    out["gap_scaled"] = pd.to_numeric(out["gap_abs"], errors="coerce") / out["gap_scale"]
+    return out

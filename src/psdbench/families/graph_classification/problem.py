@@ -17,7 +17,7 @@ The instance, with the variables a solution may carry, is in :mod:`.instance`.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
@@ -111,6 +111,19 @@ class GraphClassification:
                               doc="lambda_min >= -psd_tol * max(1, ||matrix||): matches 1e-4 first-order solvers"),
     }
     default_params: dict[str, Any] = api.default_params(params)
+
+    def expand_params(self, load: Callable[[], Dataset], params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Reject at grid load what :func:`_select` would reject in the worker: ``n`` larger than the
+        dataset, ``fold`` not below ``n_folds`` (the parameters are otherwise unchanged)."""
+        p = {**self.default_params, **params}
+        if p["n"] is not None:
+            n_total = len(load().y)
+            if int(p["n"]) > n_total:
+                raise PsdbenchError(f"graph-classification parameter n = {p['n']} is larger than the dataset "
+                                    f"({n_total} samples)")
+        elif int(p["fold"]) >= int(p["n_folds"]):
+            raise PsdbenchError(f"graph-classification parameter fold = {p['fold']} must be below n_folds = {p['n_folds']}")
+        return [dict(params)]
 
     def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> "GraphClassificationInstance":
         api.validate_params(self, params, self.name)

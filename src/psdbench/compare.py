@@ -1,0 +1,133 @@
+"""``psdbench compare A B``: two stores cell by cell and solver by solver (as ``asv compare``).
+
+Cells are matched on what they are, not on their key (the key also hashes psdbench's and the
+libraries' versions, which is what a branch-against-main comparison changes): problem, dataset,
+instance parameters, seed, solver and solver parameters.  For each matched cell the table gives
+the wall time of both sides and their ratio ``B / A``, ``gap_rel`` of both sides, the status
+change and the change of every task metric.  A cell is flagged
+
+* ``status`` when A finished (``ok`` / ``max_iter``) and B did not;
+* ``slower`` when ``time_ratio > factor`` (default 1.1, ``asv compare``'s) and A's time is
+  above ``min_time`` (default 0.05 s: shorter times are mostly noise);
+* ``gap`` when B's ``gap_rel`` exceeds A's by more than ``gap_tol`` (or B has no gap where A had);
+* ``metric:<name>`` when a metric whose direction is known from its name (``error``, ``loss``:
+  lower is better; ``accuracy``, ``f_measure``, ``f1``, ``auc``: higher is better) got worse by
+  more than ``metric_tol``.  Other metrics are reported, never flagged.
+
+The per-solver table aggregates: matched cells, geometric mean of the time ratios, median
+``gap_rel`` change, and the number of flagged cells.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+FINISHED = ("ok", "max_iter")
+IDENTITY = ["problem", "dataset", "instance_params", "seed", "solver", "solver_params"]
+LOWER_BETTER = ("error", "loss")
+HIGHER_BETTER = ("accuracy", "f_measure", "f1", "auc")
+
+
+def _key(df: pd.DataFrame) -> pd.Series:
+    return df.apply(lambda r: json.dumps([r[c] for c in IDENTITY], sort_keys=True, default=str), axis=1)
+
+
+def metric_direction(name: str) -> int:
+    """``-1`` if lower is better, ``+1`` if higher is better, ``0`` if the name does not say."""
+    low = name.lower()
+    if any(w in low for w in LOWER_BETTER):
+        return -1
+    if any(w in low for w in HIGHER_BETTER):
+        return 1
+    return 0
+
+
+def _num(v: Any) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def compare_cells(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol: float = 1e-6,
+                  metric_tol: float = 1e-9, min_time: float = 0.05) -> pd.DataFrame:
+    """One row per cell present in both results frames, with differences and regression flags.
+
+    Parameters
+    ----------
+    a, b : DataFrame
+        ``Store.results_frame()`` of the baseline (A) and of the candidate (B).
+    factor : float
+        Time ratio above which a cell is ``slower``.
+    gap_tol : float
+        Increase of ``gap_rel`` above which a cell is flagged ``gap``.
+    metric_tol : float
+        Worsening of a directional metric above which it is flagged.
+    min_time : float
+        A's wall time below which the time ratio is not flagged.
+
+    Returns
+    -------
+    DataFrame
+        Identity columns, ``status_a``, ``status_b``, ``time_a``, ``time_b``, ``time_ratio``,
+        ``gap_a``, ``gap_b``, ``gap_change``, ``d_metric_<name>`` and ``flags`` (comma-separated).
+    """
+    if not len(a) or not len(b):
+        return pd.DataFrame(columns=[*IDENTITY, "status_a", "status_b", "time_ratio", "flags"])
+    a, b = a.copy(), b.copy()
+    a["_k"], b["_k"] = _key(a), _key(b)
+    m = a.merge(b, on="_k", suffixes=("_a", "_b"))
+    metrics = sorted({c for c in a.columns if c.startswith("metric_")} & {c for c in b.columns if c.startswith("metric_")})
+    rows = []
+    for _, r in m.iterrows():
+        row: dict[str, Any] = {c: r[f"{c}_a"] for c in IDENTITY}
+        row.update(status_a=r["status_a"], status_b=r["status_b"])
+        ta, tb = _num(r["wall_time_s_a"]), _num(r["wall_time_s_b"])
+        ga, gb = _num(r["gap_rel_a"]), _num(r["gap_rel_b"])
+        row.update(time_a=ta, time_b=tb, time_ratio=tb / ta if ta > 0 else math.nan, gap_a=ga, gap_b=gb,
+                   gap_change=gb - ga)
+        flags = []
+        if r["status_a"] in FINISHED and r["status_b"] not in FINISHED:
+            flags.append("status")
+        if ta >= min_time and row["time_ratio"] > factor:
+            flags.append("slower")
+        if (not math.isnan(ga) and math.isnan(gb)) or gb - ga > gap_tol:
+            flags.append("gap")
+        for c in metrics:
+            va, vb = _num(r[f"{c}_a"]), _num(r[f"{c}_b"])
+            row[f"d_{c}"] = vb - va
+            sign = metric_direction(c[len("metric_"):])
+            if sign and not math.isnan(va) and not math.isnan(vb) and sign * (vb - va) < -metric_tol:
+                flags.append(c)
+        row["flags"] = ",".join(flags)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def compare_solvers(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per solver: matched cells, geometric-mean time ratio, median gap change, flagged cells."""
+    out = []
+    for solver, g in cells.groupby("solver", sort=True):
+        ratios = g["time_ratio"].astype(float)
+        ratios = ratios[np.isfinite(ratios) & (ratios > 0)]
+        out.append({"solver": solver, "cells": len(g),
+                    "time_ratio_gmean": float(np.exp(np.log(ratios).mean())) if len(ratios) else math.nan,
+                    "gap_change_median": float(g["gap_change"].astype(float).median()),
+                    "regressions": int((g["flags"] != "").sum()),
+                    "status_regressions": int(g["flags"].str.contains("status").sum())})
+    return pd.DataFrame(out, columns=["solver", "cells", "time_ratio_gmean", "gap_change_median", "regressions",
+                                      "status_regressions"])
+
+
+def unmatched(a: pd.DataFrame, b: pd.DataFrame) -> tuple[int, int]:
+    """How many cells only A has, and how many only B has."""
+    if not len(a) or not len(b):
+        return len(a), len(b)
+    ka, kb = set(_key(a)), set(_key(b))
+    return len(ka - kb), len(kb - ka)

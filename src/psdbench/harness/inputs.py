@@ -1,0 +1,192 @@
+"""Checks of user input made before any work starts: store paths, output folders, dataset contents.
+
+Each check raises a one-line :class:`~psdbench.api.PsdbenchError` (exit status 2) naming the
+offending file or field, and none of them writes anything: a store is inspected through a
+read-only SQLite connection (URI ``mode=ro``), so a foreign or damaged file stays byte-identical.
+:class:`ReadOnlyStore` is the store the read commands (``results``, ``report``, ``compare``) use.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+
+from ..api import DataError, Dataset, PsdbenchError
+from .store import SCHEMA_VERSION, Store
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _ro_connect(path: Path) -> sqlite3.Connection:
+    """A read-only connection (``mode=ro``): SQLite creates nothing, writes nothing."""
+    return sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=60)
+
+
+def _writable_dir(folder: Path, what: str) -> None:
+    if not folder.exists():
+        raise PsdbenchError(f"{what}: folder {folder} does not exist")
+    if not folder.is_dir():
+        raise PsdbenchError(f"{what}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PsdbenchError(f"{what}: folder {folder} is not writable")
+
+
+def check_store(path: str | Path, write: bool) -> Path:
+    """Check a ``--db`` path without modifying it; returns it as a :class:`Path`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The store file.
+    write : bool
+        ``True`` for ``run`` (the file may be absent or empty, it and its folder must be
+        writable); ``False`` for the read commands (it must exist and be a psdbench store).
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise PsdbenchError(f"--db {p} is a folder, not a results store file")
+    if not p.exists():
+        if not write:
+            raise PsdbenchError(f"--db {p}: no results store at this path")
+        _writable_dir(p.parent if str(p.parent) else Path("."), f"--db {p}")
+        return p
+    if not p.is_file():
+        raise PsdbenchError(f"--db {p} is not a regular file")
+    size = p.stat().st_size
+    if size == 0:
+        if write:
+            _writable_dir(p.parent if str(p.parent) else Path("."), f"--db {p}")
+            if not os.access(p, os.W_OK):
+                raise PsdbenchError(f"--db {p} is read-only")
+            return p  # an empty file is a new store
+        raise PsdbenchError(f"--db {p} is an empty file (0 bytes), not a psdbench results store")
+    with open(p, "rb") as fh:
+        head = fh.read(len(SQLITE_MAGIC))
+    if head != SQLITE_MAGIC:
+        raise PsdbenchError(f"--db {p} is not an SQLite file (not a psdbench results store)")
+    try:
+        con = _ro_connect(p)
+        try:
+            tables = {r[0]: r[1] for r in con.execute("SELECT name, type FROM sqlite_master")}
+            cols = {r[1] for r in con.execute("PRAGMA table_info(results)")} if "results" in tables else set()
+            version = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() \
+                if tables.get("meta") == "table" else None
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise PsdbenchError(f"--db {p}: unreadable SQLite file ({str(exc).splitlines()[0]})") from None
+    ours = ("history" in tables and "meta" in tables) or (tables.get("results") == "table" and "cell_key" in cols)
+    if not ours:
+        names = ", ".join(sorted(tables)) or "none"
+        raise PsdbenchError(f"--db {p} is an SQLite database but not a psdbench results store (tables: {names})")
+    try:
+        newer = version is not None and int(version[0]) > SCHEMA_VERSION
+    except (TypeError, ValueError):
+        raise PsdbenchError(f"--db {p}: unreadable schema_version {version[0]!r}") from None
+    if newer:
+        raise PsdbenchError(f"--db {p}: store schema version {version[0]} is newer than this psdbench reads "
+                            f"({SCHEMA_VERSION}); upgrade psdbench")
+    if write:
+        _writable_dir(p.parent if str(p.parent) else Path("."), f"--db {p}")
+        if not os.access(p, os.W_OK):
+            raise PsdbenchError(f"--db {p} is read-only")
+    return p
+
+
+def check_out_dir(path: str | Path, flag: str = "--out") -> Path:
+    """Check that a report folder can be created or written, without creating it."""
+    p = Path(path)
+    if p.exists():
+        if not p.is_dir():
+            raise PsdbenchError(f"{flag} {p} exists and is not a folder")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise PsdbenchError(f"{flag} {p} is not writable")
+        return p
+    parent = p.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise PsdbenchError(f"{flag} {p}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PsdbenchError(f"{flag} {p}: folder {parent} is not writable")
+    return p
+
+
+class ReadOnlyStore(Store):
+    """A :class:`Store` opened read-only (SQLite URI ``mode=ro``): no schema, no migration, no writes.
+
+    Parameters
+    ----------
+    path : str or Path
+        A psdbench store (checked with :func:`check_store`).
+    """
+
+    def __init__(self, path: str | Path) -> None:  # no super().__init__: it would create the schema
+        self.path = check_store(path, write=False)
+
+    @contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
+        con = _ro_connect(self.path)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def results_frame(self, flatten_metrics: bool = True) -> pd.DataFrame:
+        """:meth:`Store.results_frame` with the read-time columns of
+        :func:`psdbench.harness.reference.annotate` (``below_certified``, ``gap_scale``, ``gap_scaled``)."""
+        from .reference import annotate
+
+        return annotate(super().results_frame(flatten_metrics), self.references_frame())
+
+
+def check_dataset_content(ds: Dataset, name: str) -> None:
+    """Reject sample data no problem can use: empty, non-numeric, non-finite, ragged, one class.
+
+    Only the ``X`` / ``y`` of sample datasets are checked (a dataset with other payloads passes).
+    The single-class check applies to labelled data: a ``label_coding`` that is not empty and does
+    not start with "no labels" (observation datasets carry placeholder labels).
+    """
+    where = f"dataset {name}" + (f" ({ds.source})" if getattr(ds, "source", "") else "")
+    X, y = ds.X, ds.y
+    if X is not None:
+        try:
+            X = np.asarray(X, dtype=float)
+        except (TypeError, ValueError):
+            raise DataError(f"{where}: features are not numeric") from None
+        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+            raise DataError(f"{where}: expected a non-empty 2-D feature table, got shape {X.shape}")
+        if not np.isfinite(X).all():
+            raise DataError(f"{where}: {int((~np.isfinite(X)).sum())} feature values are NaN or infinite")
+    if y is not None:
+        try:
+            y = np.asarray(y, dtype=float)
+        except (TypeError, ValueError):
+            raise DataError(f"{where}: labels are not numeric") from None
+        if y.ndim != 1:
+            raise DataError(f"{where}: labels must be one column, got shape {y.shape}")
+        if X is not None and len(y) != len(X):
+            raise DataError(f"{where}: {len(y)} labels for {len(X)} samples")
+        if np.isnan(y).any():
+            raise DataError(f"{where}: {int(np.isnan(y).sum())} labels are NaN")
+        coding = (getattr(ds, "label_coding", "") or "").strip().lower()
+        labelled = bool(coding) and not coding.startswith("no labels")  # api.Dataset: "" without labels
+        if labelled and len(np.unique(y)) < 2:
+            raise DataError(f"{where}: a single class ({len(y)} samples labelled {y[0]:g}); need at least two")
+
+
+def positive_seconds(value: Any, field: str) -> float:
+    """A finite number of seconds > 0 (not a bool or a string), else a one-line error."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PsdbenchError(f"{field} must be a number of seconds, not {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise PsdbenchError(f"{field} must be a finite number of seconds > 0, not {value!r}")
+    return float(value)

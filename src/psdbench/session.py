@@ -1,0 +1,135 @@
+"""The Python API: run a grid from a notebook and get a pandas DataFrame.
+
+>>> import psdbench
+>>> df = psdbench.run(solvers=["gdpa-lp"], datasets=["sklearn/wine"], db="wine.sqlite")  # doctest: +SKIP
+>>> df = psdbench.load("wine.sqlite")                                                   # doctest: +SKIP
+
+Both go through the same checks as the command line: bad input raises
+:class:`~psdbench.api.PsdbenchError` before anything runs or any file is changed, and
+:func:`load` opens the store read-only.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .api import PsdbenchError
+
+DEFAULT_DB = "psdbench-results.sqlite"
+
+
+@dataclass
+class Prepared:
+    """A checked grid and store path, ready to run."""
+
+    grid: Any
+    db: Path
+    registry: Any
+
+
+def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None = None,
+            solvers: list[str] | None = None, datasets: list[str] | None = None,
+            problems: list[str] | None = None, db: str | Path = DEFAULT_DB) -> Prepared:
+    """Read, narrow and check a grid and the store path (nothing is written).
+
+    Parameters
+    ----------
+    grid : path or dict, optional
+        A grid file, or a grid already parsed into a dict.  Default: ``suite``.
+    suite : str, optional
+        A registered suite (default ``"default"`` when neither is given).
+    solvers, datasets, problems : list of str, optional
+        Narrow the grid (:func:`psdbench.harness.grid.restrict`).
+    db : path
+        The results store (checked with :func:`psdbench.harness.inputs.check_store`).
+    """
+    from .harness.grid import expand, read_grid_file, restrict
+    from .harness.inputs import check_store
+    from .registry import discover
+
+    if grid is not None and suite is not None:
+        raise PsdbenchError("give a grid or a suite, not both")
+    reg = discover()
+    if isinstance(grid, dict):
+        spec, name = grid, "grid"
+    elif grid is not None:
+        spec, name = read_grid_file(grid)
+    else:
+        name = suite or "default"
+        spec = reg.read_suite(name)
+    spec = restrict(spec, solvers=solvers, datasets=datasets, problems=problems)
+    g = expand(spec, name, reg)
+    return Prepared(grid=g, db=check_store(db, write=True), registry=reg)
+
+
+def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = None,
+        solvers: list[str] | None = None, datasets: list[str] | None = None, problems: list[str] | None = None,
+        db: str | Path = DEFAULT_DB, jobs: int | None = None, timeout: float | None = None, force: bool = False,
+        backend: str = "local", progress: bool = False) -> pd.DataFrame:
+    """Run a grid (resuming from ``db``) and return its cells' results.
+
+    Parameters
+    ----------
+    grid, suite, solvers, datasets, problems, db
+        As :func:`prepare`.
+    jobs : int, optional
+        Worker processes (>= 1; default: the cores).
+    timeout : float, optional
+        Seconds per cell (> 0), overriding the grid's.
+    force : bool
+        Re-run cells already stored.
+    backend : {"local", "dask"}
+    progress : bool
+        Show the progress bar.
+
+    Returns
+    -------
+    DataFrame
+        The latest row of each cell of the grid (``Store.results_frame()`` columns: JSON columns
+        decoded, metrics as ``metric_<name>``; plus ``below_certified``, ``gap_scale`` and
+        ``gap_scaled`` from :func:`psdbench.harness.reference.annotate`).
+    """
+    from .harness.inputs import positive_seconds
+    from .harness.runner import run_grid
+    from .harness.store import Store
+
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise PsdbenchError(f"jobs must be an integer >= 1, not {jobs!r}")
+    if timeout is not None:
+        timeout = positive_seconds(timeout, "timeout")
+    if backend not in ("local", "dask"):
+        raise PsdbenchError(f"backend must be 'local' or 'dask', not {backend!r}")
+    p = prepare(grid, suite=suite, solvers=solvers, datasets=datasets, problems=problems, db=db)
+    store = Store(p.db)
+    run_grid(p.grid, store, jobs=jobs, backend=backend, timeout=timeout, force=force, progress=progress,
+             command="psdbench.run(...)")
+    from .harness.reference import annotate
+
+    df = annotate(store.results_frame(), store.references_frame())
+    return df[df["cell_key"].isin({c.cell_key for c in p.grid.cells})].reset_index(drop=True)
+
+
+def load(db: str | Path = DEFAULT_DB) -> pd.DataFrame:
+    """The results of a store as a DataFrame, read-only (the file is never modified).
+
+    Parameters
+    ----------
+    db : path
+        A psdbench results store.
+    """
+    from .harness.inputs import ReadOnlyStore
+
+    return ReadOnlyStore(db).results_frame()
+
+
+def loads_grid(text: str) -> dict[str, Any]:
+    """Parse grid TOML text (for :func:`run` from a notebook cell), one-line error if malformed."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PsdbenchError(f"malformed grid TOML: {exc}") from None

@@ -1,0 +1,243 @@
+"""The command line a new user expects (issue 16): help, --version, run -s / -d / -p, info,
+list -v, results with solver parameters and real JSON, compare, the Python API, and read
+commands that never modify a store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import psdbench
+from psdbench.harness.results import CellResult
+from psdbench.harness.store import Store
+
+from .test_cli_bad_input import cli, grid
+
+GRID = {"run": {"seeds": [0], "timeout": 30, "reference": False},
+        "problems": [{"name": "graph-classification", "datasets": ["sklearn/breast-cancer"],
+                      "params": {"n": [30], "graph": ["knn"], "k": [5]}}],
+        "solvers": [{"name": "gdpa-lp"}]}
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    """One small run through the Python API (two solver configurations), shared by the tests."""
+    d = tmp_path_factory.mktemp("ran")
+    spec = {**GRID, "solvers": [{"name": "scs", "params": {"eps_abs": [1e-3, 1e-4]}}]}
+    df = psdbench.run(spec, db=d / "r.sqlite", jobs=1)
+    return d, df
+
+
+def test_no_arguments_prints_help_and_runs_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli([])
+    assert code == 0 and "usage: psdbench" in out and "compare" in out
+    assert list(tmp_path.iterdir()) == []  # no store, no report
+
+
+def test_version():
+    code, out, _ = cli(["--version"])
+    assert code == 0 and out.strip() == f"psdbench {psdbench.__version__}"
+
+
+def test_info_lists_every_parameter_with_default_type_and_meaning(registry):
+    from psdbench.api import param_specs
+
+    code, out, _ = cli(["info", "graph-classification"])
+    assert code == 0
+    specs = param_specs(registry.problem("graph-classification"))
+    for name, p in specs.items():
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(name + " "))
+        assert json.dumps(p.default) in line and p.describe() in line and p.doc in line
+    assert "'complete' or 'knn'" in out  # the choices of graph
+    code, out, _ = cli(["info", "scs"])
+    assert code == 0 and "eps_abs" in out and "passed on to the backend" in out
+
+
+def test_either_params_describe_their_alternatives():
+    from psdbench.api import choice, either, number
+
+    p = either("hqic", "cv", number(low=0), default="hqic")
+    assert p.describe() == "'hqic' | 'cv' | int or float in [0, inf]"
+    assert choice("a", "b").describe() == "'a' or 'b'"
+    assert number(low=1, integer=True, default=None).describe() == "int in [1, inf] or None"
+
+
+def test_plain_defaults_check_the_kind_of_value():
+    from psdbench.api import Param
+
+    assert Param(default=1e-6).error(1) is None and Param(default=10).error(2.5) is None
+    assert "a number" in Param(default=1e-6).error("tight")
+    assert "a number" in Param(default=1e-6).error(True)
+    assert "boolean" in Param(default=False).error("false") and Param(default=False).error(True) is None
+    assert "a string" in Param(default="fast").error(3) and Param(default="fast").error("slow") is None
+    assert Param(default=None).error("anything") is None and Param(default=1.0).error(None) is None
+
+
+def test_list_verbose_shows_parameters():
+    code, out, _ = cli(["list", "solvers", "-v"])
+    assert code == 0
+    block = out.split("\ngdpa-lp\t", 1)[1].split("\ngdpa-lp-elim\t", 1)[0]
+    assert "(no parameters)" in block or " = " in block
+    assert "eps_abs" in out.split("\nscs\t", 1)[1]
+
+
+def test_api_run_returns_the_grid_cells_and_load_reads_them(ran):
+    d, df = ran
+    assert isinstance(df, pd.DataFrame) and len(df) == 2
+    assert sorted(p["eps_abs"] for p in df["solver_params"]) == [1e-4, 1e-3]
+    loaded = psdbench.load(d / "r.sqlite")
+    assert set(loaded["cell_key"]) == set(df["cell_key"])
+
+
+def test_api_rejects_bad_arguments_before_running(tmp_path):
+    from psdbench.api import PsdbenchError
+
+    with pytest.raises(PsdbenchError, match="jobs"):
+        psdbench.run(GRID, db=tmp_path / "x.sqlite", jobs=0)
+    with pytest.raises(PsdbenchError, match="timeout"):
+        psdbench.run(GRID, db=tmp_path / "x.sqlite", timeout=math.nan)
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_results_table_shows_solver_params_and_json_is_objects(ran):
+    d, _ = ran
+    code, out, _ = cli(["results", "--db", d / "r.sqlite"])
+    assert code == 0 and "solver_params" in out.splitlines()[0]
+    assert '{"eps_abs": 0.001}' in out and '{"eps_abs": 0.0001}' in out  # the two configurations differ
+    code, out, _ = cli(["results", "--db", d / "r.sqlite", "--format", "json"])
+    rows = json.loads(out)
+    assert len(rows) == 2
+    for r in rows:
+        assert isinstance(r["solver_params"], dict) and isinstance(r["instance_params"], dict)
+        assert isinstance(r["metrics"], dict) and isinstance(r["curve"], list)
+        assert r["instance_params"]["n"] == 30
+
+
+def test_read_commands_never_modify_the_store(ran, tmp_path):
+    d, _ = ran
+    db = d / "r.sqlite"
+    before = sha(db)
+    files = sorted(p.name for p in d.iterdir())
+    assert cli(["results", "--db", db, "--format", "csv"])[0] == 0
+    assert cli(["report", "--db", db, "--out", tmp_path / "rep"])[0] == 0
+    assert cli(["compare", db, db])[0] == 0
+    assert sha(db) == before and sorted(p.name for p in d.iterdir()) == files
+    assert (tmp_path / "rep" / "report.html").is_file()
+
+
+def test_run_selects_solvers_and_datasets_without_a_toml(tmp_path):
+    g = tmp_path / "g.toml"
+    g.write_text(grid())
+    code, out, err = cli(["run", "--grid", g, "-s", "gdpa-lp-elim", "-d", "sklearn/wine", "--db",
+                          tmp_path / "s.sqlite", "--report", "", "--quiet"])
+    assert code == 0, err
+    df = Store(tmp_path / "s.sqlite").results_frame()
+    assert list(df["solver"]) == ["gdpa-lp-elim"] and list(df["dataset"]) == ["sklearn/wine"]
+
+
+def test_restrict_keeps_and_adds_entries():
+    from psdbench.harness.grid import restrict
+
+    spec = {"problems": [{"name": "a", "datasets": ["x/1"], "params": {"n": [3]}}, {"name": "b", "datasets": ["x/2"]}],
+            "solvers": [{"name": "s1", "params": {"t": [1]}}, {"name": "s2"}]}
+    out = restrict(spec, solvers=["s1", "s3"], datasets=["y/9"], problems=["a"])
+    assert out["problems"] == [{"name": "a", "datasets": ["y/9"], "params": {"n": [3]}}]
+    assert out["solvers"] == [{"name": "s1", "params": {"t": [1]}}, {"name": "s3"}]
+    assert restrict(spec) == spec
+
+
+def test_selectors_set_parameters_as_benchopt_does(tmp_path):
+    from psdbench.harness.grid import parse_selector, restrict
+    from psdbench.session import prepare
+
+    assert parse_selector("scs[eps_abs=1e-3, max_iters=[100, 200]]") == ("scs", {"eps_abs": 1e-3,
+                                                                               "max_iters": [100, 200]})
+    assert parse_selector("graph-classification[graph=knn]") == ("graph-classification", {"graph": "knn"})
+    assert parse_selector(" gdpa-lp ") == ("gdpa-lp", None)
+    spec = {"problems": [{"name": "a", "datasets": ["x/1"], "params": {"n": [3], "k": [1]}}], "solvers": []}
+    assert restrict(spec, problems=["a[n=[5, 6]]"])["problems"][0]["params"] == {"n": [5, 6], "k": [1]}
+    p = prepare(GRID, solvers=["scs[eps_abs=[1e-3, 1e-4]]"], problems=["graph-classification[n=40]"],
+                db=tmp_path / "x.sqlite")
+    assert sorted(c.solver_params["eps_abs"] for c in p.grid.cells) == [1e-4, 1e-3]
+    assert {c.instance_params["n"] for c in p.grid.cells} == {40}
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def _row(key: str, solver: str, time: float, gap: float | None, status: str = "ok", err: float = 0.1,
+         **kw) -> CellResult:
+    return CellResult(run_id="r", cell_key=key, instance_key="i" + key, problem="p", dataset="d/x",
+                      instance_params={"n": int(key[-1])}, solver=solver, status=status, wall_time_s=time,
+                      objective=1.0, gap_rel=gap, feasible=1, metrics={"error_rate": err, "other": 1.0}, **kw)
+
+
+def test_compare_flags_regressions_per_cell_and_per_solver(tmp_path):
+    a, b = Store(tmp_path / "a.sqlite"), Store(tmp_path / "b.sqlite")
+    for r in [_row("k1", "s", 1.0, 0.0), _row("k2", "s", 1.0, 0.0), _row("k3", "t", 0.5, 1e-3, err=0.2),
+              _row("k4", "t", 1.0, 0.0)]:
+        a.write_result(r)
+    # B: k1 twice as slow, k2 unchanged, k3 better gap and error, k4 ok -> error; keys differ (as
+    # across psdbench versions): cells are matched on what they are; k5 only in B
+    for r in [_row("K1", "s", 2.0, 0.0), _row("K2", "s", 1.0, 0.0), _row("K3", "t", 0.5, 0.0, err=0.1),
+              _row("K4", "t", 1.0, None, status="error"), _row("K5", "t", 1.0, 0.0)]:
+        b.write_result(r)
+    code, out, err = cli(["compare", tmp_path / "a.sqlite", tmp_path / "b.sqlite", "--format", "json"])
+    assert code == 0, err
+    res = json.loads(out)
+    flags = {c["instance_params"]["n"]: c["flags"] for c in res["cells"]}
+    assert flags == {1: "slower", 2: "", 3: "", 4: "status,gap"}
+    cell1 = next(c for c in res["cells"] if c["instance_params"]["n"] == 1)
+    assert cell1["time_ratio"] == 2.0 and cell1["d_metric_error_rate"] == 0.0
+    cell3 = next(c for c in res["cells"] if c["instance_params"]["n"] == 3)
+    assert cell3["gap_change"] == -1e-3 and cell3["d_metric_error_rate"] == pytest.approx(-0.1)
+    solvers = {s["solver"]: s for s in res["solvers"]}
+    assert solvers["s"]["time_ratio_gmean"] == pytest.approx(math.sqrt(2.0))
+    assert solvers["s"]["regressions"] == 1 and solvers["t"]["status_regressions"] == 1
+    assert res["only_in_a"] == 0 and res["only_in_b"] == 1
+    code, out, _ = cli(["compare", tmp_path / "a.sqlite", tmp_path / "b.sqlite", "--only-flagged"])
+    assert code == 0 and "4 matched cells (0 only in" in out and "2 flagged" in out
+
+
+def test_compare_flags_a_worse_metric_by_its_direction():
+    from psdbench.compare import compare_cells, metric_direction
+
+    assert metric_direction("error_rate") == -1 and metric_direction("accuracy") == 1
+    assert metric_direction("lower_bound") == 0
+    a = pd.DataFrame([{**_row("k1", "s", 1.0, 0.0, err=0.1).as_dict(), "metric_error_rate": 0.1,
+                       "metric_accuracy": 0.9, "metric_other": 1.0}])
+    b = a.assign(metric_error_rate=0.3, metric_accuracy=0.7, metric_other=5.0)
+    flags = compare_cells(a, b).loc[0, "flags"].split(",")
+    assert sorted(flags) == ["metric_accuracy", "metric_error_rate"]  # "other" has no direction
+
+
+def test_a_version_1_store_is_read_as_it_is_not_migrated(tmp_path):
+    import sqlite3
+
+    from .test_harness_store import V1_COLUMNS, V1_SCHEMA
+
+    path = tmp_path / "v1.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript(V1_SCHEMA)
+    vals = {c: None for c in V1_COLUMNS}
+    vals.update(run_id="old", cell_key="a", instance_key="i", problem="p", dataset="d", instance_params='{"n": 3}',
+                seed=0, solver="s", solver_params="{}", status="ok", message="", objective=1.5, feasible=1,
+                metrics='{"m": 2.0}', trace="[]", created_at="2024-01-01T00:00:00+00:00")
+    con.execute(f"INSERT INTO results ({', '.join(V1_COLUMNS)}) VALUES ({', '.join('?' * len(V1_COLUMNS))})",
+                [vals[c] for c in V1_COLUMNS])
+    con.commit()
+    con.close()
+    before = sha(path)
+    code, out, err = cli(["results", "--db", path, "--format", "json"])
+    assert code == 0, err
+    (row,) = json.loads(out)
+    assert row["objective"] == 1.5 and row["instance_params"] == {"n": 3} and row["metric_m"] == 2.0
+    assert sha(path) == before  # still version 1: only a run migrates it
