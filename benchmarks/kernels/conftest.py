@@ -1,0 +1,104 @@
+"""Fixtures and helpers of the kernel benchmark suite (pytest-benchmark).
+
+Every benchmark records in ``benchmark.extra_info`` what ``benchmarks/kernel_report.py`` needs:
+
+``role``        ``"kernel"`` (one call of one kernel) or ``"solve"`` (a whole solve with an iteration
+                cap; two caps per solver give the marginal cost of one iteration);
+``family``, ``kernel`` / ``solver``, ``size`` (the size parameter), ``nnz`` (nonzeros of the
+                kernel's matrix, where it has one), ``expected`` (the complexity the code expects,
+                as text) and ``expected_slope`` (its exponent in the size, or in nnz for
+                ``sparse = True`` kernels);
+``iterations``  (solve) the iteration cap, and ``calls``: how many times the solve called each
+                kernel, counted in an untimed run by wrapping the kernels (no solver code changes).
+
+Quick mode (``--benchmark-disable``, what ``.ci/run`` runs): each kernel once, at its smallest
+size only, with its correctness check.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Callable
+from unittest import mock
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # `benchmarks.instances`, the module asv's files use too
+    sys.path.insert(0, str(ROOT))
+
+
+def _quick(config: pytest.Config) -> bool:
+    return bool(config.getoption("benchmark_disable", default=False))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``size`` by the module's ``SIZES`` (only the smallest in quick mode)."""
+    if "size" in metafunc.fixturenames:
+        sizes = list(getattr(metafunc.module, "SIZES"))
+        metafunc.parametrize("size", sizes[:1] if _quick(metafunc.config) else sizes)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_blas_thread():
+    """BLAS and OpenMP pinned to one thread for the whole session (the machine is shared)."""
+    from benchmarks.instances import limit_blas
+
+    limits = limit_blas()
+    yield
+    limits.unregister()
+
+
+@pytest.fixture(scope="session")
+def cache() -> dict:
+    """Instances and solver runs shared by the benchmarks of one session (built once per size)."""
+    return {}
+
+
+def cached(cache: dict, key: tuple, build: Callable[[], Any]) -> Any:
+    """``cache[key]``, built by ``build()`` the first time."""
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
+def run(benchmark: Any, fn: Callable[[], Any], *, rounds: int = 5, **info: Any) -> Any:
+    """Time ``fn()`` (``rounds`` rounds of one call after one warm-up call) and record ``info``.
+
+    Returns ``fn()``'s result (of the last round), for the caller's correctness check, which runs
+    after the timed part.
+    """
+    benchmark.extra_info.update(info)
+    return benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=1)
+
+
+def count_calls(fn: Callable[[], Any], targets: dict[str, tuple[Any, str]]) -> tuple[Any, Counter]:
+    """Run ``fn()`` with each ``getattr(owner, attr)`` wrapped by a call counter.
+
+    ``targets`` maps a kernel name to ``(owner, attribute)`` (a module whose global the solver
+    calls, a class, or an instance).  Returns ``fn()``'s result and the calls per kernel name.
+    """
+    counts: Counter = Counter()
+
+    def counting(name: str, f: Callable) -> Callable:
+        def wrapper(*a: Any, **k: Any) -> Any:
+            counts[name] += 1
+            return f(*a, **k)
+        return wrapper
+
+    with ExitStack() as stack:
+        for name, (owner, attr) in targets.items():
+            stack.enter_context(mock.patch.object(owner, attr, counting(name, getattr(owner, attr))))
+        out = fn()
+    return out, counts
+
+
+def per_iteration_calls(solve: Callable[[int], Any], targets: dict[str, tuple[Any, str]], lo: int,
+                        hi: int) -> dict[str, float]:
+    """Calls per iteration of each kernel: ``(calls(solve(hi)) - calls(solve(lo))) / (hi - lo)``."""
+    _, c_lo = count_calls(lambda: solve(lo), targets)
+    _, c_hi = count_calls(lambda: solve(hi), targets)
+    return {k: (c_hi[k] - c_lo[k]) / (hi - lo) for k in targets}

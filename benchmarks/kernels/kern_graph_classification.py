@@ -1,0 +1,235 @@
+"""Graph classification (GDPA classifier paper): the kernels of ``gdpa-lp`` and ``gdpa-lp-elim``.
+
+Instances: WDBC subsets of n samples, kNN graph (``benchmarks/instances.py``).  The matrices are
+those of the solvers' own iterates: ``gdpa-lp`` / ``gdpa-lp-elim`` run untimed with ``tol = 0`` for
+one and two LPs, and the kernels are timed on iterate 2 (warm starts from iterate 1).
+
+Kernels (section numbers of the paper): the first eigenvector of H-bar (section 5.1, cold and
+warm-started LOBPCG), building H-bar (15)/(20), the LP (20)+(21) (its rows, then HiGHS), the
+Gershgorin scan (eq. (4)), the reduced split dual's LP and eigenvector (``gdpa-lp-elim``), and
+label propagation's harmonic solve.  Each is checked once, untimed, against a reference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+from conftest import cached, per_iteration_calls, run
+
+from psdbench.api import Budget
+from psdbench.families.graph_classification import gdpa_lp, gdpa_lp_elim
+from psdbench.families.graph_classification.gdpa_lp import GdpaLp, SplitDualLP
+from psdbench.families.graph_classification.gdpa_lp_elim import GdpaLpElim, reduced_split_affine
+from psdbench.linalg import gershgorin_lp
+from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends, magnitudes
+from psdbench.linalg.gershgorin_lp import gershgorin_rows
+from psdbench.linalg.lp import solve_lp
+
+SIZES = [50, 100, 200, 500]
+FAMILY = "graph"
+SPARSE = {"expected": "O(nnz)", "expected_slope": 1.0, "sparse": True}
+DENSE3 = {"expected": "O(n^3)", "expected_slope": 3.0, "sparse": False}
+SOLVE_CAPS = (1, 3)  # LPs: the iteration is the marginal cost of LPs 2 and 3
+
+
+def _inst(cache: dict, n: int):
+    from benchmarks.instances import graph_classification
+
+    return cached(cache, ("graph", n), lambda: graph_classification(n))
+
+
+def _split(cache: dict, n: int) -> dict:
+    """gdpa-lp's iterates 1 and 2 (tol = 0) and the matrices, LP and eigenvectors at them."""
+    def build() -> dict:
+        inst = _inst(cache, n)
+        s1, s2 = (GdpaLp().solve(inst, Budget(max_iter=k), tol=0.0) for k in (1, 2))
+        H1 = inst.split_dual_matrix(s1.variables["y"], s1.variables["z"], float(s1.variables["eps"]))
+        y, z, eps = s2.variables["y"], s2.variables["z"], float(s2.variables["eps"])
+        H2 = inst.split_dual_matrix(y, z, eps)
+        v1 = first_eigvec(H1).v
+        v2 = first_eigvec(H2, v1).v
+        lp = SplitDualLP(L=inst.L, xhat=inst.xhat, free_eps=True)
+        return {"inst": inst, "H1": H1, "H2": H2, "v1": v1, "v2": v2, "lp": lp, "y": y, "z": z, "eps": eps,
+                "x": np.concatenate([y, z, [eps]]), "lp_in": lp.build(magnitudes(v2), float(y.sum() + z.sum()))}
+    return cached(cache, ("graph-split", n), build)
+
+
+def _elim(cache: dict, n: int) -> dict:
+    """gdpa-lp-elim's split-dual matrix and iterates 1 and 2 (tol = 0)."""
+    def build() -> dict:
+        inst = _inst(cache, n)
+        Q, _ = inst.reduced_sdp()
+        H = reduced_split_affine(Q)
+        s1, s2 = (GdpaLpElim().solve(inst, Budget(max_iter=k), tol=0.0) for k in (1, 2))
+        x1, x2 = (np.concatenate([s.variables["y_reduced"], [float(s.variables["eps_reduced"])]]) for s in (s1, s2))
+        v1 = first_eigvec(H.evaluate(x1)).v
+        return {"inst": inst, "H": H, "x1": x1, "x2": x2, "v1": v1, "H2": H.evaluate(x2)}
+    return cached(cache, ("graph-elim", n), build)
+
+
+def _check_eig(H: np.ndarray, eig) -> None:
+    """Against dense ``eigh``: the smallest eigenvalue, and ``v`` an eigenvector of it (residual)."""
+    w = sla.eigvalsh(H)
+    scale = max(1.0, float(np.abs(w).max()))
+    assert abs(eig.lam_min - w[0]) <= 1e-4 * scale  # LOBPCG tol 1e-4 (the solvers' default)
+    if eig.n_components == 1:
+        assert np.linalg.norm(H @ eig.v - eig.lam_min * eig.v) <= 1e-3 * scale
+
+
+def _nnz(H: np.ndarray) -> int:
+    return int(np.count_nonzero(H))
+
+
+def test_first_eigvec_cold(benchmark, cache, size):
+    d = _split(cache, size)
+    eig = run(benchmark, lambda: first_eigvec(d["H2"]), family=FAMILY, kernel="first_eigvec_cold", size=size,
+              nnz=_nnz(d["H2"]), **SPARSE)
+    _check_eig(d["H2"], eig)
+
+
+def test_first_eigvec_warm(benchmark, cache, size):
+    d = _split(cache, size)
+    eig = run(benchmark, lambda: first_eigvec(d["H2"], d["v1"]), family=FAMILY, kernel="first_eigvec_warm",
+              size=size, nnz=_nnz(d["H2"]), **SPARSE)
+    _check_eig(d["H2"], eig)
+
+
+def test_split_dual_matrix(benchmark, cache, size):
+    d = _split(cache, size)
+    inst = d["inst"]
+    H = run(benchmark, lambda: inst.split_dual_matrix(d["y"], d["z"], d["eps"]), family=FAMILY,
+            kernel="split_dual_matrix", size=size, nnz=_nnz(d["H2"]), **SPARSE)
+    # closed form: H-bar evaluated through the LP's affine description of (15) is the same matrix
+    np.testing.assert_allclose(H, d["lp"].matrix().evaluate(d["x"]), atol=1e-10)
+
+
+def test_split_lp_rows(benchmark, cache, size):
+    """The Gershgorin rows (21) of gdpa-lp's LP, built from the eigenvector's magnitudes."""
+    d = _split(cache, size)
+    a = magnitudes(d["v2"])
+    c, A, rhs, _ = run(benchmark, lambda: d["lp"].build(a, 0.0), family=FAMILY, kernel="split_lp_build", size=size,
+                       nnz=_nnz(d["H2"]), **SPARSE)
+    # closed form: at the iterate x the rows' slack g0 + A'x is the disc left ends of S H S^-1, eq. (4)
+    H = d["lp"].matrix().evaluate(d["x"])
+    off = np.abs(H) * (a[None, :] / a[:, None])
+    np.fill_diagonal(off, 0.0)
+    np.testing.assert_allclose(rhs - A @ d["x"], np.diag(H) - off.sum(axis=1), atol=1e-8 * (1 + np.abs(H).max()))
+
+
+def _lp_reference(c, A, b, bounds) -> float:
+    import cvxpy as cp
+
+    x = cp.Variable(len(c))
+    lo = np.array([-np.inf if l is None else l for l, _ in bounds])
+    hi = np.array([np.inf if h is None else h for _, h in bounds])
+    cons = [A @ x <= b]
+    cons += [x[np.isfinite(lo)] >= lo[np.isfinite(lo)]] if np.isfinite(lo).any() else []
+    cons += [x[np.isfinite(hi)] <= hi[np.isfinite(hi)]] if np.isfinite(hi).any() else []
+    return cp.Problem(cp.Minimize(c @ x), cons).solve(solver=cp.CLARABEL)
+
+
+def test_split_lp_solve(benchmark, cache, size):
+    """One LP (20)+(21) of gdpa-lp by HiGHS dual simplex."""
+    d = _split(cache, size)
+    c, A, rhs, bounds = d["lp_in"]
+    res = run(benchmark, lambda: solve_lp(c, A, rhs, bounds), family=FAMILY, kernel="split_lp_solve", size=size,
+              nnz=int(A.nnz), **SPARSE)
+    ref = _lp_reference(c, A, rhs, bounds)
+    assert abs(res.fun - ref) <= 1e-6 * max(1.0, abs(ref))
+
+
+def test_gershgorin_scan(benchmark, cache, size):
+    """Disc left ends of S H S^-1 (eq. (4)); at the first eigenvector each equals lambda_min (GDPA)."""
+    d = _split(cache, size)
+    H = d["H2"]
+    w, V = sla.eigh(H, subset_by_index=[0, 0])
+    left = run(benchmark, lambda: gershgorin_left_ends(H, V[:, 0]), family=FAMILY, kernel="gershgorin_scan",
+               size=size, nnz=_nnz(H), **SPARSE)
+    # paper property (GDPA, eq. (4)): every left end is lambda_min when H-bar is a balanced connected
+    # generalized Laplacian; scale-aware check on rows whose |v_i| is not floored
+    keep = np.abs(V[:, 0]) > 1e-6 * np.abs(V[:, 0]).max()
+    np.testing.assert_allclose(left[keep], w[0], atol=1e-6 * max(1.0, np.abs(H).max()))
+
+
+def test_elim_gershgorin_rows(benchmark, cache, size):
+    d = _elim(cache, size)
+    a = magnitudes(d["v1"])
+    A, b = run(benchmark, lambda: gershgorin_rows(d["H"], a), family=FAMILY, kernel="elim_gershgorin_rows",
+               size=size, nnz=_nnz(d["H2"]), **SPARSE)
+    H = d["H2"]
+    off = np.abs(H) * (a[None, :] / a[:, None])
+    np.fill_diagonal(off, 0.0)
+    np.testing.assert_allclose(b - A @ d["x2"], np.diag(H) - off.sum(axis=1), atol=1e-8 * (1 + np.abs(H).max()))
+
+
+def test_elim_lp_solve(benchmark, cache, size):
+    d = _elim(cache, size)
+    A, b = gershgorin_rows(d["H"], magnitudes(d["v1"]))
+    k = d["H"].n_vars
+    c, bounds = np.concatenate([np.ones(k - 1), [0.0]]), [(None, None)] * k
+    res = run(benchmark, lambda: solve_lp(c, A, b, bounds), family=FAMILY, kernel="elim_lp_solve", size=size,
+              nnz=int(A.nnz), **SPARSE)
+    ref = _lp_reference(c, A, b, bounds)
+    assert abs(res.fun - ref) <= 1e-6 * max(1.0, abs(ref))
+
+
+def test_elim_first_eigvec_warm(benchmark, cache, size):
+    d = _elim(cache, size)
+    eig = run(benchmark, lambda: first_eigvec(d["H2"], d["v1"]), family=FAMILY, kernel="elim_first_eigvec_warm",
+              size=size, nnz=_nnz(d["H2"]), **SPARSE)
+    _check_eig(d["H2"], eig)
+
+
+def test_elim_evaluate(benchmark, cache, size):
+    d = _elim(cache, size)
+    H = run(benchmark, lambda: d["H"].evaluate(d["x2"]), family=FAMILY, kernel="elim_evaluate", size=size,
+            nnz=_nnz(d["H2"]), **SPARSE)
+    # the split dual's H-bar is the instance's reduced_split_matrix at the same (y, eps)
+    k = d["H"].n_vars - 1
+    np.testing.assert_allclose(H, d["inst"].reduced_split_matrix(d["x2"][:k], float(d["x2"][k])), atol=1e-10)
+
+
+def test_label_propagation(benchmark, cache, size):
+    """Label propagation's harmonic solve (the instance's baseline), a dense LU solve."""
+    inst = _inst(cache, size)
+    m = inst.m
+    L_UU, rhs = inst.L[m:, m:] + 1e-10 * np.eye(inst.n - m), -inst.L[m:, :m] @ inst.xhat
+    f = run(benchmark, lambda: np.linalg.solve(L_UU, rhs), family=FAMILY, kernel="label_propagation", size=size,
+            **DENSE3)
+    # reference: the instance's own baseline (same harmonic function) and scipy's Cholesky solve
+    np.testing.assert_allclose(f, sla.cho_solve(sla.cho_factor(L_UU), rhs), rtol=1e-6, atol=1e-9)
+    truth = inst.x_true[m:]
+    err = float(np.mean(np.where(f > 0, 1.0, -1.0) != truth))
+    assert abs(err - inst.baselines()["labelprop_error"]) <= 1.0 / len(truth)
+
+
+# ----------------------------------------------------------------------------- whole iterations
+SOLVERS = {
+    "gdpa-lp": (GdpaLp, {"first_eigvec_warm": (gdpa_lp, "first_eigvec"), "split_lp_build": (SplitDualLP, "build"),
+                         "split_lp_solve": (gdpa_lp, "solve_lp")}),
+    "gdpa-lp-elim": (GdpaLpElim, {"elim_gershgorin_rows": (gdpa_lp_elim, "gershgorin_rows"),
+                                  "elim_lp_solve": (gdpa_lp_elim, "solve_lp"),
+                                  "elim_first_eigvec_warm": (gdpa_lp_elim, "first_eigvec"),
+                                  "elim_evaluate": (gershgorin_lp.AffineSignedMatrix, "evaluate")}),
+}
+
+
+@pytest.mark.parametrize("cap", SOLVE_CAPS)
+@pytest.mark.parametrize("solver", list(SOLVERS))
+def test_solve(benchmark, cache, size, solver, cap):
+    """A solve capped at ``cap`` LPs (``tol = 0``); two caps give one iteration's marginal cost."""
+    cls, targets = SOLVERS[solver]
+    inst = _inst(cache, size)
+    if solver == "gdpa-lp":
+        targets = {**targets, "split_dual_matrix": (inst, "split_dual_matrix")}
+    solve = lambda k: cls().solve(inst, Budget(max_iter=k), tol=0.0)  # noqa: E731
+    calls = per_iteration_calls(solve, targets, *SOLVE_CAPS) if cap == SOLVE_CAPS[-1] else {}
+    sol = run(benchmark, lambda: solve(cap), rounds=3, family=FAMILY, role="solve", solver=solver, size=size,
+              iterations=cap, calls={f"{FAMILY}:{k}": v for k, v in calls.items()})
+    assert sol.iterations == cap
+    # the returned point verifies (dense LAPACK checks), and gdpa-lp-elim's certified lower bound
+    # on p* is below x' L x of its own labels (an upper bound on p*)
+    assert inst.verify(sol).ok
+    if solver == "gdpa-lp-elim":
+        assert sol.info["bound"] <= inst.objective(sol) + 1e-9 * max(1.0, abs(inst.objective(sol)))
