@@ -102,3 +102,24 @@ def per_iteration_calls(solve: Callable[[int], Any], targets: dict[str, tuple[An
     _, c_lo = count_calls(lambda: solve(lo), targets)
     _, c_hi = count_calls(lambda: solve(hi), targets)
     return {k: (c_hi[k] - c_lo[k]) / (hi - lo) for k in targets}
+
+
+def last_call(fn: Callable[[], Any], owner: Any, attr: str) -> tuple[tuple, dict]:
+    """Arguments of the last call ``fn()`` makes to ``getattr(owner, attr)`` (arrays copied).
+
+    Lets a kernel be timed on exactly the input its solver gave it (a warm start, a direction).
+    """
+    import copy
+
+    seen: list = []
+    f = getattr(owner, attr)
+
+    def wrapper(*a: Any, **k: Any) -> Any:
+        seen[:] = [copy.deepcopy((a, k))]
+        return f(*a, **k)
+
+    with mock.patch.object(owner, attr, wrapper):
+        fn()
+    if not seen:
+        raise RuntimeError(f"{attr} was never called")
+    return seen[0]
