@@ -75,6 +75,12 @@ def run(benchmark: Any, fn: Callable[[], Any], *, rounds: int = 5, **info: Any) 
     return benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=1)
 
 
+def run_calls(benchmark: Any, f: Callable, calls: list[tuple[tuple, dict]], *, rounds: int = 5, **info: Any) -> list:
+    """Time one replay of ``calls`` (see :func:`sample_calls`); ``calls_per_round`` lets the report
+    divide the time by their number.  Returns the results of the last replay."""
+    return run(benchmark, replay(f, calls), rounds=rounds, calls_per_round=len(calls), **info)
+
+
 def count_calls(fn: Callable[[], Any], targets: dict[str, tuple[Any, str]]) -> tuple[Any, Counter]:
     """Run ``fn()`` with each ``getattr(owner, attr)`` wrapped by a call counter.
 
@@ -104,6 +110,46 @@ def per_iteration_calls(solve: Callable[[int], Any], targets: dict[str, tuple[An
     return {k: (c_hi[k] - c_lo[k]) / (hi - lo) for k in targets}
 
 
+def sample_calls(fn: Callable[[], Any], owner: Any, attr: str, skip: int = 0, k: int = 16,
+                 seed: int = 0) -> list[tuple[tuple, dict]]:
+    """Arguments (copied) of up to ``k`` calls ``fn()`` makes to ``getattr(owner, attr)``, after the first ``skip``.
+
+    Reservoir sampling with a fixed seed, so the sample is uniform over the calls of the measured
+    iterations and the same in every run.  A kernel benchmark replays the sample: its time per call
+    is then the mean over the inputs the solver really gave it (cold or warm starts, cache hits).
+    """
+    import copy
+    import random
+
+    rng = random.Random(seed)
+    kept: list = []
+    seen = [0]
+    f = getattr(owner, attr)
+
+    def wrapper(*a: Any, **kw: Any) -> Any:
+        i = seen[0] - skip
+        seen[0] += 1
+        if i >= 0:
+            if len(kept) < k:
+                kept.append(copy.deepcopy((a, kw)))
+            else:
+                j = rng.randint(0, i)
+                if j < k:
+                    kept[j] = copy.deepcopy((a, kw))
+        return f(*a, **kw)
+
+    with mock.patch.object(owner, attr, wrapper):
+        fn()
+    if not kept:
+        raise RuntimeError(f"{attr} was not called after the first {skip} calls")
+    return kept
+
+
+def replay(f: Callable, calls: list[tuple[tuple, dict]]) -> Callable[[], list]:
+    """A function that calls ``f`` on every recorded ``(args, kwargs)`` and returns the results."""
+    return lambda: [f(*a, **kw) for a, kw in calls]
+
+
 def last_call(fn: Callable[[], Any], owner: Any, attr: str) -> tuple[tuple, dict]:
     """Arguments of the last call ``fn()`` makes to ``getattr(owner, attr)`` (arrays copied).
 
@@ -123,3 +169,11 @@ def last_call(fn: Callable[[], Any], owner: Any, attr: str) -> tuple[tuple, dict
     if not seen:
         raise RuntimeError(f"{attr} was never called")
     return seen[0]
+
+
+def iteration_calls(solve: Callable[[int], Any], caps: tuple[int, int], owner: Any, attr: str,
+                    k: int = 16) -> list[tuple[tuple, dict]]:
+    """Sampled arguments of the calls to ``owner.attr`` that ``solve(caps[1])`` makes after those of
+    ``solve(caps[0])``: the inputs of the kernel in the iterations the solve benchmarks measure."""
+    _, c = count_calls(lambda: solve(caps[0]), {attr: (owner, attr)})
+    return sample_calls(lambda: solve(caps[1]), owner, attr, skip=c[attr], k=k)

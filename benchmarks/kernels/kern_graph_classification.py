@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from conftest import cached, per_iteration_calls, run
+from conftest import cached, iteration_calls, per_iteration_calls, run, run_calls
 
 from psdbench.api import Budget
 from psdbench.families.graph_classification import gdpa_lp, gdpa_lp_elim
@@ -40,32 +40,33 @@ def _inst(cache: dict, n: int):
 
 
 def _split(cache: dict, n: int) -> dict:
-    """gdpa-lp's iterates 1 and 2 (tol = 0) and the matrices, LP and eigenvectors at them."""
+    """gdpa-lp's iterates 1 and 2 (tol = 0) and H-bar at iterate 2."""
     def build() -> dict:
         inst = _inst(cache, n)
-        s1, s2 = (GdpaLp().solve(inst, Budget(max_iter=k), tol=0.0) for k in (1, 2))
-        H1 = inst.split_dual_matrix(s1.variables["y"], s1.variables["z"], float(s1.variables["eps"]))
+        s2 = GdpaLp().solve(inst, Budget(max_iter=2), tol=0.0)
         y, z, eps = s2.variables["y"], s2.variables["z"], float(s2.variables["eps"])
-        H2 = inst.split_dual_matrix(y, z, eps)
-        v1 = first_eigvec(H1).v
-        v2 = first_eigvec(H2, v1).v
-        lp = SplitDualLP(L=inst.L, xhat=inst.xhat, free_eps=True)
-        return {"inst": inst, "H1": H1, "H2": H2, "v1": v1, "v2": v2, "lp": lp, "y": y, "z": z, "eps": eps,
-                "x": np.concatenate([y, z, [eps]]), "lp_in": lp.build(magnitudes(v2), float(y.sum() + z.sum()))}
+        return {"inst": inst, "H2": inst.split_dual_matrix(y, z, eps), "x": np.concatenate([y, z, [eps]])}
     return cached(cache, ("graph-split", n), build)
 
 
 def _elim(cache: dict, n: int) -> dict:
-    """gdpa-lp-elim's split-dual matrix and iterates 1 and 2 (tol = 0)."""
+    """gdpa-lp-elim's split-dual matrix (affine) and its iterate 2 (tol = 0)."""
     def build() -> dict:
         inst = _inst(cache, n)
         Q, _ = inst.reduced_sdp()
         H = reduced_split_affine(Q)
-        s1, s2 = (GdpaLpElim().solve(inst, Budget(max_iter=k), tol=0.0) for k in (1, 2))
-        x1, x2 = (np.concatenate([s.variables["y_reduced"], [float(s.variables["eps_reduced"])]]) for s in (s1, s2))
-        v1 = first_eigvec(H.evaluate(x1)).v
-        return {"inst": inst, "H": H, "x1": x1, "x2": x2, "v1": v1, "H2": H.evaluate(x2)}
+        s2 = GdpaLpElim().solve(inst, Budget(max_iter=2), tol=0.0)
+        x2 = np.concatenate([s2.variables["y_reduced"], [float(s2.variables["eps_reduced"])]])
+        return {"inst": inst, "H": H, "x2": x2, "H2": H.evaluate(x2)}
     return cached(cache, ("graph-elim", n), build)
+
+
+def _calls(cache: dict, n: int, solver: str, owner, attr: str) -> list:
+    """Inputs of ``owner.attr`` in the iteration the capped solves measure (LP 2)."""
+    cls = GdpaLp if solver == "gdpa-lp" else GdpaLpElim
+    inst = _inst(cache, n)
+    solve = lambda k: cls().solve(inst, Budget(max_iter=k), tol=0.0)  # noqa: E731
+    return cached(cache, ("graph-calls", n, solver, attr), lambda: iteration_calls(solve, SOLVE_CAPS, owner, attr))
 
 
 def _check_eig(H: np.ndarray, eig) -> None:
@@ -82,6 +83,7 @@ def _nnz(H: np.ndarray) -> int:
 
 
 def test_first_eigvec_cold(benchmark, cache, size):
+    """The first eigenvector of H-bar at iterate 2 from a random start (no warm start)."""
     d = _split(cache, size)
     eig = run(benchmark, lambda: first_eigvec(d["H2"]), family=FAMILY, kernel="first_eigvec_cold", size=size,
               nnz=_nnz(d["H2"]), **SPARSE)
@@ -89,29 +91,35 @@ def test_first_eigvec_cold(benchmark, cache, size):
 
 
 def test_first_eigvec_warm(benchmark, cache, size):
-    d = _split(cache, size)
-    eig = run(benchmark, lambda: first_eigvec(d["H2"], d["v1"]), family=FAMILY, kernel="first_eigvec_warm",
-              size=size, nnz=_nnz(d["H2"]), **SPARSE)
-    _check_eig(d["H2"], eig)
+    calls = _calls(cache, size, "gdpa-lp", gdpa_lp, "first_eigvec")
+    H = calls[0][0][0]
+    eigs = run_calls(benchmark, first_eigvec, calls, family=FAMILY, kernel="first_eigvec_warm", size=size,
+                     nnz=_nnz(H), **SPARSE)
+    _check_eig(H, eigs[0])
 
 
 def test_split_dual_matrix(benchmark, cache, size):
     d = _split(cache, size)
     inst = d["inst"]
-    H = run(benchmark, lambda: inst.split_dual_matrix(d["y"], d["z"], d["eps"]), family=FAMILY,
-            kernel="split_dual_matrix", size=size, nnz=_nnz(d["H2"]), **SPARSE)
+    calls = _calls(cache, size, "gdpa-lp", inst, "split_dual_matrix")
+    H = run_calls(benchmark, inst.split_dual_matrix, calls, family=FAMILY, kernel="split_dual_matrix", size=size,
+                  nnz=_nnz(d["H2"]), **SPARSE)
     # closed form: H-bar evaluated through the LP's affine description of (15) is the same matrix
-    np.testing.assert_allclose(H, d["lp"].matrix().evaluate(d["x"]), atol=1e-10)
+    y, z, eps = calls[0][0]
+    lp = SplitDualLP(L=inst.L, xhat=inst.xhat, free_eps=True)
+    np.testing.assert_allclose(H[0], lp.matrix().evaluate(np.concatenate([y, z, [eps]])), atol=1e-10)
 
 
 def test_split_lp_rows(benchmark, cache, size):
     """The Gershgorin rows (21) of gdpa-lp's LP, built from the eigenvector's magnitudes."""
     d = _split(cache, size)
-    a = magnitudes(d["v2"])
-    c, A, rhs, _ = run(benchmark, lambda: d["lp"].build(a, 0.0), family=FAMILY, kernel="split_lp_build", size=size,
-                       nnz=_nnz(d["H2"]), **SPARSE)
+    calls = _calls(cache, size, "gdpa-lp", SplitDualLP, "build")
+    out = run_calls(benchmark, SplitDualLP.build, calls, family=FAMILY, kernel="split_lp_build", size=size,
+                    nnz=_nnz(d["H2"]), **SPARSE)
+    lp, a, _ = calls[0][0]
+    c, A, rhs, _ = out[0]
     # closed form: at the iterate x the rows' slack g0 + A'x is the disc left ends of S H S^-1, eq. (4)
-    H = d["lp"].matrix().evaluate(d["x"])
+    H = lp.matrix().evaluate(d["x"])
     off = np.abs(H) * (a[None, :] / a[:, None])
     np.fill_diagonal(off, 0.0)
     np.testing.assert_allclose(rhs - A @ d["x"], np.diag(H) - off.sum(axis=1), atol=1e-8 * (1 + np.abs(H).max()))
@@ -131,18 +139,17 @@ def _lp_reference(c, A, b, bounds) -> float:
 
 def test_split_lp_solve(benchmark, cache, size):
     """One LP (20)+(21) of gdpa-lp by HiGHS dual simplex."""
-    d = _split(cache, size)
-    c, A, rhs, bounds = d["lp_in"]
-    res = run(benchmark, lambda: solve_lp(c, A, rhs, bounds), family=FAMILY, kernel="split_lp_solve", size=size,
-              nnz=int(A.nnz), **SPARSE)
+    calls = _calls(cache, size, "gdpa-lp", gdpa_lp, "solve_lp")
+    (c, A, rhs, bounds), kw = calls[0]
+    res = run_calls(benchmark, solve_lp, calls, family=FAMILY, kernel="split_lp_solve", size=size, nnz=int(A.nnz),
+                    **SPARSE)
     ref = _lp_reference(c, A, rhs, bounds)
-    assert abs(res.fun - ref) <= 1e-6 * max(1.0, abs(ref))
+    assert abs(res[0].fun - ref) <= 1e-6 * max(1.0, abs(ref))
 
 
 def test_gershgorin_scan(benchmark, cache, size):
     """Disc left ends of S H S^-1 (eq. (4)); at the first eigenvector each equals lambda_min (GDPA)."""
-    d = _split(cache, size)
-    H = d["H2"]
+    H = _split(cache, size)["H2"]
     w, V = sla.eigh(H, subset_by_index=[0, 0])
     left = run(benchmark, lambda: gershgorin_left_ends(H, V[:, 0]), family=FAMILY, kernel="gershgorin_scan",
                size=size, nnz=_nnz(H), **SPARSE)
@@ -154,40 +161,43 @@ def test_gershgorin_scan(benchmark, cache, size):
 
 def test_elim_gershgorin_rows(benchmark, cache, size):
     d = _elim(cache, size)
-    a = magnitudes(d["v1"])
-    A, b = run(benchmark, lambda: gershgorin_rows(d["H"], a), family=FAMILY, kernel="elim_gershgorin_rows",
-               size=size, nnz=_nnz(d["H2"]), **SPARSE)
-    H = d["H2"]
+    calls = _calls(cache, size, "gdpa-lp-elim", gdpa_lp_elim, "gershgorin_rows")
+    out = run_calls(benchmark, gershgorin_rows, calls, family=FAMILY, kernel="elim_gershgorin_rows", size=size,
+                    nnz=_nnz(d["H2"]), **SPARSE)
+    Haff, a = calls[0][0][:2]
+    A, b = out[0]
+    H = Haff.evaluate(d["x2"])
     off = np.abs(H) * (a[None, :] / a[:, None])
     np.fill_diagonal(off, 0.0)
     np.testing.assert_allclose(b - A @ d["x2"], np.diag(H) - off.sum(axis=1), atol=1e-8 * (1 + np.abs(H).max()))
 
 
 def test_elim_lp_solve(benchmark, cache, size):
-    d = _elim(cache, size)
-    A, b = gershgorin_rows(d["H"], magnitudes(d["v1"]))
-    k = d["H"].n_vars
-    c, bounds = np.concatenate([np.ones(k - 1), [0.0]]), [(None, None)] * k
-    res = run(benchmark, lambda: solve_lp(c, A, b, bounds), family=FAMILY, kernel="elim_lp_solve", size=size,
-              nnz=int(A.nnz), **SPARSE)
+    calls = _calls(cache, size, "gdpa-lp-elim", gdpa_lp_elim, "solve_lp")
+    (c, A, b, bounds), kw = calls[0]
+    res = run_calls(benchmark, solve_lp, calls, family=FAMILY, kernel="elim_lp_solve", size=size, nnz=int(A.nnz),
+                    **SPARSE)
     ref = _lp_reference(c, A, b, bounds)
-    assert abs(res.fun - ref) <= 1e-6 * max(1.0, abs(ref))
+    assert abs(res[0].fun - ref) <= 1e-6 * max(1.0, abs(ref))
 
 
 def test_elim_first_eigvec_warm(benchmark, cache, size):
-    d = _elim(cache, size)
-    eig = run(benchmark, lambda: first_eigvec(d["H2"], d["v1"]), family=FAMILY, kernel="elim_first_eigvec_warm",
-              size=size, nnz=_nnz(d["H2"]), **SPARSE)
-    _check_eig(d["H2"], eig)
+    calls = _calls(cache, size, "gdpa-lp-elim", gdpa_lp_elim, "first_eigvec")
+    H = calls[0][0][0]
+    eigs = run_calls(benchmark, first_eigvec, calls, family=FAMILY, kernel="elim_first_eigvec_warm", size=size,
+                     nnz=_nnz(H), **SPARSE)
+    _check_eig(H, eigs[0])
 
 
 def test_elim_evaluate(benchmark, cache, size):
     d = _elim(cache, size)
-    H = run(benchmark, lambda: d["H"].evaluate(d["x2"]), family=FAMILY, kernel="elim_evaluate", size=size,
-            nnz=_nnz(d["H2"]), **SPARSE)
+    calls = _calls(cache, size, "gdpa-lp-elim", gershgorin_lp.AffineSignedMatrix, "evaluate")
+    out = run_calls(benchmark, gershgorin_lp.AffineSignedMatrix.evaluate, calls, family=FAMILY, kernel="elim_evaluate",
+                    size=size, nnz=_nnz(d["H2"]), **SPARSE)
     # the split dual's H-bar is the instance's reduced_split_matrix at the same (y, eps)
-    k = d["H"].n_vars - 1
-    np.testing.assert_allclose(H, d["inst"].reduced_split_matrix(d["x2"][:k], float(d["x2"][k])), atol=1e-10)
+    x = calls[0][0][1]
+    k = len(x) - 1
+    np.testing.assert_allclose(out[0], d["inst"].reduced_split_matrix(x[:k], float(x[k])), atol=1e-10)
 
 
 def test_label_propagation(benchmark, cache, size):

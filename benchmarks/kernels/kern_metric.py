@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from conftest import cached, last_call, per_iteration_calls, run
+from conftest import cached, iteration_calls, per_iteration_calls, run, run_calls
 from scipy.optimize import brentq, linprog
 from scipy.spatial.distance import cdist
 
@@ -44,10 +44,18 @@ def _sgml_solve(inst, sweeps: int, cls=Sgml):
     return cls().solve(inst, Budget(max_iter=sweeps), tol=0.0, full_phase=False)
 
 
-def _sgml_call(cache: dict, K: int, owner, attr: str):
-    """Arguments of SGML's last call to ``owner.attr`` in a two-sweep run."""
+def _sgml_calls(cache: dict, K: int, owner, attr: str) -> list:
+    """Sampled inputs of SGML's calls to ``owner.attr`` in its second sweep (the measured iteration)."""
     inst = _inst(cache, K)
-    return cached(cache, ("sgml-call", K, attr), lambda: last_call(lambda: _sgml_solve(inst, SWEEPS[-1]), owner, attr))
+    return cached(cache, ("sgml-calls", K, attr),
+                  lambda: iteration_calls(lambda k: _sgml_solve(inst, k), SWEEPS, owner, attr))
+
+
+def _pd_calls(cache: dict, K: int, owner, attr: str) -> list:
+    """Sampled inputs of PD-cone's calls to ``owner.attr`` in its steps 2-6 (the measured iterations)."""
+    inst = _inst(cache, K)
+    solve = lambda k: PdCone().solve(inst, Budget(max_iter=k), tol=0.0)  # noqa: E731
+    return cached(cache, ("pd-calls", K, attr), lambda: iteration_calls(solve, PD_CAPS, owner, attr))
 
 
 def _fd_check(value, grad_dot, X: np.ndarray, seed: int = 0) -> None:
@@ -61,69 +69,83 @@ def _fd_check(value, grad_dot, X: np.ndarray, seed: int = 0) -> None:
 
 
 def test_sgml_first_eigvec_warm(benchmark, cache, size):
-    (M, v0, tol, maxiter), kw = _sgml_call(cache, size, sgml, "first_eigvec")
-    eig = run(benchmark, lambda: first_eigvec(M, v0, tol, maxiter), family=FAMILY, kernel="sgml_first_eigvec_warm",
-              size=size, nnz=int(np.count_nonzero(M)), expected="O(nnz)", expected_slope=1.0, sparse=True)
+    calls = _sgml_calls(cache, size, sgml, "first_eigvec")
+    M = calls[0][0][0]
+    eigs = run_calls(benchmark, first_eigvec, calls, family=FAMILY, kernel="sgml_first_eigvec_warm", size=size,
+                     nnz=int(np.count_nonzero(M)), expected="O(nnz)", expected_slope=1.0, sparse=True)
     w = sla.eigvalsh(M)
-    assert abs(eig.lam_min - w[0]) <= 1e-4 * max(1.0, np.abs(w).max())  # dense eigh; LOBPCG tol 1e-4
+    assert abs(eigs[0].lam_min - w[0]) <= 1e-4 * max(1.0, np.abs(w).max())  # dense eigh; LOBPCG tol 1e-4
 
 
 def test_sgml_block_lp(benchmark, cache, size):
     """The closed-form vertex of LP (41) for one block (2K - 1 variables, one coupling row)."""
-    (kappa, w, b), _ = _sgml_call(cache, size, sgml, "knapsack_lp")
-    x = run(benchmark, lambda: knapsack_lp(kappa, w, b), rounds=20, family=FAMILY, kernel="sgml_block_lp", size=size,
-            expected="O(K)", expected_slope=1.0, sparse=False)
-    ref = linprog(kappa, A_ub=w[None, :], b_ub=[b], bounds=(0, None), method="highs")
-    assert abs(kappa @ x - ref.fun) <= 1e-9 * max(1.0, abs(ref.fun))
+    calls = _sgml_calls(cache, size, sgml, "knapsack_lp")
+    xs = run_calls(benchmark, knapsack_lp, calls, rounds=20, family=FAMILY, kernel="sgml_block_lp", size=size,
+                   expected="O(K)", expected_slope=1.0, sparse=False)
+    for ((kappa, w, b), _), x in zip(calls, xs):  # reference: the same LP by HiGHS
+        ref = linprog(kappa, A_ub=w[None, :], b_ub=[b], bounds=(0, None), method="highs")
+        assert (x is None and b < 0) or abs(kappa @ x - ref.fun) <= 1e-9 * max(1.0, abs(ref.fun))
 
 
 def test_sgml_line_search(benchmark, cache, size):
-    """Newton-Raphson / regula falsi on Q'(gamma) (eqs. (35)-(38)) along SGML's last direction."""
-    (dq,), kw = _sgml_call(cache, size, sgml, "newton_step_size")
-    gamma = run(benchmark, lambda: newton_step_size(dq, **kw), family=FAMILY, kernel="sgml_line_search", size=size,
-                expected="O(n^2) per Q' (n samples; K-free)", expected_slope=0.0, sparse=False)
-    g0 = dq(0.0)
-    if g0 < 0 < dq(1.0):  # reference: the root of Q' on [0, 1] by Brent's method
-        root = brentq(dq, 0.0, 1.0, xtol=1e-12)
-        assert abs(dq(gamma)) <= kw.get("tol", 1e-3) * abs(g0) or abs(gamma - root) <= 1e-4
-    else:
-        assert gamma in (0.0, 1.0)
+    """Newton-Raphson / regula falsi on Q'(gamma) (eqs. (35)-(38)) along SGML's directions."""
+    calls = _sgml_calls(cache, size, sgml, "newton_step_size")
+    gammas = run_calls(benchmark, newton_step_size, calls, family=FAMILY, kernel="sgml_line_search", size=size,
+                       expected="O(n^2) per Q' (n samples; K-free)", expected_slope=0.0, sparse=False)
+    for ((dq,), kw), gamma in zip(calls, gammas):
+        g0 = kw.get("g0", dq(0.0))
+        if g0 < 0 < dq(1.0):  # reference: the root of Q' on [0, 1] by Brent's method
+            root = brentq(dq, 0.0, 1.0, xtol=1e-12)
+            assert abs(dq(gamma)) <= kw.get("tol", 1e-3) * abs(g0) or abs(gamma - root) <= 1e-4
+        else:
+            assert gamma in (0.0, 1.0)
 
 
 def test_sgml_pair_coefficients(benchmark, cache, size):
-    """``value_and_coef(D)``: Q and dQ/dD of MCML at the pair distances of SGML's iterate."""
+    """``value_and_coef(D)``: Q and dQ/dD of MCML at SGML's pair distances."""
     inst = _inst(cache, size)
-    M = _sgml_solve(inst, 1).variables["M"]
-    D = sgml.pair_distances(inst.F, M)
-    q, A = run(benchmark, lambda: inst.obj.value_and_coef(D), rounds=20, family=FAMILY, kernel="sgml_pair_coef",
-               size=size, expected="O(n^2) (n samples; K-free)", expected_slope=0.0, sparse=False)
+    calls = _sgml_calls(cache, size, inst.obj, "value_and_coef")
+    out = run_calls(benchmark, inst.obj.value_and_coef, calls, rounds=20, family=FAMILY, kernel="sgml_pair_coef",
+                    size=size, expected="O(n^2) (n samples; K-free)", expected_slope=0.0, sparse=False)
+    (D,), _ = calls[0]
+    q, A = out[0]
     assert abs(q - inst.obj.value_D(D)) <= 1e-12 * max(1.0, abs(q))
     _fd_check(inst.obj.value_D, lambda E: float(np.sum(A * E)), D + 1.0)  # away from the floor at 0
 
 
 def test_pair_distances(benchmark, cache, size):
-    inst = _inst(cache, size)
-    M = _sgml_solve(inst, 1).variables["M"]
-    D = run(benchmark, lambda: sgml.pair_distances(inst.F, M), rounds=20, family=FAMILY, kernel="pair_distances",
-            size=size, expected="O(n K^2)", expected_slope=2.0, sparse=False)
+    calls = _sgml_calls(cache, size, sgml, "pair_distances")
+    Ds = run_calls(benchmark, sgml.pair_distances, calls, rounds=20, family=FAMILY, kernel="pair_distances",
+                   size=size, expected="O(n K^2)", expected_slope=2.0, sparse=False)
+    (F, M), _ = calls[0]
+    D = Ds[0]
     w, V = np.linalg.eigh(0.5 * (M + M.T))
-    Y = inst.F @ (V * np.sqrt(np.maximum(w, 0.0)))  # M = R R', D_ij = ||R'(f_i - f_j)||^2
+    Y = F @ (V * np.sqrt(np.maximum(w, 0.0)))  # M = R R', D_ij = ||R'(f_i - f_j)||^2
     np.testing.assert_allclose(D, cdist(Y, Y, "sqeuclidean"), atol=1e-10 * max(1.0, np.abs(D).max()))
 
 
 def test_pdcone_projection(benchmark, cache, size):
     """PD-cone's projection (clip at rho, rescale the trace; one dense eigh)."""
     inst = _inst(cache, size)
-    M = inst.identity_start()
-    _, G = inst.value_and_grad(M)
-    A = M - (0.1 / len(inst.y)) * G
-    P, lam = run(benchmark, lambda: project_rescale(A, inst.rho, inst.C), family=FAMILY, kernel="pdcone_projection",
-                 size=size, **DENSE3)
+    calls = _pd_calls(cache, size, pd_cone, "project_rescale")
+    out = run_calls(benchmark, project_rescale, calls, family=FAMILY, kernel="pdcone_projection", size=size, **DENSE3)
+    (A, rho, C), _ = calls[0]
+    P = out[0][0]
     # closed form on dense eigvalsh: clipped eigenvalues, the part above rho rescaled to the trace bound
-    w = np.maximum(sla.eigvalsh(A), inst.rho)
-    if w.sum() > inst.C:
-        w = inst.rho + (w - inst.rho) * (inst.C - len(w) * inst.rho) / (w.sum() - len(w) * inst.rho)
-    np.testing.assert_allclose(np.sort(sla.eigvalsh(P)), np.sort(w), atol=1e-9 * max(1.0, inst.C))
+    w = np.maximum(sla.eigvalsh(0.5 * (A + A.T)), rho)
+    if w.sum() > C:
+        w = rho + (w - rho) * (C - len(w) * rho) / (w.sum() - len(w) * rho)
+    np.testing.assert_allclose(np.sort(sla.eigvalsh(P)), np.sort(w), atol=1e-9 * max(1.0, C))
+
+
+def test_pdcone_gradient(benchmark, cache, size):
+    """``value_and_grad`` at PD-cone's iterates (MCML)."""
+    inst = _inst(cache, size)
+    calls = _pd_calls(cache, size, inst, "value_and_grad")
+    out = run_calls(benchmark, inst.value_and_grad, calls, rounds=20, family=FAMILY, kernel="pdcone_gradient",
+                    size=size, **DENSE2)
+    (M,), _ = calls[0]
+    _fd_check(inst.value, lambda E: float(np.sum(out[0][1] * E)), M)
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES)
@@ -160,7 +182,7 @@ def test_solve_sgml(benchmark, cache, size, solver, cap):
 @pytest.mark.parametrize("cap", PD_CAPS)
 def test_solve_pdcone(benchmark, cache, size, cap):
     inst = _inst(cache, size)
-    targets = {"pdcone_projection": (pd_cone, "project_rescale"), "gradient_mcml": (inst, "value_and_grad")}
+    targets = {"pdcone_projection": (pd_cone, "project_rescale"), "pdcone_gradient": (inst, "value_and_grad")}
     solve = lambda k: PdCone().solve(inst, Budget(max_iter=k), tol=0.0)  # noqa: E731
     calls = per_iteration_calls(solve, targets, *PD_CAPS) if cap == PD_CAPS[-1] else {}
     sol = run(benchmark, lambda: solve(cap), rounds=5, family=FAMILY, role="solve", solver="pd-cone", size=size,
