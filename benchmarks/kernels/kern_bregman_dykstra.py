@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import cached, last_call, per_iteration_calls, run
+from conftest import cached, iteration_calls, per_iteration_calls, run, run_calls
 
 from psdbench.api import Budget
 from psdbench.families.bregman_dykstra import dykstra, projection
@@ -36,15 +36,17 @@ def _solve(inst, epochs: int, order: str = "rand"):
     return Dykstra().solve(inst, Budget(max_iter=epochs), order=order, gap_tol=0.0)
 
 
-def _project_args(cache: dict, n: int) -> tuple:
+def _calls(cache: dict, n: int, owner, attr: str) -> list:
+    """Sampled inputs of dykstra's calls to ``owner.attr`` in epoch 2 (order rand; the measured epoch)."""
     inst = _inst(cache, n)
-    return cached(cache, ("dykstra-project", n), lambda: last_call(lambda: _solve(inst, 2), dykstra, "project")[0])
+    return cached(cache, ("dykstra-calls", n, attr),
+                  lambda: iteration_calls(lambda k: _solve(inst, k), EPOCHS, owner, attr))
 
 
 def test_projection(benchmark, cache, size):
-    Winv, A_isqrt, xi0, b, c, div = _project_args(cache, size)
-    st = run(benchmark, lambda: project(Winv, A_isqrt, xi0, b, c, div), family=FAMILY, kernel="projection", size=size,
-             **DENSE3)
+    calls = _calls(cache, size, dykstra, "project")
+    st = run_calls(benchmark, project, calls, family=FAMILY, kernel="projection", size=size, **DENSE3)[0]
+    (Winv, A_isqrt, xi0, b, c, div), _ = calls[0]
     # closed form of J = 0 (section 4): the new point is on the half-space's boundary, <A, W> = b xi
     A = np.linalg.inv(A_isqrt @ A_isqrt)
     lhs, rhs = float(np.sum(A * st.W())), b * slack_at(st.u, xi0, b, c, div)
@@ -54,24 +56,27 @@ def test_projection(benchmark, cache, size):
 
 def test_w_update(benchmark, cache, size):
     """W = Y(delta) of (6) from the projection's eigen-data."""
-    Winv, A_isqrt, xi0, b, c, div = _project_args(cache, size)
-    st = project(Winv, A_isqrt, xi0, b, c, div)
-    W = run(benchmark, st.W, rounds=20, family=FAMILY, kernel="w_update", size=size, **DENSE3)
-    # (4): W^{-1} = W0^{-1} + u A, checked by a dense solve
+    calls = _calls(cache, size, projection.Step, "W")
+    W = run_calls(benchmark, projection.Step.W, calls, rounds=20, family=FAMILY, kernel="w_update", size=size,
+                  **DENSE3)[0]
+    (st, u), _ = calls[0]
+    # (6) inverted by a dense solve: W^{-1} = B^{-T} diag(d + u) B^{-1}
+    Binv = np.linalg.inv(st.B)
+    np.testing.assert_allclose(W @ (Binv.T @ np.diag(st.d + u) @ Binv), np.eye(size), atol=1e-6)
+    # (4): W^{-1} = W0^{-1} + u A at the projection's own root (from its recorded input)
+    (Winv, A_isqrt, xi0, b, c, div), _ = _calls(cache, size, dykstra, "project")[0]
+    s0 = project(Winv, A_isqrt, xi0, b, c, div)
     A = np.linalg.inv(A_isqrt @ A_isqrt)
-    Winv_new = Winv + st.u * A
-    np.testing.assert_allclose(W @ Winv_new, np.eye(size), atol=1e-6)
+    np.testing.assert_allclose(s0.W() @ (Winv + s0.u * A), np.eye(size), atol=1e-6)
 
 
 def test_repaired_point(benchmark, cache, size):
     """Per epoch: the repaired feasible point and the section 4.1 bound."""
     inst = _inst(cache, size)
-    W, xi = (cached(cache, ("dykstra-wxi", size), lambda: last_call(lambda: _solve(inst, 2), dykstra,
-                                                                        "repaired_point")[0][1:3]))
-    alpha = np.zeros(K)
-    xibar, obj, bound = run(benchmark, lambda: repaired_point(inst, W, xi, alpha), rounds=20, family=FAMILY,
-                            kernel="repaired_point", size=size, expected="O(K n^2 + n^3)", expected_slope=3.0,
-                            sparse=False)
+    calls = _calls(cache, size, dykstra, "repaired_point")
+    xibar, obj, bound = run_calls(benchmark, repaired_point, calls, rounds=20, family=FAMILY, kernel="repaired_point",
+                                  size=size, expected="O(K n^2 + n^3)", expected_slope=3.0, sparse=False)[0]
+    W = calls[0][0][1]
     m = np.einsum("kij,ij->k", inst.A, W)  # every half-space holds at the repaired slack
     assert np.all(inst.y * (m - inst.b * xibar) <= 1e-9 * np.maximum(1.0, np.abs(m)))
     assert abs(obj - inst.value(W, xibar)) <= 1e-12 * max(1.0, abs(obj))

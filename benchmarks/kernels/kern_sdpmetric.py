@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from conftest import cached, per_iteration_calls, run
+from conftest import cached, iteration_calls, per_iteration_calls, run, run_calls
 
 from psdbench.api import Budget
 from psdbench.families.sdpmetric import losses, sdpmetric
@@ -41,6 +41,13 @@ def _state(cache: dict, D: int) -> dict:
     return cached(cache, ("sdpmetric", D), build)
 
 
+def _calls(cache: dict, D: int, owner, attr: str) -> list:
+    """Sampled inputs of sdpmetric's calls to ``owner.attr`` in outer iterations 21-40 (the measured ones)."""
+    inst = _state(cache, D)["inst"]
+    solve = lambda k: Sdpmetric().solve(inst, Budget(max_iter=k), tol=0.0, eps=0.0)  # noqa: E731
+    return cached(cache, ("sdp-calls", D, attr), lambda: iteration_calls(solve, CAPS, owner, attr))
+
+
 def _args(inst) -> tuple:
     return inst.C, inst.loss, inst.h
 
@@ -53,40 +60,45 @@ def _check_top(G: np.ndarray, lam: float, v: np.ndarray) -> None:
 
 
 def test_top_eig(benchmark, cache, size):
-    s = _state(cache, size)
-    lam, v = run(benchmark, lambda: top_eig(s["G"], s["v0"], "auto", 50), family=FAMILY, kernel="top_eig", size=size,
-                 expected="O(D^3) (eigh up to D = 50, then eigsh)", expected_slope=3.0, sparse=False)
-    _check_top(s["G"], lam, v)
+    calls = _calls(cache, size, sdpmetric, "top_eig")
+    out = run_calls(benchmark, top_eig, calls, family=FAMILY, kernel="top_eig", size=size,
+                    expected="O(D^3) (eigh up to D = 50, then eigsh)", expected_slope=3.0, sparse=False)
+    _check_top(calls[0][0][0], *out[0])
 
 
 def test_top_eig_eigsh(benchmark, cache, size):
     """ARPACK warm-started at the previous eigenvector, at every size (dense G: O(D^2) per matvec)."""
-    s = _state(cache, size)
-    lam, v = run(benchmark, lambda: top_eig(s["G"], s["v0"], "eigsh", 50), family=FAMILY, kernel="top_eig_eigsh",
-                 size=size, expected="O(D^2) per matvec", expected_slope=2.0, sparse=False)
-    _check_top(s["G"], lam, v)
+    calls = [((a[0], a[1], "eigsh", a[3]), kw) for a, kw in _calls(cache, size, sdpmetric, "top_eig")]
+    out = run_calls(benchmark, top_eig, calls, family=FAMILY, kernel="top_eig_eigsh", size=size,
+                    expected="O(D^2) per matvec", expected_slope=2.0, sparse=False)
+    _check_top(calls[0][0][0], *out[0])
 
 
 def test_gradient(benchmark, cache, size):
     s = _state(cache, size)
     inst = s["inst"]
-    G = run(benchmark, lambda: losses.grad_X(inst.U, inst.V, s["m"], s["rho"], *_args(inst)), rounds=20,
-            family=FAMILY, kernel="grad_X", size=size, expected="O(n_triplets D^2)", expected_slope=2.0, sparse=False)
-    # central difference of f(X, rho) (8) along a random symmetric direction
+    calls = _calls(cache, size, losses, "grad_X")
+    run_calls(benchmark, losses.grad_X, calls, rounds=20, family=FAMILY, kernel="grad_X", size=size,
+              expected="O(n_triplets D^2)", expected_slope=2.0, sparse=False)
+    rho = calls[0][0][3]
+    # central difference of f(X, rho) (8) along a random symmetric direction, at a feasible X
     rng = np.random.default_rng(0)
     E = rng.standard_normal((size, size))
     E = 0.5 * (E + E.T)
-    f = lambda X: losses.f_value(losses.margins(inst.U, inst.V, X), s["rho"], *_args(inst))  # noqa: E731
+    X = s["X"]
+    G = losses.grad_X(inst.U, inst.V, losses.margins(inst.U, inst.V, X), rho, *_args(inst))
+    f = lambda Y: losses.f_value(losses.margins(inst.U, inst.V, Y), rho, *_args(inst))  # noqa: E731
     h = 1e-6
-    fd = (f(s["X"] + h * E) - f(s["X"] - h * E)) / (2 * h)
+    fd = (f(X + h * E) - f(X - h * E)) / (2 * h)
     assert abs(np.sum(G * E) - fd) <= 1e-5 * max(1.0, abs(fd))
 
 
 def test_best_rho(benchmark, cache, size):
-    s = _state(cache, size)
-    inst, m = s["inst"], s["m"]
-    rho = run(benchmark, lambda: losses.best_rho(m, *_args(inst)), rounds=20, family=FAMILY, kernel="best_rho",
-              size=size, expected="O(n_triplets log n_triplets) (D-free)", expected_slope=0.0, sparse=False)
+    inst = _state(cache, size)["inst"]
+    calls = _calls(cache, size, losses, "best_rho")
+    out = run_calls(benchmark, losses.best_rho, calls, rounds=20, family=FAMILY, kernel="best_rho", size=size,
+                    expected="O(n_triplets log n_triplets) (D-free)", expected_slope=0.0, sparse=False)
+    m, rho = calls[0][0][0], out[0]
     # reference: no rho on a fine grid over the breakpoints' range does better (f is concave in rho)
     grid = np.linspace(m.min() - 2 * inst.h, m.max() + 2 * inst.h, 4001)
     best_grid = max(losses.f_value(m, r, *_args(inst)) for r in grid)
@@ -104,11 +116,13 @@ def test_margins(benchmark, cache, size):
 
 def test_line_search_trial(benchmark, cache, size):
     """One trial of the backtracking search (13): f at ``m + alpha dm`` (margins are affine along p)."""
+    calls = _calls(cache, size, losses, "f_value")
+    run_calls(benchmark, losses.f_value, calls, rounds=20, family=FAMILY, kernel="line_search_trial", size=size,
+              expected="O(n_triplets) (D-free)", expected_slope=0.0, sparse=False)
     s = _state(cache, size)
     inst, v = s["inst"], s["v0"]
     dm = (inst.U @ v) ** 2 - (inst.V @ v) ** 2 - s["m"]
-    f = run(benchmark, lambda: losses.f_value(s["m"] + 0.5 * dm, s["rho"], *_args(inst)), rounds=20, family=FAMILY,
-            kernel="line_search_trial", size=size, expected="O(n_triplets) (D-free)", expected_slope=0.0, sparse=False)
+    f = losses.f_value(s["m"] + 0.5 * dm, s["rho"], *_args(inst))
     # reference: the objective (8) recomputed from the point X + alpha (v v' - X) itself
     X = s["X"] + 0.5 * (np.outer(v, v) - s["X"])
     assert abs(f - inst.f(X, s["rho"])) <= 1e-9 * max(1.0, abs(f))
