@@ -27,7 +27,7 @@ from __future__ import annotations
 from psdbench.api import Budget
 from psdbench.registry import discover
 
-from .instances import graph_classification, limit_blas
+from benchmarks.instances import graph_classification, limit_blas
 
 INSTANCE_PARAMS = {"n": 100, "graph": "knn", "k": 10}
 SEED = 0

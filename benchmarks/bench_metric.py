@@ -21,7 +21,7 @@ from __future__ import annotations
 from psdbench.api import Budget, Solution
 from psdbench.registry import discover
 
-from .instances import limit_blas, metric_wdbc
+from benchmarks.instances import limit_blas, metric_wdbc
 
 INSTANCE_PARAMS = {"protocol": "objective", "fold": 3}
 SEED = 0

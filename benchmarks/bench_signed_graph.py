@@ -16,7 +16,7 @@ from __future__ import annotations
 from psdbench.api import Budget
 from psdbench.registry import discover
 
-from .instances import column_lp_data, limit_blas, signed_graph
+from benchmarks.instances import column_lp_data, limit_blas, signed_graph
 
 PARAMS = {"n_nodes": 50, "n_samples": 500, "noise_sd": 0.0}
 CONFIGS = {"balanced-clime": ("balanced-clime", {}), "clime-greedy": ("clime", {"balance": "greedy"}),
