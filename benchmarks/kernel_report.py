@@ -5,8 +5,10 @@
 
 Two tables (``benchmarks/kernels/conftest.py`` says what every benchmark records):
 
-1. Per solver and size: one iteration's time, the marginal cost between the two capped solves
-   ``(t(cap_hi) - t(cap_lo)) / (cap_hi - cap_lo)``; the sum of its kernels,
+1. Per solver and size: one iteration's time, read off the solver's own trace where the benchmark
+   recorded it (``iteration_s``: consecutive trace points of the measured iterations, "trace"),
+   else the marginal cost between the two capped solves ``(t(cap_hi) - t(cap_lo)) / (cap_hi -
+   cap_lo)`` ("diff"); the sum of its kernels,
    ``sum_k calls_k x t(kernel k)`` with ``calls_k`` the kernel's calls per iteration (counted in an
    untimed run) and ``t`` its benchmark at the same size; their ratio (the glue overhead), marked
    ``>`` where it exceeds ``--limit``.
@@ -44,18 +46,20 @@ def slope(x: list[float], t: list[float]) -> float:
     return float(np.polyfit(np.log(x), np.log(t), 1)[0])
 
 
-def iteration_table(rows: list[dict], limit: float) -> list[str]:
+def iteration_table(rows: list[dict], limit: float, stat: str = "median") -> list[str]:
     kernels = {(r["family"], r["kernel"], r["size"]): r["t"] for r in rows if r.get("kernel")}
     solves = defaultdict(dict)
     for r in rows:
         if r.get("role") == "solve":
             solves[(r["solver"], r["size"])][r["iterations"]] = r
-    lines = [f"{'solver':16s} {'size':>6s} {'iteration':>11s} {'kernels':>11s} {'ratio':>7s}  kernel share"]
+    lines = [f"{'solver':16s} {'size':>6s} {'iteration':>11s} {'from':>5s} {'kernels':>11s} {'ratio':>7s}  kernel share"]
     for (solver, size), caps in sorted(solves.items()):
         if len(caps) < 2:
             continue
         lo, hi = min(caps), max(caps)
-        it = (caps[hi]["t"] - caps[lo]["t"]) / (hi - lo)
+        own = caps[hi].get("iteration_min_s" if stat == "min" else "iteration_s")
+        it = own if own is not None else (caps[hi]["t"] - caps[lo]["t"]) / (hi - lo)
+        how = "trace" if own is not None else "diff"
         calls = caps[hi].get("calls", {})
         parts = {}
         for key, n in calls.items():
@@ -66,7 +70,7 @@ def iteration_table(rows: list[dict], limit: float) -> list[str]:
         ratio = it / total if total > 0 else np.inf
         share = ", ".join(f"{k} {v / it:.0%}" for k, v in sorted(parts.items(), key=lambda kv: -np.nan_to_num(kv[1])))
         mark = ">" if ratio > limit else " "
-        lines.append(f"{solver:16s} {size:6d} {1e3 * it:9.3f}ms {1e3 * total:9.3f}ms {ratio:6.2f}{mark}  {share}")
+        lines.append(f"{solver:16s} {size:6d} {1e3 * it:9.3f}ms {how:>5s} {1e3 * total:9.3f}ms {ratio:6.2f}{mark}  {share}")
     return lines
 
 
@@ -100,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     rows = [r for p in args.json for r in load(p, args.stat)]
     print(f"# iteration against the sum of its kernels ({args.stat}; '>' above {args.limit}x)")
-    print("\n".join(iteration_table(rows, args.limit)))
+    print("\n".join(iteration_table(rows, args.limit, args.stat)))
     print("\n# log-log slope of each kernel's time over size ('>' more than 0.2 above the expected exponent;"
           " sparse kernels are compared on nnz)")
     print("\n".join(slope_table(rows)))

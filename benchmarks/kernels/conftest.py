@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 from unittest import mock
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,3 +178,33 @@ def iteration_calls(solve: Callable[[int], Any], caps: tuple[int, int], owner: A
     ``solve(caps[0])``: the inputs of the kernel in the iterations the solve benchmarks measure."""
     _, c = count_calls(lambda: solve(caps[0]), {attr: (owner, attr)})
     return sample_calls(lambda: solve(caps[1]), owner, attr, skip=c[attr], k=k)
+
+
+def run_solve(benchmark: Any, solve: Callable[[], Any], *, rounds: int = 3, measured: int = 0,
+              keep: Callable[[dict], bool] | None = None, **info: Any) -> Any:
+    """Time a capped solve; with ``measured > 0`` also read one iteration's time off its own trace.
+
+    The solver's :class:`~psdbench.api.TraceRecorder` stamps every point it adds (``t``, one
+    clock, inside the solve); the last ``measured`` differences between consecutive points (those
+    ``keep`` accepts) of every round are the measured iterations, free of the solve's set-up and
+    final work.  Their median and minimum over all rounds go to ``extra_info`` as
+    ``iteration_s`` / ``iteration_min_s``.  Returns the last solution.
+    """
+    import statistics
+
+    sols: list = []
+
+    def fn() -> Any:
+        sols.append(solve())
+        return sols[-1]
+
+    out = run(benchmark, fn, rounds=rounds, **info)
+    if measured and sols:
+        diffs = []
+        for s in sols:
+            t = [p["t"] for p in s.trace if keep is None or keep(p)]
+            diffs += list(np.diff(t)[-measured:])
+        if diffs:
+            benchmark.extra_info["iteration_s"] = float(statistics.median(diffs))
+            benchmark.extra_info["iteration_min_s"] = float(min(diffs))
+    return out
