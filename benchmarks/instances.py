@@ -7,7 +7,8 @@ generators only).
 
 Sizes
 -----
-``graph_classification(n)``  WDBC subset of ``n`` samples (at most 569), kNN graph (k = 10).
+``graph_classification(n)``  WDBC subset of ``n`` samples (at most 569), kNN graph (k = 10); the
+                             kernel suite passes ``dataset = DIGITS`` (1797 samples) for n up to 1500.
 ``metric(objective, K)``     the section 6.2 objective protocol (fold 0, about 4 samples) on a
                              seeded 40-sample, ``K``-feature Gaussian set (scikit-learn's
                              ``make_classification``); ``metric_wdbc`` is the asv set (WDBC, K = 30).
@@ -28,6 +29,8 @@ from psdbench.registry import Registry, discover
 
 #: WDBC, scikit-learn's copy (offline).
 WDBC = "sklearn/breast-cancer"
+#: scikit-learn's digits (offline, 1797 samples; binary view): graph sizes beyond WDBC's 569.
+DIGITS = "sklearn/digits"
 
 
 def _registry(reg: Registry | None) -> Registry:
@@ -47,11 +50,11 @@ def limit_blas() -> Any:
     return threadpool_limits(1)
 
 
-def graph_classification(n: int = 100, graph: str = "knn", k: int = 10, seed: int = 0,
+def graph_classification(n: int = 100, graph: str = "knn", k: int = 10, seed: int = 0, dataset: str = WDBC,
                          reg: Registry | None = None) -> Instance:
-    """``graph-classification`` on a WDBC subset of ``n`` samples (first half labelled)."""
+    """``graph-classification`` on a subset of ``n`` samples of ``dataset`` (first half labelled)."""
     reg = _registry(reg)
-    return reg.problem("graph-classification").build(reg.load_dataset(WDBC), {"n": n, "graph": graph, "k": k}, seed)
+    return reg.problem("graph-classification").build(reg.load_dataset(dataset), {"n": n, "graph": graph, "k": k}, seed)
 
 
 def metric_wdbc(objective: str, params: dict[str, Any] | None = None, seed: int = 0,

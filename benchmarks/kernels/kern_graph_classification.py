@@ -1,6 +1,7 @@
 """Graph classification (GDPA classifier paper): the kernels of ``gdpa-lp`` and ``gdpa-lp-elim``.
 
-Instances: WDBC subsets of n samples, kNN graph (``benchmarks/instances.py``).  The matrices are
+Instances: subsets of n samples of scikit-learn's digits (1797 samples, so that n spans 150-1500),
+kNN graph, k = 10 (``benchmarks/instances.py``).  The matrices are
 those of the solvers' own iterates: ``gdpa-lp`` / ``gdpa-lp-elim`` run untimed with ``tol = 0`` for
 one and two LPs, and the kernels are timed on iterate 2 (warm starts from iterate 1).
 
@@ -26,7 +27,7 @@ from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends, magnitudes
 from psdbench.linalg.gershgorin_lp import gershgorin_rows
 from psdbench.linalg.lp import solve_lp
 
-SIZES = [50, 100, 200, 500]
+SIZES = [150, 300, 750, 1500]
 FAMILY = "graph"
 SPARSE = {"expected": "O(nnz)", "expected_slope": 1.0, "sparse": True}
 DENSE3 = {"expected": "O(n^3)", "expected_slope": 3.0, "sparse": False}
@@ -34,9 +35,9 @@ SOLVE_CAPS = (1, 2)  # LPs: the iteration is the marginal cost of LP 2 (tol = 0 
 
 
 def _inst(cache: dict, n: int):
-    from benchmarks.instances import graph_classification
+    from benchmarks.instances import DIGITS, graph_classification
 
-    return cached(cache, ("graph", n), lambda: graph_classification(n))
+    return cached(cache, ("graph", n), lambda: graph_classification(n, dataset=DIGITS))
 
 
 def _split(cache: dict, n: int) -> dict:
@@ -235,7 +236,7 @@ def test_solve(benchmark, cache, size, solver, cap):
         targets = {**targets, "split_dual_matrix": (inst, "split_dual_matrix")}
     solve = lambda k: cls().solve(inst, Budget(max_iter=k), tol=0.0)  # noqa: E731
     calls = per_iteration_calls(solve, targets, *SOLVE_CAPS) if cap == SOLVE_CAPS[-1] else {}
-    sol = run_solve(benchmark, lambda: solve(cap), rounds=5, measured=cap - SOLVE_CAPS[0] if calls else 0,
+    sol = run_solve(benchmark, lambda: solve(cap), rounds=3, measured=cap - SOLVE_CAPS[0] if calls else 0,
                     family=FAMILY, role="solve", solver=solver, size=size, iterations=cap,
                     calls={f"{FAMILY}:{k}": v for k, v in calls.items()})
     assert sol.iterations == cap
