@@ -82,6 +82,14 @@ def run_calls(benchmark: Any, f: Callable, calls: list[tuple[tuple, dict]], *, r
     return run(benchmark, replay(f, calls), rounds=rounds, calls_per_round=len(calls), **info)
 
 
+def _patch(owner: Any, attr: str, wrapper: Callable) -> Any:
+    """``mock.patch.object`` that keeps a staticmethod a staticmethod."""
+    import inspect
+
+    static = isinstance(inspect.getattr_static(owner, attr), staticmethod)
+    return mock.patch.object(owner, attr, staticmethod(wrapper) if static else wrapper)
+
+
 def count_calls(fn: Callable[[], Any], targets: dict[str, tuple[Any, str]]) -> tuple[Any, Counter]:
     """Run ``fn()`` with each ``getattr(owner, attr)`` wrapped by a call counter.
 
@@ -98,7 +106,7 @@ def count_calls(fn: Callable[[], Any], targets: dict[str, tuple[Any, str]]) -> t
 
     with ExitStack() as stack:
         for name, (owner, attr) in targets.items():
-            stack.enter_context(mock.patch.object(owner, attr, counting(name, getattr(owner, attr))))
+            stack.enter_context(_patch(owner, attr, counting(name, getattr(owner, attr))))
         out = fn()
     return out, counts
 
@@ -139,7 +147,7 @@ def sample_calls(fn: Callable[[], Any], owner: Any, attr: str, skip: int = 0, k:
                     kept[j] = copy.deepcopy((a, kw))
         return f(*a, **kw)
 
-    with mock.patch.object(owner, attr, wrapper):
+    with _patch(owner, attr, wrapper):
         fn()
     if not kept:
         raise RuntimeError(f"{attr} was not called after the first {skip} calls")
@@ -165,7 +173,7 @@ def last_call(fn: Callable[[], Any], owner: Any, attr: str) -> tuple[tuple, dict
         seen[:] = [copy.deepcopy((a, k))]
         return f(*a, **k)
 
-    with mock.patch.object(owner, attr, wrapper):
+    with _patch(owner, attr, wrapper):
         fn()
     if not seen:
         raise RuntimeError(f"{attr} was never called")

@@ -111,6 +111,24 @@ def test_split_dual_matrix(benchmark, cache, size):
     np.testing.assert_allclose(H[0], lp.matrix().evaluate(np.concatenate([y, z, [eps]])), atol=1e-10)
 
 
+def test_labels(benchmark, cache, size):
+    """Section 5.2's labels from the first eigenvector of H (12): one dense ``eigh`` (O(n^3)).
+
+    gdpa-lp computes them for every iterate its TraceRecorder keeps (all of the first ones, then
+    O(log time)), so they are part of an early iteration's cost.
+    """
+    calls = _calls(cache, size, "gdpa-lp", GdpaLp, "labels")
+    out = run_calls(benchmark, GdpaLp.labels, calls, family=FAMILY, kernel="labels", size=size,
+                    expected="O(n^3)", expected_slope=3.0, sparse=False)
+    inst, y, z = calls[0][0]
+    w, V = np.linalg.eigh(inst.dual_matrix(y, z))  # reference: numpy's full eigendecomposition
+    v = V[: inst.n, 0]
+    x = np.sign(inst.xhat[0] * v[0] * v)
+    ok = (x == out[0]) | (x == 0)
+    ok[: inst.m] = out[0][: inst.m] == inst.xhat
+    assert ok.all() or w[1] - w[0] < 1e-9 * max(1.0, abs(w[0]))  # equal unless the eigenvalue is repeated
+
+
 def test_split_lp_rows(benchmark, cache, size):
     """The Gershgorin rows (21) of gdpa-lp's LP, built from the eigenvector's magnitudes."""
     d = _split(cache, size)
@@ -218,7 +236,7 @@ def test_label_propagation(benchmark, cache, size):
 # ----------------------------------------------------------------------------- whole iterations
 SOLVERS = {
     "gdpa-lp": (GdpaLp, {"first_eigvec_warm": (gdpa_lp, "first_eigvec"), "split_lp_build": (SplitDualLP, "build"),
-                         "split_lp_solve": (gdpa_lp, "solve_lp")}),
+                         "split_lp_solve": (gdpa_lp, "solve_lp"), "labels": (GdpaLp, "labels")}),
     "gdpa-lp-elim": (GdpaLpElim, {"elim_gershgorin_rows": (gdpa_lp_elim, "gershgorin_rows"),
                                   "elim_lp_solve": (gdpa_lp_elim, "solve_lp"),
                                   "elim_first_eigvec_warm": (gdpa_lp_elim, "first_eigvec"),
