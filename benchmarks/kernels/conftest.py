@@ -9,7 +9,11 @@ Every benchmark records in ``benchmark.extra_info`` what ``benchmarks/kernel_rep
                 as text) and ``expected_slope`` (its exponent in the size, or in nnz for
                 ``sparse = True`` kernels);
 ``iterations``  (solve) the iteration cap, and ``calls``: how many times the solve called each
-                kernel, counted in an untimed run by wrapping the kernels (no solver code changes).
+                kernel per measured iteration, counted in an untimed run by wrapping the kernels
+                (no solver code changes); ``iteration_s`` / ``iteration_min_s``: one iteration's
+                time read off the solver's own trace (:func:`run_solve`);
+``calls_per_round`` (kernel) how many recorded calls one round replays (:func:`run_calls`): the
+                kernels run on the inputs their solver gave them in the measured iterations.
 
 Quick mode (``--benchmark-disable``, what ``.ci/run`` runs): each kernel once, at its smallest
 size only, with its correctness check.

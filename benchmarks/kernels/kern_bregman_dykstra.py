@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import cached, iteration_calls, per_iteration_calls, run, run_calls, run_solve
+from conftest import cached, iteration_calls, per_iteration_calls, run_calls, run_solve
 
 from psdbench.api import Budget
 from psdbench.families.bregman_dykstra import dykstra, projection

@@ -23,7 +23,7 @@ from psdbench.families.graph_classification import gdpa_lp, gdpa_lp_elim
 from psdbench.families.graph_classification.gdpa_lp import GdpaLp, SplitDualLP
 from psdbench.families.graph_classification.gdpa_lp_elim import GdpaLpElim, reduced_split_affine
 from psdbench.linalg import gershgorin_lp
-from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends, magnitudes
+from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends
 from psdbench.linalg.gershgorin_lp import gershgorin_rows
 from psdbench.linalg.lp import solve_lp
 

@@ -126,7 +126,6 @@ def test_pair_distances(benchmark, cache, size):
 
 def test_pdcone_projection(benchmark, cache, size):
     """PD-cone's projection (clip at rho, rescale the trace; one dense eigh)."""
-    inst = _inst(cache, size)
     calls = _pd_calls(cache, size, pd_cone, "project_rescale")
     out = run_calls(benchmark, project_rescale, calls, family=FAMILY, kernel="pdcone_projection", size=size, **DENSE3)
     (A, rho, C), _ = calls[0]
