@@ -24,13 +24,11 @@ Tracked, besides time and peak memory:
 
 from __future__ import annotations
 
-from threadpoolctl import threadpool_limits
-
 from psdbench.api import Budget
 from psdbench.registry import discover
 
-DATASET = "sklearn/breast-cancer"
-PROBLEM = "graph-classification"
+from benchmarks.instances import graph_classification, limit_blas
+
 INSTANCE_PARAMS = {"n": 100, "graph": "knn", "k": 10}
 SEED = 0
 SOLVER_PARAMS = {"gdpa-lp": {}, "scs": {"formulation": "reduced"}}
@@ -49,15 +47,12 @@ class GraphClassificationWDBC:
     def setup(self, solver):
         reg = discover()
         # threadpoolctl only reaches libraries already loaded: load the ones the solvers import
-        # lazily (SciPy's OpenBLAS, scikit-learn's OpenMP, SCS's own OpenBLAS) before limiting.
+        # lazily (SCS's own OpenBLAS here; SciPy's and scikit-learn's in limit_blas) before limiting.
         import cvxpy  # noqa: F401
-        import scipy.linalg  # noqa: F401
         import scs  # noqa: F401
-        import sklearn.neighbors  # noqa: F401
 
-        self._threads = threadpool_limits(1)  # kept on self: the limit lasts as long as the object
-        dataset = reg.load_dataset(DATASET)
-        self.instance = reg.problem(PROBLEM).build(dataset, INSTANCE_PARAMS, SEED)
+        self._threads = limit_blas()  # kept on self: the limit lasts as long as the object
+        self.instance = graph_classification(seed=SEED, reg=reg, **INSTANCE_PARAMS)
         self.solver = reg.solver(solver)
         self.solver_params = dict(SOLVER_PARAMS[solver])
 

@@ -18,12 +18,11 @@ thread.  Besides time and peak memory:
 
 from __future__ import annotations
 
-from threadpoolctl import threadpool_limits
-
 from psdbench.api import Budget, Solution
 from psdbench.registry import discover
 
-DATASET = "sklearn/breast-cancer"
+from benchmarks.instances import limit_blas, metric_wdbc
+
 INSTANCE_PARAMS = {"protocol": "objective", "fold": 3}
 SEED = 0
 
@@ -37,12 +36,9 @@ class MetricWDBC:
     repeat = (1, 5, 60.0)
 
     def setup(self, objective, solver):
-        import scipy.linalg  # noqa: F401  (load the BLAS pools before limiting them)
-        import sklearn.neighbors  # noqa: F401
-
-        self._threads = threadpool_limits(1)
+        self._threads = limit_blas()
         reg = discover()
-        self.instance = reg.problem(f"metric/{objective}").build(reg.load_dataset(DATASET), INSTANCE_PARAMS, SEED)
+        self.instance = metric_wdbc(objective, INSTANCE_PARAMS, SEED, reg=reg)
         self.solver = reg.solver(solver)
 
     def teardown(self, objective, solver):
@@ -93,10 +89,8 @@ class MetricStepSearch:
 
         from psdbench.families.mahalanobis.objectives import pair_distances
 
-        self._threads = threadpool_limits(1)
-        reg = discover()
-        inst = reg.problem(f"metric/{objective}").build(
-            reg.load_dataset(DATASET), {"protocol": "classification", "k_nn": 10}, SEED)
+        self._threads = limit_blas()
+        inst = metric_wdbc(objective, {"protocol": "classification", "k_nn": 10}, SEED)
         K = inst.F.shape[1]
         _, G = inst.obj.value_and_grad(np.eye(K))
         v = np.linalg.eigh(G)[1][:, 0]

@@ -13,10 +13,10 @@ BLAS is pinned to one thread.
 
 from __future__ import annotations
 
-from threadpoolctl import threadpool_limits
-
 from psdbench.api import Budget
 from psdbench.registry import discover
+
+from benchmarks.instances import column_lp_data, limit_blas, signed_graph
 
 PARAMS = {"n_nodes": 50, "n_samples": 500, "noise_sd": 0.0}
 CONFIGS = {"balanced-clime": ("balanced-clime", {}), "clime-greedy": ("clime", {"balance": "greedy"}),
@@ -32,11 +32,9 @@ class SignedGraphN50:
     repeat = (1, 3, 60.0)
 
     def setup(self, config):
-        import scipy.linalg  # noqa: F401  (load the BLAS pools before limiting them)
-
-        self._threads = threadpool_limits(1)
+        self._threads = limit_blas()
         reg = discover()
-        self.instance = reg.problem("signed-graph").build(reg.load_dataset("synthetic/balanced-gmrf"), PARAMS, 0)
+        self.instance = signed_graph(seed=0, reg=reg, **PARAMS)
         name, self.kw = CONFIGS[config]
         self.solver = reg.solver(name)
 
@@ -62,18 +60,9 @@ class ColumnLP:
     repeat = (1, 3, 60.0)
 
     def setup(self, backend):
-        import numpy as np
-
-        from psdbench.families.signed_graph.data import balanced_gmrf
-        from psdbench.families.signed_graph.clime_lp import min_feasible_rho
-        from psdbench.families.signed_graph.problem import sample_covariance
-
-        self._threads = threadpool_limits(1)
-        s = balanced_gmrf(50, 500, 0.2, 0.0, 0)
-        self.C = sample_covariance(s.X)
-        self.signs = s.polarity[0] * s.polarity
-        self.rho = min_feasible_rho(self.C, 0, self.signs)[0] + 0.03
-        self.np = np
+        self._threads = limit_blas()
+        d = column_lp_data(PARAMS["n_nodes"], PARAMS["n_samples"], 0)
+        self.C, self.signs, self.rho = d["C"], d["signs"], d["rho"]
 
     def teardown(self, backend):
         self._threads.unregister()
