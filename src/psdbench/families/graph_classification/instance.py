@@ -15,6 +15,14 @@ Variables a solution may carry (any subset; each present one is verified):
 ``y_reduced``, ``eps_reduced``  dual of the reduced SDP (:meth:`~GraphClassificationInstance.reduced_sdp`,
         ``Q + diag(y_reduced)`` PSD) and the split parameter of its ``H-bar``
         (:meth:`~GraphClassificationInstance.reduced_split_matrix`), verified likewise.
+``s_reduced``  positive scaling vector of that ``H-bar`` (GDPA's ``s_i = 1 / v_i`` of the last
+        LP): the Gershgorin discs of ``S H-bar S^-1`` certify ``lambda_min(H-bar)`` in O(nnz).
+
+Sparse instances (kNN graphs with N > ``dense_n``): ``L`` is a ``scipy.sparse`` matrix and no
+array of N x N entries is formed.  The reduced dual is then verified by the Gershgorin
+certificate of ``s_reduced`` (metric ``certificate`` = 1), or where that fails by a LOBPCG
+estimate with its residual (``certificate`` = 2, not a proof); dense instances use ``eigh``
+(``certificate`` = 0).  ``M``, ``y``/``z`` and the conic reference need dense matrices.
 
 The dual bound ``-(1'y + b'z)``, ``b = 2 xhat`` (eq. (11)), is a lower bound on p* whenever H is
 PSD; :meth:`GraphClassificationInstance.dual_bound` shifts it by ``(N+1) max(0, -lambda_min(H))``
@@ -25,21 +33,31 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from psdbench.api import Feasibility, PsdbenchError, Solution
-from psdbench.linalg.psd import asymmetry, min_eig
+from psdbench.families.graph_classification import sparse as gsp
+from psdbench.families.graph_classification.reference import ConicReference
+from psdbench.linalg.psd import asymmetry, gershgorin_left_end, min_eig
 
 KIND = "graph-classification"
 
 
 # ----------------------------------------------------------------------------- the instance
 @dataclass
-class GraphClassificationInstance:
+class SparseCertificate(gsp.Certificate):
+    """:class:`~.sparse.Certificate` of H-bar with the lower bound on p* it gives and the PSD scale."""
+
+    lower: float = float("nan")
+    scale: float = 1.0
+
+
+@dataclass
+class GraphClassificationInstance(ConicReference):
     """One transductive instance: Laplacian ``L`` and the first ``m`` labels known."""
 
     dataset: str
@@ -52,12 +70,33 @@ class GraphClassificationInstance:
     kind: str = KIND
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     #: the variables a solution may carry (module docstring); each one present is verified
-    variables: ClassVar[tuple[str, ...]] = ("M", "x", "y", "z", "eps", "y_reduced", "eps_reduced")
+    variables: ClassVar[tuple[str, ...]] = ("M", "x", "y", "z", "eps", "y_reduced", "eps_reduced", "s_reduced")
 
     # ---- basic data
     @property
     def n(self) -> int:
         return int(self.L.shape[0])
+
+    @property
+    def is_sparse(self) -> bool:
+        """Whether ``L`` is a ``scipy.sparse`` matrix (kNN graph above ``dense_n``)."""
+        return sp.issparse(self.L)
+
+    def _dense_only(self, what: str) -> None:
+        if self.is_sparse:
+            raise PsdbenchError(f"graph-classification: {what} needs dense (N+1) x (N+1) matrices; "
+                                f"N = {self.n} > dense_n = {self.params.get('dense_n')}")
+
+    def refuse_solver(self, solver: Any) -> str | None:
+        """Why ``solver`` is skipped here: conic solvers beyond ``conic_max_n``, ``gdpa-lp`` on sparse."""
+        limit = self.params.get("conic_max_n")
+        if getattr(solver, "backend", None) and limit is not None and self.n > int(limit):
+            side = self.n - self.m + 1
+            return (f"{solver.name}: N = {self.n} > conic_max_n = {int(limit)} (reduced SDP of size {side}, "
+                    f"{side * side * 8 / 1e9:.2g} GB per dense matrix)")
+        if self.is_sparse and getattr(solver, "name", "") == "gdpa-lp":
+            return f"gdpa-lp: the dual (12) is built dense; N = {self.n} > dense_n = {self.params.get('dense_n')}"
+        return None
 
     @property
     def xhat(self) -> np.ndarray:
@@ -72,7 +111,12 @@ class GraphClassificationInstance:
     def fingerprint(self) -> str:
         """Hash of the instance data (used to check that a cached reference matches)."""
         h = hashlib.sha256()
-        h.update(np.ascontiguousarray(self.L).tobytes())
+        if self.is_sparse:
+            L = sp.csr_matrix(self.L)
+            for part in (L.data, L.indices, L.indptr):
+                h.update(np.ascontiguousarray(part).tobytes())
+        else:
+            h.update(np.ascontiguousarray(self.L).tobytes())
         h.update(self.x_true.tobytes())
         h.update(json.dumps([self.m, self.params], sort_keys=True, default=str).encode())
         return h.hexdigest()[:16]
@@ -80,6 +124,7 @@ class GraphClassificationInstance:
     # ---- matrices of the formulation
     def dual_matrix(self, y: np.ndarray, z: np.ndarray) -> np.ndarray:
         """H of (12)/(14): ``diag(y) + offdiag(z) + [[L, 0], [0, 0]]``, size N+1."""
+        self._dense_only("H of (12)")
         N, m = self.n, self.m
         H = np.zeros((N + 1, N + 1))
         H[:N, :N] = self.L
@@ -96,6 +141,7 @@ class GraphClassificationInstance:
         self-loops are ``u_{N+1}/2 -+ eps`` (section 4.3, step 3), so the diagonal entries are
         ``(y_{N+1} -+ (sum_{g1} z - sum_{g2} z))/2 -+ eps`` (kappa of (20)).
         """
+        self._dense_only("H-bar of (15)")
         N, m = self.n, self.m
         g1 = self.xhat > 0
         idx = np.arange(m)
@@ -139,10 +185,11 @@ class GraphClassificationInstance:
         v = solution.variables
         if "M" in v:
             M = np.asarray(v["M"], float)
-            return float(np.sum(self.L * 0.5 * (M[: self.n, : self.n] + M[: self.n, : self.n].T)))
+            sym = 0.5 * (M[: self.n, : self.n] + M[: self.n, : self.n].T)
+            return float(self.L.multiply(sym).sum()) if self.is_sparse else float(np.sum(self.L * sym))
         if "x" in v:
             x = np.asarray(v["x"], float)
-            return float(x @ self.L @ x)
+            return float(x @ (self.L @ x)) if self.is_sparse else float(x @ self.L @ x)
         raise PsdbenchError("graph-classification: a solution needs 'M' or 'x'")
 
     def verify(self, solution: Solution) -> Feasibility:
@@ -155,6 +202,7 @@ class GraphClassificationInstance:
         ok = True
         details: dict[str, float] = {}
         if "M" in v:
+            self._dense_only("verifying M")
             M = np.asarray(v["M"], float)
             if M.shape != (N + 1, N + 1):
                 raise PsdbenchError(f"M has shape {M.shape}, expected {(N + 1, N + 1)}")
@@ -186,7 +234,12 @@ class GraphClassificationInstance:
             psd("H", H, scale)
             if "eps" in v:
                 psd("Hbar", self.split_dual_matrix(y, z, float(np.asarray(v["eps"]))), scale)
-        if "y_reduced" in v:
+        if "y_reduced" in v and self.is_sparse:
+            cert = self._sparse_certificate(v)
+            details.update(certificate_bound=cert.bound, gershgorin_left_end=cert.gershgorin)
+            ok &= cert.bound >= -ptol * cert.scale
+            eigs.append(cert.bound / cert.scale)
+        elif "y_reduced" in v:
             yr = np.asarray(v["y_reduced"], float)
             D = self.reduced_dual_matrix(yr)
             scale = max(1.0, float(np.abs(D).sum(axis=1).max()))
@@ -203,19 +256,33 @@ class GraphClassificationInstance:
             details=details,
         )
 
+    def harmonic(self) -> gsp.Harmonic:
+        """Label propagation on a sparse instance (sparse CG; cached with its solve time)."""
+        if "harmonic" not in self._cache:
+            self._cache["harmonic"] = gsp.harmonic(self.L, self.m, self.xhat)
+        return self._cache["harmonic"]
+
     def baselines(self) -> dict[str, float]:
         """Majority-class and label-propagation (harmonic function) error rates on the unlabelled nodes."""
         if "baselines" not in self._cache:
             m, U = self.m, slice(self.m, None)
             truth = self.x_true[U]
             majority = 1.0 if self.xhat.sum() >= 0 else -1.0
-            L_UU, L_UL = self.L[U, U], self.L[U, :m]
-            # Harmonic solution f_U = -L_UU^-1 L_UL xhat (tiny ridge for components without labels).
-            f = np.linalg.solve(L_UU + 1e-10 * np.eye(L_UU.shape[0]), -L_UL @ self.xhat)
+            extra: dict[str, float] = {}
+            if self.is_sparse:
+                h = self.harmonic()
+                f = h.f
+                extra = {"labelprop_time_s": h.seconds, "labelprop_cg_iterations": float(h.iterations),
+                         "labelprop_residual": h.residual}
+            else:
+                L_UU, L_UL = self.L[U, U], self.L[U, :m]
+                # Harmonic solution f_U = -L_UU^-1 L_UL xhat (tiny ridge for components without labels).
+                f = np.linalg.solve(L_UU + 1e-10 * np.eye(L_UU.shape[0]), -L_UL @ self.xhat)
             pred = np.where(f > 0, 1.0, np.where(f < 0, -1.0, majority))
             self._cache["baselines"] = {
                 "majority_error": float(np.mean(truth != majority)),
                 "labelprop_error": float(np.mean(pred != truth)),
+                **extra,
             }
         return dict(self._cache["baselines"])
 
@@ -225,8 +292,15 @@ class GraphClassificationInstance:
         x = self._labels(solution)
         if x is not None:
             out["error_rate"] = float(np.mean(x[self.m :] != self.x_true[self.m :]))
-            out["xLx"] = float(x @ self.L @ x)
+            out["xLx"] = float(x @ (self.L @ x)) if self.is_sparse else float(x @ self.L @ x)
         v = solution.variables
+        if "y_reduced" in v and self.is_sparse:
+            cert = self._sparse_certificate(v)
+            out.update(lower_bound=cert.lower, certificate=cert.kind, certificate_bound_Hbar=cert.bound,
+                       gershgorin_left_end=cert.gershgorin, dual_objective=float(np.sum(v["y_reduced"])))
+            if cert.kind != "gershgorin":
+                out["lobpcg_residual"] = cert.residual
+            return out
         if "y" in v and "z" in v:
             y, z = np.asarray(v["y"], float), np.asarray(v["z"], float)
             out["lower_bound"], out["lambda_min_H"] = self.dual_bound(y, z)
@@ -237,55 +311,29 @@ class GraphClassificationInstance:
             yr = np.asarray(v["y_reduced"], float)
             out["lower_bound"], out["lambda_min_H"] = self.reduced_dual_bound(yr)
             out["dual_objective"] = float(np.sum(yr))
+            out["certificate"] = "eigh"
             if "eps_reduced" in v:
-                out["lambda_min_Hbar"] = min_eig(self.reduced_split_matrix(yr, float(np.asarray(v["eps_reduced"]))))
+                Hb = self.reduced_split_matrix(yr, float(np.asarray(v["eps_reduced"])))
+                out["lambda_min_Hbar"] = min_eig(Hb)
+                if "s_reduced" in v:  # the O(nnz) certificate beside the dense one (never above it)
+                    out["gershgorin_left_end"] = gershgorin_left_end(Hb, np.asarray(v["s_reduced"], float))
         return out
 
-    # ---- reference formulations
-    def reference_formulation(self, formulation: str = "primal"):
-        """A cvxpy problem with the optimum of (8), for the generic conic solvers.
-
-        ``"primal"`` is the SDP primal (8) itself, variable ``M`` of size N+1.  ``"reduced"`` is
-        the equivalent SDP of :meth:`reduced_sdp` (size |U|+1); its solution is mapped back to an
-        ``M`` of (8) by :meth:`lift`, so the harness verifies and scores it like any primal point.
-        """
-        import cvxpy as cp
-
-        from psdbench.api import Formulation
-
-        if formulation == "reduced":
-            prob, Z, _, _ = self._reduced_problem()
-            return Formulation(problem=prob, extract=lambda: {"M": self.lift(np.asarray(Z.value))})
-        if formulation != "primal":
-            raise PsdbenchError(f"graph-classification: formulation must be 'primal' or 'reduced', not {formulation!r}")
-        N, m = self.n, self.m
-        M = cp.Variable((N + 1, N + 1), PSD=True)
-        cons = [cp.diag(M) == 1, M[:m, N] == self.xhat]
-        prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(self.L, M[:N, :N]))), cons)
-        return Formulation(problem=prob, extract=lambda: {"M": np.asarray(M.value)})
-
-    def lift(self, Z: np.ndarray) -> np.ndarray:
-        """Map a point ``Z`` of the reduced SDP to ``M = T Z T'`` of (8) (proof of :meth:`reduced_sdp`).
-
-        ``T`` sends labelled node i to ``xhat_i`` times the homogenizing node, unlabelled nodes and
-        the homogenizing node to themselves, so ``M`` is PSD whenever ``Z`` is, and the objectives
-        agree.
-        """
-        N, m = self.n, self.m
-        k = N - m + 1
-        T = np.zeros((N + 1, k))
-        T[:m, k - 1] = self.xhat
-        T[m:N, : k - 1] = np.eye(k - 1)
-        T[N, k - 1] = 1.0
-        return T @ Z @ T.T
-
-    def _reduced_problem(self):
-        import cvxpy as cp
-
-        Q, const = self.reduced_sdp()
-        Z = cp.Variable(Q.shape, PSD=True)
-        diag = cp.diag(Z) == 1
-        return cp.Problem(cp.Minimize(cp.sum(cp.multiply(Q, Z)) + const), [diag]), Z, diag, Q
+    def _sparse_certificate(self, v: Any) -> "SparseCertificate":
+        """Certified bound of a sparse instance's reduced dual point (cached per point)."""
+        y = np.asarray(v["y_reduced"], float)
+        eps = float(np.asarray(v.get("eps_reduced", 0.0)))
+        s = np.asarray(v["s_reduced"], float) if "s_reduced" in v else None
+        key = ("cert", hashlib.sha1(y.tobytes() + np.float64(eps).tobytes() + (b"" if s is None else s.tobytes())).hexdigest())
+        if key not in self._cache:
+            Q, const = self.reduced_sdp()
+            cert = gsp.certify(self.reduced_split_matrix(y, eps), s, float(self.params["psd_tol"]))
+            lam = min(cert.bound, 2.0 * cert.bound)  # lambda_min(Q + diag y) >= this (Lemma 1, |a|^2 <= 2|w|^2)
+            scale = max(1.0, float(np.max(abs(Q).sum(axis=1).A.ravel() + np.abs(y))))
+            lower = const - float(np.sum(y)) - Q.shape[0] * max(0.0, -lam)
+            self._cache = {k: c for k, c in self._cache.items() if not (isinstance(k, tuple) and k[0] == "cert")}
+            self._cache[key] = SparseCertificate(cert.bound, cert.kind, cert.gershgorin, cert.residual, lower, scale)
+        return self._cache[key]
 
     def reduced_sdp(self) -> tuple[np.ndarray, float]:
         """The equivalent SDP over the unlabelled nodes plus one homogenizing node.
@@ -305,6 +353,9 @@ class GraphClassificationInstance:
         if "reduced" in self._cache:
             Q, const = self._cache["reduced"]
             return Q.copy(), const
+        if self.is_sparse:
+            self._cache["reduced"] = gsp.reduced_sdp(self.L, self.m, self.xhat)
+            return self.reduced_sdp()
         m = self.m
         L_UU = self.L[m:, m:]
         c = self.L[m:, :m] @ self.xhat
@@ -319,13 +370,14 @@ class GraphClassificationInstance:
     def reduced_dual_matrix(self, y: np.ndarray) -> np.ndarray:
         """``Q + diag(y)``: the dual matrix of the reduced SDP (dual: min 1'y s.t. this PSD)."""
         Q, _ = self.reduced_sdp()
-        return Q + np.diag(y)
+        return (Q + sp.diags(y)).tocsr() if self.is_sparse else Q + np.diag(y)
 
     def reduced_dual_bound(self, y: np.ndarray) -> tuple[float, float]:
         """Certified lower bound on p* from any ``y``: ``const - 1'y - k max(0, -lambda_min(Q + diag y))``.
 
         Weak duality for the reduced SDP: ``tr(Q Z) >= -1'y`` for Z feasible and Q + diag(y) PSD.
         """
+        self._dense_only("the dense reduced bound (use the Gershgorin certificate)")
         Q, const = self.reduced_sdp()
         lam = min_eig(Q + np.diag(y))
         return const - float(np.sum(y)) - Q.shape[0] * max(0.0, -lam), lam
@@ -340,6 +392,8 @@ class GraphClassificationInstance:
         H-bar PSD implies Q + diag(y) PSD.
         """
         Q, _ = self.reduced_sdp()
+        if self.is_sparse:
+            return gsp.split_matrix(Q, np.asarray(y, float), float(eps))
         u = Q.shape[0] - 1
         c = Q[:u, u]
         H = np.zeros((u + 2, u + 2))
@@ -349,58 +403,3 @@ class GraphClassificationInstance:
         H[u, u] = 0.5 * y[u] - eps
         H[u + 1, u + 1] = 0.5 * y[u] + eps
         return H
-
-    def certified_reference(self, time_limit_s: float | None = None, rtol: float = 1e-5) -> dict[str, Any]:
-        """Certified interval [lower, upper] for p*, from the reduced SDP.
-
-        Solved with Clarabel (interior point) where the reduced size allows, else SCS at 1e-6,
-        tightened to 1e-7 and 1e-8 (warm-started) until the interval is within ``rtol`` relative or
-        ``time_limit_s`` runs out.  ``upper`` is the objective of an exactly feasible point (the returned ``Z``
-        projected on the PSD cone and rescaled to unit diagonal); ``lower`` is the dual bound of
-        the returned ``w`` shifted by ``n max(0, -lambda_min(Q + diag w))``.  Neither trusts the
-        solver.
-        """
-        import cvxpy as cp
-
-        from psdbench.linalg.psd import nearest_psd
-
-        prob, Z, diag, Q = self._reduced_problem()
-        const = float(self.reduced_sdp()[1])
-        k = Q.shape[0]
-        t0 = time.perf_counter()
-        best: dict[str, Any] | None = None
-        for eps in (1e-6, 1e-7, 1e-8):  # tighten until the certificate is tight enough
-            left = None if not time_limit_s else float(time_limit_s) - (time.perf_counter() - t0)
-            if left is not None and left <= 0:
-                break
-            if k <= 60:  # Clarabel's KKT system grows as k^4: fast below ~60, minutes at ~100
-                solver, opts = "CLARABEL", {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9}
-                if left is not None:
-                    opts["time_limit"] = left
-            else:
-                # Without Anderson acceleration SCS needs a few hundred iterations here; the
-                # certificate, not the tolerance, decides whether the interval counts as certified.
-                solver, opts = "SCS", {"eps_abs": eps, "eps_rel": eps, "max_iters": 100000,
-                                       "acceleration_lookback": 0, "warm_start": best is not None}
-                if left is not None:
-                    opts["time_limit_secs"] = left
-            prob.solve(solver=solver, **opts)
-            if Z.value is None or diag.dual_value is None:
-                break
-            Zp = nearest_psd(np.asarray(Z.value))
-            d = np.sqrt(np.clip(np.diag(Zp), 1e-300, None))
-            Zf = Zp / np.outer(d, d)  # exactly feasible: PSD, unit diagonal
-            upper = float(np.sum(Q * Zf)) + const
-            # cvxpy's multiplier w of `diag(Z) == 1` satisfies Q + diag(w) PSD at the optimum.
-            w = np.asarray(diag.dual_value, float)
-            lam = min_eig(Q + np.diag(w))
-            lower = -float(np.sum(w)) - k * max(0.0, -lam) + const
-            if best is None or upper - lower < best["gap"]:
-                best = {"value": upper, "lower": lower, "gap": upper - lower,
-                        "solver": f"{solver.lower()} (reduced SDP, eps {eps:g})" if solver == "SCS" else "clarabel (reduced SDP)",
-                        "solver_version": f"cvxpy {cp.__version__}", "status": prob.status}
-            if solver == "CLARABEL" or best["gap"] <= rtol * max(1.0, abs(best["value"])):
-                break
-        if best is None:
-            raise RuntimeError(f"reference solve failed: {prob.status}")
-        return best
