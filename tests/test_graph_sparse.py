@@ -119,3 +119,22 @@ def test_conic_solvers_skipped_beyond_conic_max_n(registry, wdbc):
         assert why is not None and "N = 60 > conic_max_n = 50" in why
     assert api.skip_reason(registry.solver("gdpa-lp-elim"), inst) is None
     assert inst.certified_reference(time_limit_s=10) is None
+
+
+def test_scaling_report_slope_and_ratio():
+    """The gdpa-scaling blocks: slope of a t = c N^1.5 series is 1.5; the ratio column is time / label-prop time."""
+    import pandas as pd
+
+    from psdbench.families.graph_classification.report_scaling import loglog_slope, scaling_blocks
+
+    ns = np.array([1000, 4891, 9766, 24432])
+    t = 1e-6 * ns ** 1.5
+    assert loglog_slope(ns.astype(float), t) == pytest.approx(1.5, abs=1e-12)
+    f = pd.DataFrame({"solver": "gdpa-lp-elim", "status": "ok", "dataset": "uci/cod-rna", "p_graph": "knn",
+                      "p_scaling": "minmax", "p_n": ns, "wall_time_s": t, "metric_labelprop_time_s": t / 4,
+                      "peak_rss_mb": 100.0 + ns / 100, "metric_error_rate": 0.1, "metric_labelprop_error": 0.1,
+                      "metric_majority_error": 0.3, "metric_lower_bound": ns * 1.0, "metric_certificate": "gershgorin"})
+    table, fig = scaling_blocks(f)
+    assert list(table.frame["ratio"]) == ["4"] * 4
+    assert "slope of the solve time over N: 1.50" in table.checks[0]
+    assert table.frame["paper GDPA (s)"].iloc[1] == "0.366" and fig.png[:4] == b"\x89PNG"
