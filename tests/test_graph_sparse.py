@@ -138,3 +138,23 @@ def test_scaling_report_slope_and_ratio():
     assert list(table.frame["ratio"]) == ["4"] * 4
     assert "slope of the solve time over N: 1.50" in table.checks[0]
     assert table.frame["paper GDPA (s)"].iloc[1] == "0.366" and fig.png[:4] == b"\x89PNG"
+
+
+def test_closed_form_lp_equals_highs(registry, wdbc):
+    """The split dual's LP in closed form (every Gershgorin row tight) is HiGHS's optimum, for any scalars."""
+    from psdbench.linalg.lp import solve_lp
+
+    _, inst = pair(registry, wdbc, 150)
+    Q, _ = inst.reduced_sdp()
+    H = split_affine(Q)
+    k = Q.shape[0]
+    a = np.random.default_rng(0).uniform(0.2, 3.0, k + 1)
+    A, b = H.rows(a, 0.1)
+    res = solve_lp(np.concatenate([np.ones(k), [0.0]]), A, b, [(None, None)] * (k + 1), tol=1e-9)
+    x = H.tight_rows(a, 0.1)
+    assert float(np.sum(x[:k])) == pytest.approx(res.fun, rel=1e-9)
+    np.testing.assert_allclose(x, res.x, atol=1e-7)
+    assert gershgorin_left_end(H.evaluate(x), 1.0 / a) == pytest.approx(0.1, abs=1e-9)
+    sol_h = registry.solver("gdpa-lp-elim").solve(inst, Budget.seconds(60), lp="highs")
+    sol_c = registry.solver("gdpa-lp-elim").solve(inst, Budget.seconds(60))
+    assert inst.evaluate(sol_h)["lower_bound"] == pytest.approx(inst.evaluate(sol_c)["lower_bound"], rel=1e-7)

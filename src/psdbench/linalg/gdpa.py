@@ -57,6 +57,7 @@ def first_eigvec(
     tol: float = 1e-4,
     maxiter: int = 200,
     cache: dict | None = None,
+    jacobi: bool = False,
 ) -> FirstEig:
     """First eigenvector of each connected component of ``A`` (warm-started LOBPCG).
 
@@ -74,6 +75,9 @@ def first_eigvec(
         The caller's memo of small components' dense eigenpairs, keyed by the component's nodes
         and entries: when a block coordinate method changes one row, the other components are
         looked up instead of recomputed.
+    jacobi : bool
+        Precondition LOBPCG with ``diag(A)^-1`` (where the diagonal is positive): on large sparse
+        graph Laplacians it converges in tens of iterations where the plain method stalls.
     """
     n = A.shape[0]
     sparse = sp.issparse(A)
@@ -115,7 +119,10 @@ def first_eigvec(
                 x0 = rng.standard_normal(len(idx))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                w, V, hist = lobpcg(block, x0[:, None], tol=tol or 1e-8, maxiter=maxiter, largest=False, retResidualNormsHistory=True)
+                d = block.diagonal() if jacobi else None
+                M = sp.diags(1.0 / d) if d is not None and np.all(d > 0) else None
+                w, V, hist = lobpcg(block, x0[:, None], M=M, tol=tol or 1e-8, maxiter=maxiter, largest=False,
+                                    retResidualNormsHistory=True)
             iters += len(hist)
             lam_c, vec = float(w[0]), V[:, 0]
             if not np.all(np.isfinite(vec)):

@@ -104,3 +104,22 @@ class DiagAffineMatrix:
         radius = np.bincount(r, np.abs(coo.data[off]) * a[c] / a[r], minlength=self.C.shape[0])
         A = sp.csr_matrix((-self.coef, (self.row, self.var)), shape=(self.C.shape[0], self.n_vars))
         return A, self.C.diagonal() - radius - rho
+
+    def tight_rows(self, a: np.ndarray, rho: float = 0.0) -> np.ndarray | None:
+        """The LP ``min 1'x`` over :meth:`rows` in closed form, when each diagonal has its own variables.
+
+        Holds for the split reduced dual (``y_i`` alone on row i, ``y_t`` and ``eps`` on the two
+        halves of t with coefficients ``(1/2, -1)`` and ``(1/2, +1)``): every Gershgorin row is then
+        tight at the optimum, ``y_i = R_i - C_ii + rho``, ``y_t = (R_+ - C_++) + (R_- - C_--) + 2 rho``,
+        ``eps = ((R_- - C_--) - (R_+ - C_++)) / 2``.  Returns ``None`` for any other structure.
+        """
+        n = self.C.shape[0]
+        need = -self.rows(a, rho)[1]  # d_i(x) >= R_i - C_ii + rho
+        u = n - 2
+        expected = (np.concatenate([np.arange(u), [u, u + 1, u, u + 1]]),
+                    np.concatenate([np.arange(u), [u, u, u + 1, u + 1]]),
+                    np.concatenate([np.ones(u), [0.5, 0.5, -1.0, 1.0]]))
+        if self.n_vars != n or not all(np.array_equal(x, e) for x, e in zip((self.row, self.var, self.coef), expected)):
+            return None
+        return np.concatenate([need[:u], [need[u] + need[u + 1], 0.5 * (need[u + 1] - need[u])]])
+

@@ -104,6 +104,8 @@ class GdpaLpElim(GraphGdpaSolver):
         "lobpcg_maxiter": api.number(low=1, default=200, integer=True, doc="LOBPCG iteration limit"),
         "rho": api.number(low=0, default=0.0, doc="Gershgorin rows >= rho"),
         "lp_tol": api.number(low=0, default=1e-7, doc="HiGHS primal and dual feasibility tolerance"),
+        "lp": api.choice("auto", "highs", doc="auto: the LP's closed form (every row tight) on sparse instances, "
+                                              "HiGHS on dense ones | highs: HiGHS everywhere"),
     }
     default_params: dict[str, Any] = api.default_params(params)
 
