@@ -133,9 +133,10 @@ def test_scaling_report_slope_and_ratio():
     f = pd.DataFrame({"solver": "gdpa-lp-elim", "status": "ok", "dataset": "uci/cod-rna", "p_graph": "knn",
                       "p_scaling": "minmax", "p_n": ns, "wall_time_s": t, "metric_labelprop_time_s": t / 4,
                       "peak_rss_mb": 100.0 + ns / 100, "metric_error_rate": 0.1, "metric_labelprop_error": 0.1,
-                      "metric_majority_error": 0.3, "metric_lower_bound": ns * 1.0, "metric_certificate": "gershgorin"})
+                      "metric_majority_error": 0.3, "metric_lower_bound": ns * 1.0,
+                      "metrics": [{"certificate": "gershgorin"}] * len(ns)})
     table, fig = scaling_blocks(f)
-    assert list(table.frame["ratio"]) == ["4"] * 4
+    assert list(table.frame["ratio"]) == ["4"] * 4 and set(table.frame["certificate"]) == {"gershgorin"}
     assert "slope of the solve time over N: 1.50" in table.checks[0]
     assert table.frame["paper GDPA (s)"].iloc[1] == "0.366" and fig.png[:4] == b"\x89PNG"
 

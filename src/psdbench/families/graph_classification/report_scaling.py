@@ -1,7 +1,7 @@
 """Report blocks of the ``gdpa-scaling`` suite: time and peak memory versus N, beside the paper's times.
 
-For every (dataset, graph, scaling) group where ``gdpa-lp-elim`` ran at three or more sizes: a
-table per N (median solve time, label propagation's sparse-solve time on the same instances and
+For every (graph, scaling) group where ``gdpa-lp-elim`` ran at three or more sizes (datasets
+side by side, e.g. ``uci/cod-rna`` subsets and ``uci/cod-rna-full``): a row per (dataset, N) (median solve time, label propagation's sparse-solve time on the same instances and
 the ratio, peak RSS of the worker, error rates of GDPA / label propagation / majority class, the
 certified lower bound and how it was certified, the paper's GDPA time at that size) and a log-log
 figure of time and peak memory with the least-squares slopes.
@@ -40,13 +40,20 @@ def _col(f: pd.DataFrame, name: str) -> pd.Series:
     return pd.to_numeric(f[name], errors="coerce") if name in f.columns else pd.Series(np.nan, index=f.index)
 
 
+def _certificates(sub: pd.DataFrame) -> list[str]:
+    """The ``certificate`` metric (a string: the frame's numeric metric column drops it) of the cells."""
+    if "metrics" not in sub.columns:
+        return []
+    return sorted({str(m["certificate"]) for m in sub["metrics"] if isinstance(m, dict) and m.get("certificate")})
+
+
 def scaling_frame(f: pd.DataFrame) -> pd.DataFrame:
-    """One row per N: medians over the ok ``gdpa-lp-elim`` cells of the group."""
+    """One row per (N, dataset): medians over the ok ``gdpa-lp-elim`` cells of the group."""
     g = f[(f["solver"] == SOLVER) & (f["status"] == "ok")].assign(N=_col(f, "p_n"))
     rows = []
-    for n, sub in g.groupby("N"):
-        certs = sorted(set(sub["metric_certificate"].dropna().astype(str))) if "metric_certificate" in sub else []
-        rows.append({"N": int(n), "cells": len(sub), "time_s": _col(sub, "wall_time_s").median(),
+    for (n, dataset), sub in g.groupby(["N", "dataset"]):
+        certs = _certificates(sub)
+        rows.append({"N": int(n), "dataset": dataset, "cells": len(sub), "time_s": _col(sub, "wall_time_s").median(),
                      "labelprop_s": _col(sub, "metric_labelprop_time_s").median(),
                      "peak_rss_mb": _col(sub, "peak_rss_mb").max(),
                      "error": _col(sub, "metric_error_rate").mean(), "error_lp": _col(sub, "metric_labelprop_error").mean(),
@@ -90,18 +97,18 @@ def scaling_blocks(f: pd.DataFrame) -> list[Any]:
     if f.empty or "p_n" not in f.columns or SOLVER not in set(f["solver"]):
         return []
     out: list[Any] = []
-    keys = [c for c in ("dataset", "p_graph", "p_scaling") if c in f.columns]
+    keys = [c for c in ("p_graph", "p_scaling") if c in f.columns]
     for key, g in f.groupby(keys, dropna=False):
         s = scaling_frame(g)
-        if len(s) < 3:
+        if s.empty or s["N"].nunique() < 3:
             continue
         key = key if isinstance(key, tuple) else (key,)
-        label = ", ".join(str(k) for k in key)
+        label = ", ".join([*sorted(set(s["dataset"])), *(str(k) for k in key)])
         name = "scaling_" + slug(*[str(k) for k in key])
         slope = loglog_slope(s["N"].to_numpy(float), s["time_s"].to_numpy(float))
         ratio = s["time_s"] / s["labelprop_s"]
         frame = pd.DataFrame({
-            "N": [fmt_num(v) for v in s["N"]], "cells": s["cells"],
+            "N": [fmt_num(v) for v in s["N"]], "dataset": s["dataset"], "cells": s["cells"],
             "time (s)": [fmt_num(v) for v in s["time_s"]], "label prop. (s)": [fmt_num(v) for v in s["labelprop_s"]],
             "ratio": [fmt_num(v) for v in ratio], "peak RSS (MB)": [fmt_num(v) for v in s["peak_rss_mb"]],
             "error (%)": [_pct(v) for v in s["error"]], "label prop. error (%)": [_pct(v) for v in s["error_lp"]],
