@@ -288,7 +288,7 @@ class GraphClassificationInstance(ConicReference):
 
     def evaluate(self, solution: Solution) -> dict[str, float]:
         """Error rate on the unlabelled nodes, x'Lx of the predicted labels, baselines, dual bound."""
-        out = self.baselines()
+        out = {**self.baselines(), "n_nodes": float(self.n)}
         x = self._labels(solution)
         if x is not None:
             out["error_rate"] = float(np.mean(x[self.m :] != self.x_true[self.m :]))

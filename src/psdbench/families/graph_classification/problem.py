@@ -23,6 +23,7 @@ The instance, with the variables a solution may carry, is in :mod:`.instance`.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Mapping
 
 import numpy as np
@@ -88,7 +89,8 @@ def _select(y: np.ndarray, params: Mapping[str, Any], seed: int) -> np.ndarray:
     n = params.get("n")
     if n is None:
         folds = StratifiedKFold(n_splits=int(params["n_folds"]), shuffle=True, random_state=0)
-        idx = list(folds.split(np.zeros(n_total), y))[int(params["fold"])][1]
+        # the wanted fold only: materializing every (train, test) pair is K x n_total indices
+        idx = next(itertools.islice(folds.split(np.zeros(n_total), y), int(params["fold"]), None))[1]
     else:
         n = int(n)
         if n > n_total or n < 4:
