@@ -159,3 +159,15 @@ def test_closed_form_lp_equals_highs(registry, wdbc):
     sol_h = registry.solver("gdpa-lp-elim").solve(inst, Budget.seconds(60), lp="highs")
     sol_c = registry.solver("gdpa-lp-elim").solve(inst, Budget.seconds(60))
     assert inst.evaluate(sol_h)["lower_bound"] == pytest.approx(inst.evaluate(sol_c)["lower_bound"], rel=1e-7)
+
+
+def test_fold_selection_is_the_listed_fold(wdbc):
+    """Selecting fold f lazily gives the same indices as listing every fold (the original code)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from psdbench.families.graph_classification.problem import _select
+
+    folds = list(StratifiedKFold(n_splits=5, shuffle=True, random_state=0).split(np.zeros(len(wdbc.y)), wdbc.y))
+    for fold in (0, 3):
+        got = _select(wdbc.y, {"n": None, "n_folds": 5, "fold": fold}, 1)
+        np.testing.assert_array_equal(got, np.random.default_rng(1).permutation(np.sort(folds[fold][1])))
