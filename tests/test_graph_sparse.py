@@ -171,3 +171,35 @@ def test_fold_selection_is_the_listed_fold(wdbc):
     for fold in (0, 3):
         got = _select(wdbc.y, {"n": None, "n_folds": 5, "fold": fold}, 1)
         np.testing.assert_array_equal(got, np.random.default_rng(1).permutation(np.sort(folds[fold][1])))
+
+
+def test_sparse_gdpa_lp_rows_and_matrices_equal_dense(registry, wdbc):
+    """gdpa-lp's H-bar (15), H (12) and LP rows (21) built sparse equal the dense builder's."""
+    from psdbench.families.graph_classification.gdpa_lp import SplitDualLP
+    from psdbench.families.graph_classification.sparse_gdpa_lp import split_affine as full_split
+    from psdbench.linalg.gershgorin_lp import gershgorin_rows
+
+    dense, sparse = pair(registry, wdbc, 60)
+    rng = np.random.default_rng(2)
+    N, m = dense.n, dense.m
+    y, z = rng.normal(size=N + 1), -np.abs(rng.normal(size=m)) * dense.xhat
+    np.testing.assert_allclose(sparse.dual_matrix(y, z).toarray(), dense.dual_matrix(y, z), atol=1e-12)
+    np.testing.assert_allclose(sparse.split_dual_matrix(y, z, 0.7).toarray(), dense.split_dual_matrix(y, z, 0.7), atol=1e-12)
+    a = rng.uniform(0.3, 2.0, N + 2)
+    for free in (False, True):
+        A_d, b_d = gershgorin_rows(SplitDualLP(L=dense.L, xhat=dense.xhat, free_eps=free).matrix(0.7), a, 0.1)
+        A_s, b_s = full_split(sparse.L, sparse.xhat, 0.7, free).rows(a, 0.1)
+        np.testing.assert_allclose(A_s.toarray(), A_d.toarray(), atol=1e-12)
+        np.testing.assert_allclose(b_s, b_d, atol=1e-12)
+
+
+def test_sparse_gdpa_lp_runs_certified(registry, wdbc):
+    dense, sparse = pair(registry, wdbc, 80)
+    sol = registry.solver("gdpa-lp").solve(sparse, Budget.seconds(60))
+    assert sol.status == Status.OK
+    feas, met = sparse.verify(sol), sparse.evaluate(sol)
+    assert feas.ok and met["certificate"] == "gershgorin"
+    Hb = dense.split_dual_matrix(sol.variables["y"], sol.variables["z"], float(sol.variables["eps"]))
+    assert met["gershgorin_left_end"] <= min_eig(Hb) + 1e-9
+    ref = dense.certified_reference(time_limit_s=60)
+    assert met["lower_bound"] <= ref["value"] + 1e-6 * abs(ref["value"])

@@ -123,3 +123,43 @@ class DiagAffineMatrix:
             return None
         return np.concatenate([need[:u], [need[u] + need[u + 1], 0.5 * (need[u + 1] - need[u])]])
 
+
+
+@dataclass
+class SparseAffineSignedMatrix:
+    """:class:`AffineSignedMatrix` with a sparse ``C`` (nothing n x n): variable terms anywhere.
+
+    The known sign of a constant off-diagonal entry is that of ``C``; a variable off-diagonal term
+    carries its own ``sign`` (its position must be empty in ``C``).  ``sign`` is 0 for diagonal terms.
+    """
+
+    C: sp.csr_matrix
+    row: np.ndarray
+    col: np.ndarray
+    var: np.ndarray
+    coef: np.ndarray
+    sign: np.ndarray
+    n_vars: int
+
+    def evaluate(self, x: np.ndarray) -> sp.csr_matrix:
+        """The sparse matrix ``H(x)``."""
+        vals = self.coef * np.asarray(x, float)[self.var]
+        off = self.row != self.col
+        T = sp.coo_matrix((np.concatenate([vals, vals[off]]),
+                           (np.concatenate([self.row, self.col[off]]), np.concatenate([self.col, self.row[off]]))),
+                          shape=self.C.shape)
+        return (self.C + T.tocsr()).tocsr()
+
+    def rows(self, a: np.ndarray, rho: float = 0.0) -> tuple[sp.csr_matrix, np.ndarray]:
+        """``A_ub, b_ub`` of every Gershgorin row of ``S H(x) S^-1`` >= rho (as :func:`gershgorin_rows`), O(nnz)."""
+        n = self.C.shape[0]
+        coo = self.C.tocoo()
+        o = coo.row != coo.col
+        g0 = self.C.diagonal() - np.bincount(coo.row[o], np.abs(coo.data[o]) * a[coo.col[o]] / a[coo.row[o]], minlength=n)
+        d = self.row == self.col
+        r, c, k, w, s = self.row[~d], self.col[~d], self.var[~d], self.coef[~d], self.sign[~d]
+        rows = np.concatenate([self.row[d], r, c])
+        cols = np.concatenate([self.var[d], k, k])
+        vals = np.concatenate([self.coef[d], -s * w * a[c] / a[r], -s * w * a[r] / a[c]])
+        A = sp.csr_matrix((vals, (rows, cols)), shape=(n, self.n_vars))  # duplicates are summed
+        return -A, g0 - rho

@@ -15,6 +15,7 @@ Variables a solution may carry (any subset; each present one is verified):
 ``y_reduced``, ``eps_reduced``  dual of the reduced SDP (:meth:`~GraphClassificationInstance.reduced_sdp`,
         ``Q + diag(y_reduced)`` PSD) and the split parameter of its ``H-bar``
         (:meth:`~GraphClassificationInstance.reduced_split_matrix`), verified likewise.
+``s``   positive scaling vector of ``H-bar`` of (15) (``gdpa-lp`` on sparse instances), certified likewise.
 ``s_reduced``  positive scaling vector of that ``H-bar`` (GDPA's ``s_i = 1 / v_i`` of the last
         LP): the Gershgorin discs of ``S H-bar S^-1`` certify ``lambda_min(H-bar)`` in O(nnz).
 
@@ -70,7 +71,7 @@ class GraphClassificationInstance(ConicReference):
     kind: str = KIND
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     #: the variables a solution may carry (module docstring); each one present is verified
-    variables: ClassVar[tuple[str, ...]] = ("M", "x", "y", "z", "eps", "y_reduced", "eps_reduced", "s_reduced")
+    variables: ClassVar[tuple[str, ...]] = ("M", "x", "y", "z", "eps", "y_reduced", "eps_reduced", "s_reduced", "s")
 
     # ---- basic data
     @property
@@ -94,8 +95,6 @@ class GraphClassificationInstance(ConicReference):
             side = self.n - self.m + 1
             return (f"{solver.name}: N = {self.n} > conic_max_n = {int(limit)} (reduced SDP of size {side}, "
                     f"{side * side * 8 / 1e9:.2g} GB per dense matrix)")
-        if self.is_sparse and getattr(solver, "name", "") == "gdpa-lp":
-            return f"gdpa-lp: the dual (12) is built dense; N = {self.n} > dense_n = {self.params.get('dense_n')}"
         return None
 
     @property
@@ -124,8 +123,10 @@ class GraphClassificationInstance(ConicReference):
     # ---- matrices of the formulation
     def dual_matrix(self, y: np.ndarray, z: np.ndarray) -> np.ndarray:
         """H of (12)/(14): ``diag(y) + offdiag(z) + [[L, 0], [0, 0]]``, size N+1."""
-        self._dense_only("H of (12)")
         N, m = self.n, self.m
+        if self.is_sparse:
+            col = sp.csr_matrix((z, (np.arange(m), np.zeros(m, int))), shape=(N, 1))
+            return (sp.bmat([[self.L, col], [col.T, None]], format="csr") + sp.diags(y)).tocsr()
         H = np.zeros((N + 1, N + 1))
         H[:N, :N] = self.L
         H[np.diag_indices(N + 1)] += y
@@ -141,10 +142,14 @@ class GraphClassificationInstance(ConicReference):
         self-loops are ``u_{N+1}/2 -+ eps`` (section 4.3, step 3), so the diagonal entries are
         ``(y_{N+1} -+ (sum_{g1} z - sum_{g2} z))/2 -+ eps`` (kappa of (20)).
         """
-        self._dense_only("H-bar of (15)")
         N, m = self.n, self.m
         g1 = self.xhat > 0
         idx = np.arange(m)
+        if self.is_sparse:
+            from psdbench.families.graph_classification.sparse_gdpa_lp import split_affine
+
+            x = np.concatenate([y, z])
+            return split_affine(self.L, self.xhat, float(eps), False).evaluate(x)
         Hb = np.zeros((N + 2, N + 2))
         Hb[:N, :N] = self.L
         Hb[np.diag_indices(N)] += y[:N]
@@ -227,7 +232,12 @@ class GraphClassificationInstance(ConicReference):
             ok &= lam >= -ptol * scale
             eigs.append(lam / scale)
 
-        if "y" in v and "z" in v:
+        if "y" in v and "z" in v and self.is_sparse:
+            cert = self._sparse_certificate(v)
+            details.update(certificate_bound=cert.bound, gershgorin_left_end=cert.gershgorin)
+            ok &= cert.bound >= -ptol * cert.scale
+            eigs.append(cert.bound / cert.scale)
+        elif "y" in v and "z" in v:
             y, z = np.asarray(v["y"], float), np.asarray(v["z"], float)
             H = self.dual_matrix(y, z)
             scale = max(1.0, float(np.abs(H).sum(axis=1).max()))
@@ -294,10 +304,11 @@ class GraphClassificationInstance(ConicReference):
             out["error_rate"] = float(np.mean(x[self.m :] != self.x_true[self.m :]))
             out["xLx"] = float(x @ (self.L @ x)) if self.is_sparse else float(x @ self.L @ x)
         v = solution.variables
-        if "y_reduced" in v and self.is_sparse:
+        if ("y_reduced" in v or ("y" in v and "z" in v)) and self.is_sparse:
             cert = self._sparse_certificate(v)
+            dual = np.sum(v["y_reduced"]) if "y_reduced" in v else np.sum(v["y"]) + self.b @ np.asarray(v["z"], float)
             out.update(lower_bound=cert.lower, certificate=cert.kind, certificate_bound_Hbar=cert.bound,
-                       gershgorin_left_end=cert.gershgorin, dual_objective=float(np.sum(v["y_reduced"])))
+                       gershgorin_left_end=cert.gershgorin, dual_objective=float(dual))
             if cert.kind != "gershgorin":
                 out["lobpcg_residual"] = cert.residual
             return out
@@ -320,17 +331,26 @@ class GraphClassificationInstance(ConicReference):
         return out
 
     def _sparse_certificate(self, v: Any) -> "SparseCertificate":
-        """Certified bound of a sparse instance's reduced dual point (cached per point)."""
-        y = np.asarray(v["y_reduced"], float)
-        eps = float(np.asarray(v.get("eps_reduced", 0.0)))
-        s = np.asarray(v["s_reduced"], float) if "s_reduced" in v else None
-        key = ("cert", hashlib.sha1(y.tobytes() + np.float64(eps).tobytes() + (b"" if s is None else s.tobytes())).hexdigest())
+        """Certified bound of a sparse instance's dual point, reduced (``y_reduced``) or of (12) (``y, z``), cached."""
+        red = "y_reduced" in v
+        y = np.asarray(v["y_reduced" if red else "y"], float)
+        z = np.zeros(0) if red else np.asarray(v["z"], float)
+        eps = float(np.asarray(v.get("eps_reduced" if red else "eps", 0.0)))
+        s = v.get("s_reduced" if red else "s")
+        s = None if s is None else np.asarray(s, float)
+        key = ("cert", hashlib.sha1(y.tobytes() + z.tobytes() + np.float64(eps).tobytes()
+                                    + (b"" if s is None else s.tobytes())).hexdigest())
         if key not in self._cache:
-            Q, const = self.reduced_sdp()
-            cert = gsp.certify(self.reduced_split_matrix(y, eps), s, float(self.params["psd_tol"]))
-            lam = min(cert.bound, 2.0 * cert.bound)  # lambda_min(Q + diag y) >= this (Lemma 1, |a|^2 <= 2|w|^2)
-            scale = max(1.0, float(np.max(abs(Q).sum(axis=1).A.ravel() + np.abs(y))))
-            lower = const - float(np.sum(y)) - Q.shape[0] * max(0.0, -lam)
+            if red:
+                Q, const = self.reduced_sdp()
+                Hbar, size, value = self.reduced_split_matrix(y, eps), Q.shape[0], const - float(np.sum(y))
+            else:
+                Q, size, value = self.dual_matrix(y, z), self.n + 1, -(float(np.sum(y)) + float(self.b @ z))
+                Hbar = self.split_dual_matrix(y, z, eps)
+            cert = gsp.certify(Hbar, s, float(self.params["psd_tol"]))
+            lam = min(cert.bound, 2.0 * cert.bound)  # lambda_min of the unsplit matrix >= this (Lemma 1, |a|^2 <= 2|w|^2)
+            scale = max(1.0, float(np.max(abs(Q).sum(axis=1).A.ravel() + (np.abs(y) if red else 0.0))))
+            lower = value - size * max(0.0, -lam)
             self._cache = {k: c for k, c in self._cache.items() if not (isinstance(k, tuple) and k[0] == "cert")}
             self._cache[key] = SparseCertificate(cert.bound, cert.kind, cert.gershgorin, cert.residual, lower, scale)
         return self._cache[key]
