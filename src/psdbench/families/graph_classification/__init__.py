@@ -12,6 +12,7 @@ Paper: "Projection-free Graph-based Classifier Learning using Gershgorin Disc Pe
 ``sparse.py``        sparse kNN Laplacian, reduced / split matrices, label propagation by CG,
                      the O(nnz) Gershgorin certificate (instances with N > ``dense_n``)
 ``sparse_elim.py``   ``gdpa-lp-elim`` on sparse instances (closed-form LP, preconditioned LOBPCG)
+``sparse_gdpa_lp.py`` ``gdpa-lp`` on sparse instances (sparse LP rows (21) for HiGHS, LOBPCG)
 ``report.py``        the per-(dataset, graph, scaling, n) solver tables
 ``report_scaling.py`` the ``gdpa-scaling`` blocks: time and peak memory versus N, paper times beside
 ``suites/``          ``gdpa-wdbc``, ``gdpa-scaling``
