@@ -15,15 +15,16 @@ Variables a solution may carry (any subset; each present one is verified):
 ``y_reduced``, ``eps_reduced``  dual of the reduced SDP (:meth:`~GraphClassificationInstance.reduced_sdp`,
         ``Q + diag(y_reduced)`` PSD) and the split parameter of its ``H-bar``
         (:meth:`~GraphClassificationInstance.reduced_split_matrix`), verified likewise.
-``s``   positive scaling vector of ``H-bar`` of (15) (``gdpa-lp`` on sparse instances), certified likewise.
 ``s_reduced``  positive scaling vector of that ``H-bar`` (GDPA's ``s_i = 1 / v_i`` of the last
         LP): the Gershgorin discs of ``S H-bar S^-1`` certify ``lambda_min(H-bar)`` in O(nnz).
+``s``   positive scaling vector of ``H-bar`` of (15) (``gdpa-lp`` on sparse instances), certified likewise.
 
 Sparse instances (kNN graphs with N > ``dense_n``): ``L`` is a ``scipy.sparse`` matrix and no
-array of N x N entries is formed.  The reduced dual is then verified by the Gershgorin
-certificate of ``s_reduced`` (metric ``certificate`` = 1), or where that fails by a LOBPCG
-estimate with its residual (``certificate`` = 2, not a proof); dense instances use ``eigh``
-(``certificate`` = 0).  ``M``, ``y``/``z`` and the conic reference need dense matrices.
+array of N x N entries is formed.  A dual point (reduced, or ``y, z, eps`` of (12)/(15)) is then
+verified by the Gershgorin certificate of its scaling (``s_reduced`` / ``s``; metric
+``certificate`` = ``"gershgorin"``), or where that fails by a LOBPCG estimate with its residual
+(``"lobpcg"``, not a proof); dense instances use ``eigh`` (``"eigh"``).  ``M`` and the conic
+reference need dense matrices.
 
 The dual bound ``-(1'y + b'z)``, ``b = 2 xhat`` (eq. (11)), is a lower bound on p* whenever H is
 PSD; :meth:`GraphClassificationInstance.dual_bound` shifts it by ``(N+1) max(0, -lambda_min(H))``
