@@ -203,3 +203,20 @@ def test_sparse_gdpa_lp_runs_certified(registry, wdbc):
     assert met["gershgorin_left_end"] <= min_eig(Hb) + 1e-9
     ref = dense.certified_reference(time_limit_s=60)
     assert met["lower_bound"] <= ref["value"] + 1e-6 * abs(ref["value"])
+
+
+def test_slackness_rounding_sparse_equals_dense_and_reads_the_sdp_column(registry, wdbc):
+    """rounding = slackness: MINRES (sparse) and least squares (dense) agree; at the SDP's optimum
+    the t-column of Z* satisfies the slackness system it solves (an independent check of the system)."""
+    dense, sparse = pair(registry, wdbc, 120)
+    solver = registry.solver("gdpa-lp-elim")
+    xd = solver.solve(dense, Budget.seconds(60), rounding="slackness").variables["x"]
+    xs = solver.solve(sparse, Budget.seconds(60), rounding="slackness").variables["x"]
+    assert np.mean(xd != xs) <= 0.01
+    small = registry.problem(PROBLEM).build(wdbc, {"n": 40, "graph": "knn", "k": 6}, 0)
+    prob, Z, diag, Q = small._reduced_problem()
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    w, zt = np.asarray(diag.dual_value), np.asarray(Z.value)[:, -1]
+    k = Q.shape[0] - 1
+    resid = (Q[:k, :k] + np.diag(w[:k])) @ zt[:k] + Q[:k, k]
+    assert np.abs(resid).max() <= 1e-5 * max(1.0, np.abs(Q).max())

@@ -47,6 +47,17 @@ def split_affine(Q: sp.csr_matrix) -> DiagAffineMatrix:
     return DiagAffineMatrix(C, row, var, coef, k + 1)
 
 
+def _slackness_labels(Q: sp.csr_matrix, y: np.ndarray, start: np.ndarray, xhat: np.ndarray) -> np.ndarray:
+    """``x_U = sign(z_U)``, ``(Q_UU + diag y_U) z_U = -c`` (complementary slackness), by MINRES."""
+    from scipy.sparse.linalg import minres
+
+    u = Q.shape[0] - 1
+    A = (Q[:u, :u] + sp.diags(y[:u])).tocsr()
+    c = np.asarray(Q[:u, u].todense()).ravel()
+    zu, _ = minres(A, -c, x0=start[:u], rtol=1e-10, maxiter=20 * u)
+    return np.concatenate([xhat, np.where(zu >= 0, 1.0, -1.0)])
+
+
 def _labels(Q: sp.csr_matrix, y: np.ndarray, start: np.ndarray, xhat: np.ndarray, tol: float,
             maxiter: int) -> np.ndarray:
     """``x_U = sign(w_U) sign(w_t)`` with ``w`` the first eigenvector of ``Q + diag(y)`` (LOBPCG)."""
@@ -90,7 +101,8 @@ def solve_sparse(instance: Any, budget: Budget, p: dict[str, Any]) -> Solution:
         key = y.tobytes()
         if key not in memo:
             memo.clear()
-            memo[key] = _labels(Q, y, f0, instance.xhat, tol, maxiter)
+            memo[key] = (_slackness_labels(Q, y, f0, instance.xhat) if p["rounding"] == "slackness"
+                         else _labels(Q, y, f0, instance.xhat, tol, maxiter))
         return memo[key]
 
     for _ in range(int(budget.max_iter or p["max_lp"])):
