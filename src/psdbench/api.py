@@ -422,7 +422,15 @@ def validate_params(obj: Any, values: Mapping[str, Any], where: str, undeclared_
 
 
 def skip_reason(solver: Any, instance: Any) -> str | None:
-    """Why ``solver`` does not run on ``instance``, or ``None`` if it does."""
+    """Why ``solver`` does not run on ``instance``, or ``None`` if it does.
+
+    The instance is asked first, through its optional ``refuse_solver(solver)`` hook (e.g. a
+    size beyond which it offers no conic formulation), then the solver.
+    """
+    refuse = getattr(instance, "refuse_solver", None)
+    why = refuse(solver) if refuse is not None else None
+    if why is not None:
+        return why
     hook = getattr(solver, "skip_reason", None)
     if hook is not None:
         return hook(instance)

@@ -133,6 +133,10 @@ class GdpaLp(GraphGdpaSolver):
     def solve(self, instance: GraphClassificationKind, budget: Budget, **params: Any) -> Solution:
         api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
+        if getattr(instance, "is_sparse", False):  # sparse kNN instance: nothing N x N
+            from psdbench.families.graph_classification.sparse_gdpa_lp import solve_sparse
+
+            return solve_sparse(instance, budget, p)
         N, m, xhat = instance.n, instance.m, instance.xhat
         lp = SplitDualLP(L=instance.L, xhat=xhat, rho=float(p["rho"]), free_eps=p["epsilon"] == "free")
         rec = TraceRecorder(budget)

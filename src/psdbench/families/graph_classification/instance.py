@@ -15,6 +15,16 @@ Variables a solution may carry (any subset; each present one is verified):
 ``y_reduced``, ``eps_reduced``  dual of the reduced SDP (:meth:`~GraphClassificationInstance.reduced_sdp`,
         ``Q + diag(y_reduced)`` PSD) and the split parameter of its ``H-bar``
         (:meth:`~GraphClassificationInstance.reduced_split_matrix`), verified likewise.
+``s_reduced``  positive scaling vector of that ``H-bar`` (GDPA's ``s_i = 1 / v_i`` of the last
+        LP): the Gershgorin discs of ``S H-bar S^-1`` certify ``lambda_min(H-bar)`` in O(nnz).
+``s``   positive scaling vector of ``H-bar`` of (15) (``gdpa-lp`` on sparse instances), certified likewise.
+
+Sparse instances (kNN graphs with N > ``dense_n``): ``L`` is a ``scipy.sparse`` matrix and no
+array of N x N entries is formed.  A dual point (reduced, or ``y, z, eps`` of (12)/(15)) is then
+verified by the Gershgorin certificate of its scaling (``s_reduced`` / ``s``; metric
+``certificate`` = ``"gershgorin"``), or where that fails by a LOBPCG estimate with its residual
+(``"lobpcg"``, not a proof); dense instances use ``eigh`` (``"eigh"``).  ``M`` and the conic
+reference need dense matrices.
 
 The dual bound ``-(1'y + b'z)``, ``b = 2 xhat`` (eq. (11)), is a lower bound on p* whenever H is
 PSD; :meth:`GraphClassificationInstance.dual_bound` shifts it by ``(N+1) max(0, -lambda_min(H))``
@@ -25,21 +35,31 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from psdbench.api import Feasibility, PsdbenchError, Solution
-from psdbench.linalg.psd import asymmetry, min_eig
+from psdbench.families.graph_classification import sparse as gsp
+from psdbench.families.graph_classification.reference import ConicReference
+from psdbench.linalg.psd import asymmetry, gershgorin_left_end, min_eig
 
 KIND = "graph-classification"
 
 
 # ----------------------------------------------------------------------------- the instance
 @dataclass
-class GraphClassificationInstance:
+class SparseCertificate(gsp.Certificate):
+    """:class:`~.sparse.Certificate` of H-bar with the lower bound on p* it gives and the PSD scale."""
+
+    lower: float = float("nan")
+    scale: float = 1.0
+
+
+@dataclass
+class GraphClassificationInstance(ConicReference):
     """One transductive instance: Laplacian ``L`` and the first ``m`` labels known."""
 
     dataset: str
@@ -52,12 +72,31 @@ class GraphClassificationInstance:
     kind: str = KIND
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     #: the variables a solution may carry (module docstring); each one present is verified
-    variables: ClassVar[tuple[str, ...]] = ("M", "x", "y", "z", "eps", "y_reduced", "eps_reduced")
+    variables: ClassVar[tuple[str, ...]] = ("M", "x", "y", "z", "eps", "y_reduced", "eps_reduced", "s_reduced", "s")
 
     # ---- basic data
     @property
     def n(self) -> int:
         return int(self.L.shape[0])
+
+    @property
+    def is_sparse(self) -> bool:
+        """Whether ``L`` is a ``scipy.sparse`` matrix (kNN graph above ``dense_n``)."""
+        return sp.issparse(self.L)
+
+    def _dense_only(self, what: str) -> None:
+        if self.is_sparse:
+            raise PsdbenchError(f"graph-classification: {what} needs dense (N+1) x (N+1) matrices; "
+                                f"N = {self.n} > dense_n = {self.params.get('dense_n')}")
+
+    def refuse_solver(self, solver: Any) -> str | None:
+        """Why ``solver`` is skipped here: conic solvers beyond ``conic_max_n``, ``gdpa-lp`` on sparse."""
+        limit = self.params.get("conic_max_n")
+        if getattr(solver, "backend", None) and limit is not None and self.n > int(limit):
+            side = self.n - self.m + 1
+            return (f"{solver.name}: N = {self.n} > conic_max_n = {int(limit)} (reduced SDP of size {side}, "
+                    f"{side * side * 8 / 1e9:.2g} GB per dense matrix)")
+        return None
 
     @property
     def xhat(self) -> np.ndarray:
@@ -72,7 +111,12 @@ class GraphClassificationInstance:
     def fingerprint(self) -> str:
         """Hash of the instance data (used to check that a cached reference matches)."""
         h = hashlib.sha256()
-        h.update(np.ascontiguousarray(self.L).tobytes())
+        if self.is_sparse:
+            L = sp.csr_matrix(self.L)
+            for part in (L.data, L.indices, L.indptr):
+                h.update(np.ascontiguousarray(part).tobytes())
+        else:
+            h.update(np.ascontiguousarray(self.L).tobytes())
         h.update(self.x_true.tobytes())
         h.update(json.dumps([self.m, self.params], sort_keys=True, default=str).encode())
         return h.hexdigest()[:16]
@@ -81,6 +125,9 @@ class GraphClassificationInstance:
     def dual_matrix(self, y: np.ndarray, z: np.ndarray) -> np.ndarray:
         """H of (12)/(14): ``diag(y) + offdiag(z) + [[L, 0], [0, 0]]``, size N+1."""
         N, m = self.n, self.m
+        if self.is_sparse:
+            col = sp.csr_matrix((z, (np.arange(m), np.zeros(m, int))), shape=(N, 1))
+            return (sp.bmat([[self.L, col], [col.T, None]], format="csr") + sp.diags(y)).tocsr()
         H = np.zeros((N + 1, N + 1))
         H[:N, :N] = self.L
         H[np.diag_indices(N + 1)] += y
@@ -99,6 +146,11 @@ class GraphClassificationInstance:
         N, m = self.n, self.m
         g1 = self.xhat > 0
         idx = np.arange(m)
+        if self.is_sparse:
+            from psdbench.families.graph_classification.sparse_gdpa_lp import split_affine
+
+            x = np.concatenate([y, z])
+            return split_affine(self.L, self.xhat, float(eps), False).evaluate(x)
         Hb = np.zeros((N + 2, N + 2))
         Hb[:N, :N] = self.L
         Hb[np.diag_indices(N)] += y[:N]
@@ -139,10 +191,11 @@ class GraphClassificationInstance:
         v = solution.variables
         if "M" in v:
             M = np.asarray(v["M"], float)
-            return float(np.sum(self.L * 0.5 * (M[: self.n, : self.n] + M[: self.n, : self.n].T)))
+            sym = 0.5 * (M[: self.n, : self.n] + M[: self.n, : self.n].T)
+            return float(self.L.multiply(sym).sum()) if self.is_sparse else float(np.sum(self.L * sym))
         if "x" in v:
             x = np.asarray(v["x"], float)
-            return float(x @ self.L @ x)
+            return float(x @ (self.L @ x)) if self.is_sparse else float(x @ self.L @ x)
         raise PsdbenchError("graph-classification: a solution needs 'M' or 'x'")
 
     def verify(self, solution: Solution) -> Feasibility:
@@ -155,6 +208,7 @@ class GraphClassificationInstance:
         ok = True
         details: dict[str, float] = {}
         if "M" in v:
+            self._dense_only("verifying M")
             M = np.asarray(v["M"], float)
             if M.shape != (N + 1, N + 1):
                 raise PsdbenchError(f"M has shape {M.shape}, expected {(N + 1, N + 1)}")
@@ -179,14 +233,24 @@ class GraphClassificationInstance:
             ok &= lam >= -ptol * scale
             eigs.append(lam / scale)
 
-        if "y" in v and "z" in v:
+        if "y" in v and "z" in v and self.is_sparse:
+            cert = self._sparse_certificate(v)
+            details.update(certificate_bound=cert.bound, gershgorin_left_end=cert.gershgorin)
+            ok &= cert.bound >= -ptol * cert.scale
+            eigs.append(cert.bound / cert.scale)
+        elif "y" in v and "z" in v:
             y, z = np.asarray(v["y"], float), np.asarray(v["z"], float)
             H = self.dual_matrix(y, z)
             scale = max(1.0, float(np.abs(H).sum(axis=1).max()))
             psd("H", H, scale)
             if "eps" in v:
                 psd("Hbar", self.split_dual_matrix(y, z, float(np.asarray(v["eps"]))), scale)
-        if "y_reduced" in v:
+        if "y_reduced" in v and self.is_sparse:
+            cert = self._sparse_certificate(v)
+            details.update(certificate_bound=cert.bound, gershgorin_left_end=cert.gershgorin)
+            ok &= cert.bound >= -ptol * cert.scale
+            eigs.append(cert.bound / cert.scale)
+        elif "y_reduced" in v:
             yr = np.asarray(v["y_reduced"], float)
             D = self.reduced_dual_matrix(yr)
             scale = max(1.0, float(np.abs(D).sum(axis=1).max()))
@@ -203,30 +267,52 @@ class GraphClassificationInstance:
             details=details,
         )
 
+    def harmonic(self) -> gsp.Harmonic:
+        """Label propagation on a sparse instance (sparse CG; cached with its solve time)."""
+        if "harmonic" not in self._cache:
+            self._cache["harmonic"] = gsp.harmonic(self.L, self.m, self.xhat)
+        return self._cache["harmonic"]
+
     def baselines(self) -> dict[str, float]:
         """Majority-class and label-propagation (harmonic function) error rates on the unlabelled nodes."""
         if "baselines" not in self._cache:
             m, U = self.m, slice(self.m, None)
             truth = self.x_true[U]
             majority = 1.0 if self.xhat.sum() >= 0 else -1.0
-            L_UU, L_UL = self.L[U, U], self.L[U, :m]
-            # Harmonic solution f_U = -L_UU^-1 L_UL xhat (tiny ridge for components without labels).
-            f = np.linalg.solve(L_UU + 1e-10 * np.eye(L_UU.shape[0]), -L_UL @ self.xhat)
+            extra: dict[str, float] = {}
+            if self.is_sparse:
+                h = self.harmonic()
+                f = h.f
+                extra = {"labelprop_time_s": h.seconds, "labelprop_cg_iterations": float(h.iterations),
+                         "labelprop_residual": h.residual}
+            else:
+                L_UU, L_UL = self.L[U, U], self.L[U, :m]
+                # Harmonic solution f_U = -L_UU^-1 L_UL xhat (tiny ridge for components without labels).
+                f = np.linalg.solve(L_UU + 1e-10 * np.eye(L_UU.shape[0]), -L_UL @ self.xhat)
             pred = np.where(f > 0, 1.0, np.where(f < 0, -1.0, majority))
             self._cache["baselines"] = {
                 "majority_error": float(np.mean(truth != majority)),
                 "labelprop_error": float(np.mean(pred != truth)),
+                **extra,
             }
         return dict(self._cache["baselines"])
 
     def evaluate(self, solution: Solution) -> dict[str, float]:
         """Error rate on the unlabelled nodes, x'Lx of the predicted labels, baselines, dual bound."""
-        out = self.baselines()
+        out = {**self.baselines(), "n_nodes": float(self.n)}
         x = self._labels(solution)
         if x is not None:
             out["error_rate"] = float(np.mean(x[self.m :] != self.x_true[self.m :]))
-            out["xLx"] = float(x @ self.L @ x)
+            out["xLx"] = float(x @ (self.L @ x)) if self.is_sparse else float(x @ self.L @ x)
         v = solution.variables
+        if ("y_reduced" in v or ("y" in v and "z" in v)) and self.is_sparse:
+            cert = self._sparse_certificate(v)
+            dual = np.sum(v["y_reduced"]) if "y_reduced" in v else np.sum(v["y"]) + self.b @ np.asarray(v["z"], float)
+            out.update(lower_bound=cert.lower, certificate=cert.kind, certificate_bound_Hbar=cert.bound,
+                       gershgorin_left_end=cert.gershgorin, dual_objective=float(dual))
+            if cert.kind != "gershgorin":
+                out["lobpcg_residual"] = cert.residual
+            return out
         if "y" in v and "z" in v:
             y, z = np.asarray(v["y"], float), np.asarray(v["z"], float)
             out["lower_bound"], out["lambda_min_H"] = self.dual_bound(y, z)
@@ -237,55 +323,38 @@ class GraphClassificationInstance:
             yr = np.asarray(v["y_reduced"], float)
             out["lower_bound"], out["lambda_min_H"] = self.reduced_dual_bound(yr)
             out["dual_objective"] = float(np.sum(yr))
+            out["certificate"] = "eigh"
             if "eps_reduced" in v:
-                out["lambda_min_Hbar"] = min_eig(self.reduced_split_matrix(yr, float(np.asarray(v["eps_reduced"]))))
+                Hb = self.reduced_split_matrix(yr, float(np.asarray(v["eps_reduced"])))
+                out["lambda_min_Hbar"] = min_eig(Hb)
+                if "s_reduced" in v:  # the O(nnz) certificate beside the dense one (never above it)
+                    out["gershgorin_left_end"] = gershgorin_left_end(Hb, np.asarray(v["s_reduced"], float))
         return out
 
-    # ---- reference formulations
-    def reference_formulation(self, formulation: str = "primal"):
-        """A cvxpy problem with the optimum of (8), for the generic conic solvers.
-
-        ``"primal"`` is the SDP primal (8) itself, variable ``M`` of size N+1.  ``"reduced"`` is
-        the equivalent SDP of :meth:`reduced_sdp` (size |U|+1); its solution is mapped back to an
-        ``M`` of (8) by :meth:`lift`, so the harness verifies and scores it like any primal point.
-        """
-        import cvxpy as cp
-
-        from psdbench.api import Formulation
-
-        if formulation == "reduced":
-            prob, Z, _, _ = self._reduced_problem()
-            return Formulation(problem=prob, extract=lambda: {"M": self.lift(np.asarray(Z.value))})
-        if formulation != "primal":
-            raise PsdbenchError(f"graph-classification: formulation must be 'primal' or 'reduced', not {formulation!r}")
-        N, m = self.n, self.m
-        M = cp.Variable((N + 1, N + 1), PSD=True)
-        cons = [cp.diag(M) == 1, M[:m, N] == self.xhat]
-        prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(self.L, M[:N, :N]))), cons)
-        return Formulation(problem=prob, extract=lambda: {"M": np.asarray(M.value)})
-
-    def lift(self, Z: np.ndarray) -> np.ndarray:
-        """Map a point ``Z`` of the reduced SDP to ``M = T Z T'`` of (8) (proof of :meth:`reduced_sdp`).
-
-        ``T`` sends labelled node i to ``xhat_i`` times the homogenizing node, unlabelled nodes and
-        the homogenizing node to themselves, so ``M`` is PSD whenever ``Z`` is, and the objectives
-        agree.
-        """
-        N, m = self.n, self.m
-        k = N - m + 1
-        T = np.zeros((N + 1, k))
-        T[:m, k - 1] = self.xhat
-        T[m:N, : k - 1] = np.eye(k - 1)
-        T[N, k - 1] = 1.0
-        return T @ Z @ T.T
-
-    def _reduced_problem(self):
-        import cvxpy as cp
-
-        Q, const = self.reduced_sdp()
-        Z = cp.Variable(Q.shape, PSD=True)
-        diag = cp.diag(Z) == 1
-        return cp.Problem(cp.Minimize(cp.sum(cp.multiply(Q, Z)) + const), [diag]), Z, diag, Q
+    def _sparse_certificate(self, v: Any) -> "SparseCertificate":
+        """Certified bound of a sparse instance's dual point, reduced (``y_reduced``) or of (12) (``y, z``), cached."""
+        red = "y_reduced" in v
+        y = np.asarray(v["y_reduced" if red else "y"], float)
+        z = np.zeros(0) if red else np.asarray(v["z"], float)
+        eps = float(np.asarray(v.get("eps_reduced" if red else "eps", 0.0)))
+        s = v.get("s_reduced" if red else "s")
+        s = None if s is None else np.asarray(s, float)
+        key = ("cert", hashlib.sha1(y.tobytes() + z.tobytes() + np.float64(eps).tobytes()
+                                    + (b"" if s is None else s.tobytes())).hexdigest())
+        if key not in self._cache:
+            if red:
+                Q, const = self.reduced_sdp()
+                Hbar, size, value = self.reduced_split_matrix(y, eps), Q.shape[0], const - float(np.sum(y))
+            else:
+                Q, size, value = self.dual_matrix(y, z), self.n + 1, -(float(np.sum(y)) + float(self.b @ z))
+                Hbar = self.split_dual_matrix(y, z, eps)
+            cert = gsp.certify(Hbar, s, float(self.params["psd_tol"]))
+            lam = min(cert.bound, 2.0 * cert.bound)  # lambda_min of the unsplit matrix >= this (Lemma 1, |a|^2 <= 2|w|^2)
+            scale = max(1.0, float(np.max(abs(Q).sum(axis=1).A.ravel() + (np.abs(y) if red else 0.0))))
+            lower = value - size * max(0.0, -lam)
+            self._cache = {k: c for k, c in self._cache.items() if not (isinstance(k, tuple) and k[0] == "cert")}
+            self._cache[key] = SparseCertificate(cert.bound, cert.kind, cert.gershgorin, cert.residual, lower, scale)
+        return self._cache[key]
 
     def reduced_sdp(self) -> tuple[np.ndarray, float]:
         """The equivalent SDP over the unlabelled nodes plus one homogenizing node.
@@ -305,6 +374,9 @@ class GraphClassificationInstance:
         if "reduced" in self._cache:
             Q, const = self._cache["reduced"]
             return Q.copy(), const
+        if self.is_sparse:
+            self._cache["reduced"] = gsp.reduced_sdp(self.L, self.m, self.xhat)
+            return self.reduced_sdp()
         m = self.m
         L_UU = self.L[m:, m:]
         c = self.L[m:, :m] @ self.xhat
@@ -319,13 +391,14 @@ class GraphClassificationInstance:
     def reduced_dual_matrix(self, y: np.ndarray) -> np.ndarray:
         """``Q + diag(y)``: the dual matrix of the reduced SDP (dual: min 1'y s.t. this PSD)."""
         Q, _ = self.reduced_sdp()
-        return Q + np.diag(y)
+        return (Q + sp.diags(y)).tocsr() if self.is_sparse else Q + np.diag(y)
 
     def reduced_dual_bound(self, y: np.ndarray) -> tuple[float, float]:
         """Certified lower bound on p* from any ``y``: ``const - 1'y - k max(0, -lambda_min(Q + diag y))``.
 
         Weak duality for the reduced SDP: ``tr(Q Z) >= -1'y`` for Z feasible and Q + diag(y) PSD.
         """
+        self._dense_only("the dense reduced bound (use the Gershgorin certificate)")
         Q, const = self.reduced_sdp()
         lam = min_eig(Q + np.diag(y))
         return const - float(np.sum(y)) - Q.shape[0] * max(0.0, -lam), lam
@@ -340,6 +413,8 @@ class GraphClassificationInstance:
         H-bar PSD implies Q + diag(y) PSD.
         """
         Q, _ = self.reduced_sdp()
+        if self.is_sparse:
+            return gsp.split_matrix(Q, np.asarray(y, float), float(eps))
         u = Q.shape[0] - 1
         c = Q[:u, u]
         H = np.zeros((u + 2, u + 2))
@@ -349,58 +424,3 @@ class GraphClassificationInstance:
         H[u, u] = 0.5 * y[u] - eps
         H[u + 1, u + 1] = 0.5 * y[u] + eps
         return H
-
-    def certified_reference(self, time_limit_s: float | None = None, rtol: float = 1e-5) -> dict[str, Any]:
-        """Certified interval [lower, upper] for p*, from the reduced SDP.
-
-        Solved with Clarabel (interior point) where the reduced size allows, else SCS at 1e-6,
-        tightened to 1e-7 and 1e-8 (warm-started) until the interval is within ``rtol`` relative or
-        ``time_limit_s`` runs out.  ``upper`` is the objective of an exactly feasible point (the returned ``Z``
-        projected on the PSD cone and rescaled to unit diagonal); ``lower`` is the dual bound of
-        the returned ``w`` shifted by ``n max(0, -lambda_min(Q + diag w))``.  Neither trusts the
-        solver.
-        """
-        import cvxpy as cp
-
-        from psdbench.linalg.psd import nearest_psd
-
-        prob, Z, diag, Q = self._reduced_problem()
-        const = float(self.reduced_sdp()[1])
-        k = Q.shape[0]
-        t0 = time.perf_counter()
-        best: dict[str, Any] | None = None
-        for eps in (1e-6, 1e-7, 1e-8):  # tighten until the certificate is tight enough
-            left = None if not time_limit_s else float(time_limit_s) - (time.perf_counter() - t0)
-            if left is not None and left <= 0:
-                break
-            if k <= 60:  # Clarabel's KKT system grows as k^4: fast below ~60, minutes at ~100
-                solver, opts = "CLARABEL", {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9}
-                if left is not None:
-                    opts["time_limit"] = left
-            else:
-                # Without Anderson acceleration SCS needs a few hundred iterations here; the
-                # certificate, not the tolerance, decides whether the interval counts as certified.
-                solver, opts = "SCS", {"eps_abs": eps, "eps_rel": eps, "max_iters": 100000,
-                                       "acceleration_lookback": 0, "warm_start": best is not None}
-                if left is not None:
-                    opts["time_limit_secs"] = left
-            prob.solve(solver=solver, **opts)
-            if Z.value is None or diag.dual_value is None:
-                break
-            Zp = nearest_psd(np.asarray(Z.value))
-            d = np.sqrt(np.clip(np.diag(Zp), 1e-300, None))
-            Zf = Zp / np.outer(d, d)  # exactly feasible: PSD, unit diagonal
-            upper = float(np.sum(Q * Zf)) + const
-            # cvxpy's multiplier w of `diag(Z) == 1` satisfies Q + diag(w) PSD at the optimum.
-            w = np.asarray(diag.dual_value, float)
-            lam = min_eig(Q + np.diag(w))
-            lower = -float(np.sum(w)) - k * max(0.0, -lam) + const
-            if best is None or upper - lower < best["gap"]:
-                best = {"value": upper, "lower": lower, "gap": upper - lower,
-                        "solver": f"{solver.lower()} (reduced SDP, eps {eps:g})" if solver == "SCS" else "clarabel (reduced SDP)",
-                        "solver_version": f"cvxpy {cp.__version__}", "status": prob.status}
-            if solver == "CLARABEL" or best["gap"] <= rtol * max(1.0, abs(best["value"])):
-                break
-        if best is None:
-            raise RuntimeError(f"reference solve failed: {prob.status}")
-        return best

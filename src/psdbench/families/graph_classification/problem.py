@@ -12,11 +12,18 @@ its first half is labelled.  Features: NaN already 0 (loader), constant columns 
 with ``w_ij = exp(-||f_i - f_j||^2)`` or its ``k``-nearest-neighbour sparsification (symmetrized:
 an edge where either end is among the other's k nearest), ``L = D - W``.
 
+Sizes: instances with N <= ``dense_n`` are built dense (the original code path, unchanged
+results).  Above it a kNN graph is built sparse end to end (:mod:`.sparse`: scikit-learn's
+neighbour search, weights on the stored pairs only), and a complete graph is refused past
+``max_dense_n`` with the memory it would need.  The conic solvers are skipped, and no conic
+reference is computed, past ``conic_max_n``.
+
 The instance, with the variables a solution may carry, is in :mod:`.instance`.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -27,6 +34,7 @@ from psdbench import api
 from psdbench.api import Dataset, PsdbenchError
 from psdbench.datasets import binary_samples
 from psdbench.families.graph_classification.instance import KIND, GraphClassificationInstance
+from psdbench.families.graph_classification.sparse import knn_laplacian
 
 
 # ----------------------------------------------------------------------------- instance building
@@ -81,7 +89,8 @@ def _select(y: np.ndarray, params: Mapping[str, Any], seed: int) -> np.ndarray:
     n = params.get("n")
     if n is None:
         folds = StratifiedKFold(n_splits=int(params["n_folds"]), shuffle=True, random_state=0)
-        idx = list(folds.split(np.zeros(n_total), y))[int(params["fold"])][1]
+        # the wanted fold only: materializing every (train, test) pair is K x n_total indices
+        idx = next(itertools.islice(folds.split(np.zeros(n_total), y), int(params["fold"]), None))[1]
     else:
         n = int(n)
         if n > n_total or n < 4:
@@ -109,20 +118,33 @@ class GraphClassification:
         "feas_tol": api.number(low=0, default=1e-3, doc="tolerance on equality residuals (entries are O(1))"),
         "psd_tol": api.number(low=0, default=1e-4,
                               doc="lambda_min >= -psd_tol * max(1, ||matrix||): matches 1e-4 first-order solvers"),
+        "dense_n": api.number(low=0, default=2000, integer=True,
+                              doc="N above which a knn instance is sparse (certified by Gershgorin, not eigh)"),
+        "max_dense_n": api.number(low=4, default=5000, integer=True,
+                                  doc="largest N of a complete graph (dense N x N matrices); larger is refused"),
+        "conic_max_n": api.number(low=4, default=1000, integer=True,
+                                  doc="N above which scs / clarabel are skipped and no conic reference is solved"),
     }
     default_params: dict[str, Any] = api.default_params(params)
 
     def expand_params(self, load: Callable[[], Dataset], params: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Reject at grid load what :func:`_select` would reject in the worker: ``n`` larger than the
-        dataset, ``fold`` not below ``n_folds`` (the parameters are otherwise unchanged)."""
+        """Reject at grid load what :func:`_select` or :meth:`build` would reject in the worker: ``n``
+        larger than the dataset, ``fold`` not below ``n_folds``, a complete graph past ``max_dense_n``
+        (the parameters are otherwise unchanged)."""
         p = {**self.default_params, **params}
+        n_total = len(load().y)
         if p["n"] is not None:
-            n_total = len(load().y)
             if int(p["n"]) > n_total:
                 raise PsdbenchError(f"graph-classification parameter n = {p['n']} is larger than the dataset "
                                     f"({n_total} samples)")
+            N = int(p["n"])
         elif int(p["fold"]) >= int(p["n_folds"]):
             raise PsdbenchError(f"graph-classification parameter fold = {p['fold']} must be below n_folds = {p['n_folds']}")
+        else:
+            N = -(-n_total // int(p["n_folds"]))  # the largest fold
+        if p["graph"] == "complete" and N > int(p["max_dense_n"]):
+            raise PsdbenchError(f"graph-classification: a complete graph on N = {N} nodes needs dense N x N matrices "
+                                f"({N * N * 8 / 1e9:.2g} GB each); max_dense_n = {p['max_dense_n']} (use graph = 'knn')")
         return [dict(params)]
 
     def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> "GraphClassificationInstance":
@@ -135,9 +157,16 @@ class GraphClassification:
         if p["noise"]:
             F = F + p["noise"] * np.random.default_rng(seed).standard_normal(F.shape)
         m = len(idx) // 2
+        N = len(idx)
+        if p["graph"] == "complete" and N > int(p["max_dense_n"]):
+            raise PsdbenchError(f"graph-classification: a complete graph on N = {N} nodes needs dense N x N matrices "
+                                f"({N * N * 8 / 1e9:.2g} GB each); max_dense_n = {p['max_dense_n']} (use graph = 'knn')")
         F = _scale(F, m, p["scaling"])
-        W = _weights(F, p["graph"], int(p["k"]))
-        L = np.diag(W.sum(axis=1)) - W
+        if p["graph"] == "knn" and N > int(p["dense_n"]):
+            L = knn_laplacian(F, int(p["k"]))  # scipy.sparse, no N x N array
+        else:
+            W = _weights(F, p["graph"], int(p["k"]))
+            L = np.diag(W.sum(axis=1)) - W
         return GraphClassificationInstance(
             dataset=dataset.name, params={k: p[k] for k in sorted(p)}, seed=int(seed), L=L, x_true=x_true, m=m
         )

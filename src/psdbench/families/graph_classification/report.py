@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from psdbench.families.graph_classification.report_scaling import scaling_blocks
 from psdbench.report import aggregate as agg
 from psdbench.report.blocks import SectionContext
 from psdbench.report.fmt import MISSING, fmt_num, fmt_pct, isnum, slug
@@ -107,5 +108,5 @@ class GraphClassificationTables:
             t = build_table(group_spec(sub, name, title), sub)
             if t is not None:
                 tables.append(t)
-        return tables
+        return tables + scaling_blocks(f)
 
