@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 from ..api import Status
-from .process import CellWorker
+from .process import CellWorker, fork_context
 
 MAX_BATCH = 64
 
@@ -56,8 +56,13 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
 
-    def loop() -> None:
-        w = CellWorker(memory_mb)
+    workers = [CellWorker(memory_mb) for _ in range(max(1, jobs))]
+    ctx = fork_context()
+    if ctx is not None:  # before any thread starts: forked workers start with the plugins imported
+        for w in workers:
+            w.start(ctx)
+
+    def loop(w: CellWorker) -> None:
         try:
             while not stop.is_set():
                 try:
@@ -75,7 +80,8 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
             w.close()
             done.put(("end", None, None))
 
-    threads = [threading.Thread(target=loop, daemon=True, name=f"psdbench-job-{i}") for i in range(max(1, jobs))]
+    threads = [threading.Thread(target=loop, args=(w,), daemon=True, name=f"psdbench-job-{i}")
+               for i, w in enumerate(workers)]
     for t in threads:
         t.start()
     ended = 0

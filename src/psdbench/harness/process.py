@@ -2,7 +2,8 @@
 
 * :func:`run_isolated` runs one function in a fresh process (references, checkpoint verification,
   the Dask backend's cells).
-* :class:`CellWorker` is a long-lived process that runs many tasks in turn, each under its own
+* :class:`CellWorker` is a long-lived process (the first ones forked from the grid's process while
+  it has one thread, :func:`fork_context`; replacements from the fork server) that runs many tasks in turn, each under its own
   deadline (``deadline = time.monotonic() + timeout`` when the runner sends it) and the process's
   memory cap.  A task that is killed (deadline + grace), crashes the process, raises
   ``MemoryError``, leaves a thread running or grows the process beyond a quarter of its memory
@@ -29,8 +30,8 @@ from typing import Any, Callable
 _CTX = None
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
-#: Imported by the fork server besides every registered plugin's modules (``Registry.preload_modules``).
-BASE_PRELOAD = ["psdbench.harness.worker"]
+#: Imported by the fork server: the worker and every registered plugin's modules (:mod:`.preload`).
+BASE_PRELOAD = ["psdbench.harness.preload"]
 MAX_CHECKPOINTS = 64
 #: A long-lived worker is replaced once its address space has used this share of its headroom.
 RECYCLE_SHARE = 0.25
@@ -46,9 +47,7 @@ def _context() -> mp.context.BaseContext:
     if _CTX is None:
         if "forkserver" in mp.get_all_start_methods():
             ctx = mp.get_context("forkserver")
-            from ..registry import discover
-
-            ctx.set_forkserver_preload(BASE_PRELOAD + discover().preload_modules())
+            ctx.set_forkserver_preload(BASE_PRELOAD)
             from multiprocessing import forkserver
 
             saved = {k: os.environ.get(k) for k in THREAD_VARS}
@@ -65,6 +64,19 @@ def _context() -> mp.context.BaseContext:
         else:
             _CTX = mp.get_context("spawn")
     return _CTX
+
+
+def fork_context() -> mp.context.BaseContext | None:
+    """The ``fork`` context if forking this process is safe now (one thread, POSIX), else None.
+
+    A worker forked from the process that runs the grid starts with every plugin already
+    imported (milliseconds, where the fork server first spends seconds importing them).  With a
+    second Python thread running, a lock it holds could be copied held, so the fork server is
+    used instead; OpenBLAS stops its own pool around ``fork``.
+    """
+    if "fork" not in mp.get_all_start_methods() or threading.active_count() != 1:
+        return None
+    return mp.get_context("fork")
 
 
 def _watch_parent(pid: int) -> None:
@@ -290,8 +302,13 @@ class CellWorker:
         self.conn: Any = None
         self.started = 0
 
-    def _start(self) -> None:
-        ctx = _context()
+    def start(self, ctx: mp.context.BaseContext | None = None) -> None:
+        """Start the process now, from ``ctx`` (default: the fork server)."""
+        self._discard()
+        self._start(ctx)
+
+    def _start(self, ctx: mp.context.BaseContext | None = None) -> None:
+        ctx = ctx or _context()
         mine, theirs = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_serve, args=(theirs, self.memory_mb, list(sys.path), os.getpid()),
                                 daemon=True)

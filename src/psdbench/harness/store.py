@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -94,6 +95,16 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._open()
+        # Held open for the store's life: it writes the batches of finished cells, and while it
+        # is open closing the short-lived reading connections does not checkpoint (fsync) the WAL.
+        self._writer = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        self._writer.execute("PRAGMA synchronous=NORMAL")
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the writing connection (the last close checkpoints the WAL into the file)."""
+        with self._lock:
+            self._writer.close()
 
     # ---- schema
     def _open(self) -> None:
@@ -175,7 +186,7 @@ class Store:
         refs = [self._ref_values(ref) for ref in references]
         if not rows and not refs:
             return
-        with self._conn() as con:
+        with self._lock, self._writer as con:
             if rows:
                 con.executemany(f"INSERT OR REPLACE INTO history ({_COLS}) "
                                 f"VALUES ({', '.join('?' * len(RESULT_COLUMNS))})", rows)
