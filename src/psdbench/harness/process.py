@@ -60,10 +60,19 @@ def _context() -> mp.context.BaseContext:
                         os.environ.pop(k, None)
                     else:
                         os.environ[k] = v
+            # The server imports its preload in the background: wait for it here, so that no
+            # cell's deadline (taken after this returns) pays the server's start-up.
+            probe = ctx.Process(target=_noop, daemon=True)
+            probe.start()
+            probe.join()
             _CTX = ctx
         else:
             _CTX = mp.get_context("spawn")
     return _CTX
+
+
+def _noop() -> None:
+    """Target of the process that waits for the fork server's start-up."""
 
 
 def fork_context() -> mp.context.BaseContext | None:
@@ -264,7 +273,7 @@ def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, m
     The process is killed at ``deadline + grace``, or ``post`` seconds after a ``("solved", ...)``
     message if that is later.  ``fn`` must be a module-level function (it is pickled by reference).
     """
-    ctx = _context()
+    ctx = _context()  # a started fork server: its start-up is not the task's
     recv, send = ctx.Pipe(duplex=False)
     start = time.monotonic()
     task = _with_deadline(task, timeout, start)
@@ -319,10 +328,10 @@ class CellWorker:
 
     def run(self, fn: Callable[..., Any], task: dict[str, Any], timeout: float) -> Isolated:
         """Run ``fn(task, emit, cache)`` in the worker with a deadline ``timeout`` s from now."""
-        start = time.monotonic()
         if self.proc is None or not self.proc.is_alive():
             self._discard()
-            self._start()
+            self._start()  # harness start-up: before the deadline starts
+        start = time.monotonic()
         task = _with_deadline(task, timeout, start)
         try:
             self.conn.send((fn, task))

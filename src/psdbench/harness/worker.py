@@ -185,6 +185,7 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
         why = skip_reason(solver, instance)
         if why is not None:
             return replace(out, status=Status.SKIPPED.value, message=why)
+        freeze(instance)  # again: arrays an earlier cell's calls cached on the instance are shared too
         budget = _budget(task, emit)
         reset = _reset_peak()
         r0 = resource.getrusage(resource.RUSAGE_SELF)
