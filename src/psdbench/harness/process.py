@@ -76,14 +76,21 @@ def _noop() -> None:
 
 
 def fork_context() -> mp.context.BaseContext | None:
-    """The ``fork`` context if forking this process is safe now (one thread, POSIX), else None.
+    """The ``fork`` context if forking this process is safe now (Linux, one thread), else None.
 
     A worker forked from the process that runs the grid starts with every plugin already
-    imported (milliseconds, where the fork server first spends seconds importing them).  With a
-    second Python thread running, a lock it holds could be copied held, so the fork server is
-    used instead; OpenBLAS stops its own pool around ``fork``.
+    imported (milliseconds, where the fork server first spends seconds importing them).  Any
+    second thread, Python or native (``/proc/self/task``: an OpenMP or BLAS pool that has run,
+    a Dask loop), could be copied holding a lock and hang the child (libgomp's pool does after
+    a fork), so then the fork server is used instead.  With BLAS pinned to one thread
+    (``OMP_NUM_THREADS=1`` ...) ``psdbench run`` forks.
     """
     if "fork" not in mp.get_all_start_methods() or threading.active_count() != 1:
+        return None
+    try:
+        if len(os.listdir("/proc/self/task")) != 1:
+            return None
+    except OSError:  # no /proc: cannot tell
         return None
     return mp.get_context("fork")
 
