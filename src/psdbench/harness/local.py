@@ -50,6 +50,8 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
     Closing the generator early (an interrupted run) stops the threads before their next cell;
     the workers end with them (and with this process: they watch it).
     """
+    if not items:  # a fully resumed run starts no worker
+        return
     work: queue.Queue = queue.Queue()
     for it in items:
         work.put(it)
