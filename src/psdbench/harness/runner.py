@@ -1,34 +1,39 @@
-"""Run a grid: every cell in its own worker process with one deadline and a memory cap.
+"""Run a grid: every cell under one deadline and a memory cap, in a worker process of its own or
+in a long-lived worker that is replaced after any fault.
 
-* One deadline: when the runner starts a cell's worker it sets ``deadline = time.monotonic() +
+* One deadline: when the runner sends a cell to a worker it sets ``deadline = time.monotonic() +
   timeout`` (monotonic time is system-wide on Linux, so worker and runner agree); the worker's
-  :class:`~psdbench.api.Budget` ends there (instance building counts against it) and the runner
-  kills the worker at ``deadline + grace`` (:func:`grace_for`).  A solver that stops at the
-  deadline returns its point (status ``timeout``, verified as usual); a killed worker's last
-  checkpoints (iterates its ``TraceRecorder`` kept, streamed over the pipe) are verified in a
-  short second process and the best verified one is recorded with status ``timeout``.
-* Local backend: ``jobs`` threads, each of which starts one worker process per cell (forkserver
-  context, heavy modules preloaded, so a worker starts in milliseconds).  A worker that dies is
-  ``crashed``.
-* Dask backend: the same isolated cell function submitted to a ``distributed`` cluster.
-* Each finished cell is written to the store at once, in its own transaction, as a new history
-  row; cells already in the store are skipped unless ``force``.  References are computed first
-  (cached per instance) under the same deadline mechanism, and reference and gap columns are
-  filled by :func:`psdbench.harness.reference.finalize` once the cells are in.
+  :class:`~psdbench.api.Budget` ends there (building the instance counts against the deadline
+  of the cell that builds it) and the runner kills the worker at ``deadline + grace``
+  (:func:`grace_for`).  A solver that stops at the deadline returns its point (status
+  ``timeout``, verified as usual); a killed worker's last checkpoints (iterates its
+  ``TraceRecorder`` kept, streamed over the pipe) are verified in a short second process and the
+  best verified one is recorded with status ``timeout``.
+* Local backend: ``jobs`` threads, each owning one long-lived worker process
+  (:class:`~psdbench.harness.process.CellWorker`, forkserver context, heavy modules preloaded)
+  that runs whole instances' cells in turn, building each instance once (read-only,
+  :mod:`psdbench.harness.shared`).  A cell that is killed or crashes the worker is recorded
+  (``timeout`` / ``crashed``) and the next cell gets a fresh worker; so does the cell after a
+  ``MemoryError``, a thread left running or an address space grown past a quarter of the cap's
+  headroom.
+* Dask backend: each cell submitted to a ``distributed`` cluster runs in a fresh process.
+* Each finished cell is written to the store as a new history row, committed before it is
+  counted done (cells that finish together share one transaction); cells already in the store
+  are skipped unless ``force``.  References are computed first (cached per instance), each in a
+  fresh process under the same deadline mechanism, and reference and gap columns are filled by
+  :func:`psdbench.harness.reference.finalize` once the cells are in.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import platform
-import resource
 import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import psutil
 
@@ -36,199 +41,30 @@ from .. import __version__
 from ..api import PsdbenchError, Status
 from . import worker
 from .grid import Grid
+from .local import run_local
+from .process import (BASE_PRELOAD, MAX_CHECKPOINTS, THREAD_VARS, CellWorker, Isolated,  # noqa: F401 (re-exported)
+                      _context, grace_for, post_for, run_isolated)
 from .reference import finalize, reference_record
 from .results import CellResult
 from .store import Store, now
 
-_CTX = None
+MEMORY_SHARE = 0.8  # of physical memory, split between the jobs, when the grid sets no memory_mb
 
 
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
-#: Imported by the fork server besides every registered plugin's modules (``Registry.preload_modules``).
-BASE_PRELOAD = ["psdbench.harness.worker"]
-
-
-def _context() -> mp.context.BaseContext:
-    """Forkserver context whose server loads the numerical libraries with one BLAS thread.
-
-    threadpoolctl reaches only libraries already loaded, and SCS ships its own OpenBLAS, so the
-    thread variables are set for the server process before it imports anything.
-    """
-    global _CTX  # a process-wide cache of the multiprocessing context, not algorithm state
-    if _CTX is None:
-        if "forkserver" in mp.get_all_start_methods():
-            ctx = mp.get_context("forkserver")
-            from ..registry import discover
-
-            ctx.set_forkserver_preload(BASE_PRELOAD + discover().preload_modules())
-            from multiprocessing import forkserver
-
-            saved = {k: os.environ.get(k) for k in THREAD_VARS}
-            os.environ.update({k: "1" for k in THREAD_VARS})
-            try:
-                forkserver.ensure_running()
-            finally:
-                for k, v in saved.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
-            _CTX = ctx
-        else:
-            _CTX = mp.get_context("spawn")
-    return _CTX
-
-
-def _watch_parent(pid: int) -> None:
-    """End this worker if the process that runs the grid dies (no orphans after a hard kill)."""
-    import threading
-
-    def watch() -> None:
-        while True:
-            time.sleep(1.0)
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                os._exit(70)
-            except PermissionError:
-                pass
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
-def grace_for(timeout: float) -> float:
-    """Seconds between a cell's deadline and the hard kill: ``max(2 s, 5 % of the timeout)``.
-
-    A solver that checks ``budget.expired()`` between iterations returns within that time.
-    """
-    return max(2.0, 0.05 * float(timeout))
-
-
-def post_for(timeout: float) -> float:
-    """Seconds the worker gets, once its solver has returned, to verify the point and re-score
-    the iterates (harness work, outside the timed interval): ``max(2 s, timeout)``.
-
-    The runner then kills at ``max(deadline + grace, solved + post)``, so a hang in verification
-    is still bounded, and a solver that returned in time is never recorded as ``timeout``
-    because re-scoring its curve took long.
-    """
-    return max(2.0, float(timeout))
-
-
-def _child(fn: Callable[..., Any], task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str],
-           parent: int) -> None:
-    sys.path[:] = path  # plugins made importable after the forkserver started are found too
-    _watch_parent(parent)
-    os.environ.update({k: "1" for k in THREAD_VARS})
-    import warnings
-
-    warnings.simplefilter("ignore")  # solver chatter would break the progress line; statuses carry it
-    if memory_mb:
-        limit = int(memory_mb) * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=int(task.get("threads", 1))):
-        result = fn(task, conn.send)
-    conn.send(("result", result))
-    conn.close()
-
-
-@dataclass
-class Isolated:
-    """What :func:`run_isolated` saw.
-
-    Attributes
-    ----------
-    outcome : str
-        ``"result"`` (the function returned ``value``), ``"killed"`` (deadline + grace passed) or
-        ``"crashed"`` (the process died).
-    value : Any
-        The function's return value (``None`` unless ``outcome == "result"``).
-    message : str
-    wall_time_s : float
-        From the worker's start to its end.
-    checkpoints : list of (float, dict)
-        ``(t, variables)`` the worker sent (``checkpoint`` and ``solved`` messages), thinned to
-        :data:`MAX_CHECKPOINTS` like a :class:`~psdbench.api.TraceRecorder`.
-    grace_s : float
-    """
-
-    outcome: str
-    value: Any = None
-    message: str = ""
-    wall_time_s: float = 0.0
-    checkpoints: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
-    grace_s: float = 0.0
-
-
-MAX_CHECKPOINTS = 64
-
-
-def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, memory_mb: int | None) -> Isolated:
-    """Run ``fn(task, emit)`` in a fresh process with one deadline, ``timeout`` s after its start.
-
-    The task gets ``deadline`` (``time.monotonic()`` at the start plus ``timeout``), ``timeout``,
-    ``grace`` (:func:`grace_for`) and ``post`` (:func:`post_for`); the process is killed at
-    ``deadline + grace``, or ``post`` seconds after a ``("solved", ...)`` message if that is
-    later.  ``fn`` must be a module-level function (it is pickled by reference).
-    """
-    ctx = _context()
-    recv, send = ctx.Pipe(duplex=False)
-    grace = grace_for(timeout)
-    start = time.monotonic()
-    deadline = start + float(timeout)
-    post = post_for(timeout)
-    task = {**task, "deadline": deadline, "timeout": float(timeout), "grace": grace, "post": post}
-    proc = ctx.Process(target=_child, args=(fn, task, send, memory_mb, list(sys.path), os.getpid()), daemon=True)
-    proc.start()
-    send.close()
-    out = Isolated(outcome="crashed", grace_s=grace)
-    kill_at = deadline + grace
-    solved = False
-    try:
-        while True:
-            wait = kill_at - time.monotonic()
-            if wait <= 0 or not recv.poll(wait):
-                proc.kill()
-                proc.join()
-                out.outcome = "killed"
-                out.message = (f"killed at the {timeout:g} s deadline + {grace:g} s grace" if not solved else
-                               f"killed {post:g} s after the solver returned (verification did not end)")
-                break
-            try:
-                msg = recv.recv()
-            except EOFError:
-                break
-            if msg[0] == "result":
-                out.outcome, out.value = "result", msg[1]
-                break
-            out.checkpoints.append((float(msg[1]), msg[2]))
-            if len(out.checkpoints) > MAX_CHECKPOINTS:
-                cps = out.checkpoints
-                out.checkpoints = cps[:1] + cps[1:-1:2] + cps[-1:]
-            if msg[0] == "solved":
-                kill_at, solved = max(kill_at, time.monotonic() + post), True
-    finally:
-        recv.close()
-    proc.join(timeout=10)
-    out.wall_time_s = time.monotonic() - start
-    if out.outcome == "crashed":
-        code = proc.exitcode
-        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        out.message = f"worker process died ({how})"
-    return out
-
-
-def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None) -> CellResult:
-    """One cell in its own process; a killed cell's checkpoints are verified in a second one.
+def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
+                      in_worker: CellWorker | None = None) -> CellResult:
+    """One cell in its own process (or in ``in_worker``); a killed cell's checkpoints are verified
+    in a second, fresh process.
 
     The verification task (:func:`~psdbench.harness.worker.verify_checkpoints`) gets
     ``max(10 s, min(timeout, 120 s))``: it rebuilds the instance and scores at most
     :data:`MAX_CHECKPOINTS` points.
     """
     base: CellResult = task["result"]
-    iso = run_isolated(worker.run_cell, task, timeout, memory_mb)
+    if in_worker is None:
+        iso = run_isolated(worker.run_cell, task, timeout, memory_mb)
+    else:
+        iso = in_worker.run(worker.run_cell, task, timeout)
     if iso.outcome == "result":
         return iso.value
     status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
@@ -340,7 +176,7 @@ def run_grid(
     """
     jobs = jobs or os.cpu_count() or 1
     timeout = float(timeout or grid.timeout)
-    memory_mb = grid.memory_mb or int(psutil.virtual_memory().total / 2**20 * 0.8 / jobs)
+    memory_mb = grid.memory_mb or int(psutil.virtual_memory().total / 2**20 * MEMORY_SHARE / jobs)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     store.start_run(run_id, command, *machine_info(grid.libraries))
 
@@ -351,6 +187,38 @@ def run_grid(
         have = {} if force else store.references(grid.instances)
         refs = [k for k in grid.instances if k not in have]
     prog = Progress(len(todo) + len(refs), enabled=progress)
+    finished = (_run_local(grid, run_id, todo, refs, jobs, timeout, memory_mb) if backend == "local" else
+                _run_executor(grid, run_id, todo, refs, jobs, timeout, memory_mb, backend, scheduler))
+    try:
+        for batch in finished:
+            cells = [replace(res, created_at=now()) for what, _, res in batch if what == "cell"]
+            refs_done = [reference_record(key, grid.instances[key], res) for what, key, res in batch if what == "ref"]
+            store.write_many(cells, refs_done)  # committed before they count as done
+            for what, _, res in batch:
+                prog.update(str(res.get("status")) if what == "ref" else res.status)
+    finally:
+        finished.close()
+        finalize(store, {k: grid.senses.get(spec["problem"], "min") for k, spec in grid.instances.items()})
+        store.finish_run(run_id)
+    return run_id
+
+
+def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
+               memory_mb: int | None) -> Iterator[list[tuple[str, Any, Any]]]:
+    """The local backend (:func:`~psdbench.harness.local.run_local`): references first, then the
+    cells grouped by instance, in grid order."""
+    groups: dict[str, list[CellResult]] = {}
+    for cell in todo:
+        groups.setdefault(cell.instance_key, []).append(CellResult.for_cell(cell, run_id))
+    items: list[tuple] = [("ref", key, dict(grid.instances[key])) for key in refs]
+    items += [("cells", bases) for bases in groups.values()]
+    return run_local(items, jobs, lambda base, w: run_cell_isolated({"result": base}, timeout, memory_mb, w),
+                     lambda task: run_reference_isolated(task, grid.reference_timeout, memory_mb), memory_mb)
+
+
+def _run_executor(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
+                  memory_mb: int | None, backend: str, scheduler: str | None) -> Iterator[list[tuple[str, Any, Any]]]:
+    """An executor backend (Dask): every reference and cell a task of its own, in a fresh process."""
     submit, completed, shutdown = _executor(backend, jobs, scheduler)
     futures: dict[Any, tuple[str, Any]] = {}
     try:
@@ -368,14 +236,6 @@ def run_grid(
                 res = {"status": Status.CRASHED.value, "message": f"executor: {type(exc).__name__}: {exc}"}
                 if what == "cell":
                     res = replace(obj, **res)
-            if what == "ref":
-                store.write_reference(reference_record(obj, grid.instances[obj], res))
-                prog.update(str(res.get("status")))
-            else:
-                store.write_result(replace(res, created_at=now()))
-                prog.update(res.status)
+            yield [(what, obj, res)]
     finally:
         shutdown()
-        finalize(store, {k: grid.senses.get(spec["problem"], "min") for k, spec in grid.instances.items()})
-        store.finish_run(run_id)
-    return run_id

@@ -15,12 +15,18 @@ Schema version 2 (names are stable; other tools read them):
 
 A version-1 store (``results`` a table keyed by ``cell_key``) is migrated in place when opened, in
 one transaction: its rows are copied into ``history`` and the table is replaced by the view.
+
+The file is in WAL mode (``journal_mode=WAL``, ``synchronous=NORMAL``): a committed row survives
+the end of any process (``kill -9`` included) without an fsync per row; only a power loss or OS
+crash can drop the last commits, never corrupt the file.  Readers (``psdbench results``, a
+notebook) read while a run writes.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -78,7 +84,7 @@ def _decode(df: pd.DataFrame) -> pd.DataFrame:
 
 
 class Store:
-    """Thin wrapper over one SQLite file.  Every write is its own transaction.
+    """Thin wrapper over one SQLite file (WAL mode).  Every write call is one transaction.
 
     Parameters
     ----------
@@ -89,12 +95,23 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._open()
+        # Held open for the store's life: it writes the batches of finished cells, and while it
+        # is open closing the short-lived reading connections does not checkpoint (fsync) the WAL.
+        self._writer = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        self._writer.execute("PRAGMA synchronous=NORMAL")
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the writing connection (the last close checkpoints the WAL into the file)."""
+        with self._lock:
+            self._writer.close()
 
     # ---- schema
     def _open(self) -> None:
         """Create the version-2 schema, migrating a version-1 store, in one transaction."""
         con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
+            con.execute("PRAGMA journal_mode=WAL")  # persistent: stored in the file
             con.execute("BEGIN IMMEDIATE")
             try:
                 version = self._version(con)
@@ -142,6 +159,7 @@ class Store:
     def _conn(self) -> Iterator[sqlite3.Connection]:
         con = sqlite3.connect(self.path, timeout=60)
         try:
+            con.execute("PRAGMA synchronous=NORMAL")
             with con:  # commit on success, roll back on error
                 yield con
         finally:
@@ -161,6 +179,20 @@ class Store:
         with self._conn() as con:
             con.execute(f"INSERT OR REPLACE INTO history ({_COLS}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
                         res.to_values())
+
+    def write_many(self, results: Iterable[CellResult], references: Iterable[dict[str, Any]] = ()) -> None:
+        """Add history rows and store references, all in one transaction (all or none are stored)."""
+        rows = [(r if r.created_at is not None else replace(r, created_at=now())).to_values() for r in results]
+        refs = [self._ref_values(ref) for ref in references]
+        if not rows and not refs:
+            return
+        with self._lock, self._writer as con:
+            if rows:
+                con.executemany(f"INSERT OR REPLACE INTO history ({_COLS}) "
+                                f"VALUES ({', '.join('?' * len(RESULT_COLUMNS))})", rows)
+            if refs:
+                con.executemany(f"INSERT OR REPLACE INTO refs ({', '.join(_REF_COLUMNS)}) "
+                                f"VALUES ({', '.join('?' * len(_REF_COLUMNS))})", refs)
 
     def latest_rows(self, instance_keys: Iterable[str]) -> list[dict[str, Any]]:
         """The latest row of every cell of these instances (JSON columns as text)."""
@@ -204,15 +236,19 @@ class Store:
                     out[r["instance_key"]] = dict(r)
         return out
 
-    def write_reference(self, ref: dict[str, Any]) -> None:
-        """Store (replace) the reference of one instance."""
+    @staticmethod
+    def _ref_values(ref: dict[str, Any]) -> list[Any]:
         ref = {**ref, "created_at": now()}
         if not isinstance(ref.get("instance_params"), str):
             ref["instance_params"] = json.dumps(ref.get("instance_params"), sort_keys=True, default=str)
+        return [ref.get(c) for c in _REF_COLUMNS]
+
+    def write_reference(self, ref: dict[str, Any]) -> None:
+        """Store (replace) the reference of one instance."""
         with self._conn() as con:
             con.execute(
                 f"INSERT OR REPLACE INTO refs ({', '.join(_REF_COLUMNS)}) VALUES ({', '.join('?' * len(_REF_COLUMNS))})",
-                [ref.get(c) for c in _REF_COLUMNS],
+                self._ref_values(ref),
             )
 
     # ---- runs

@@ -4,7 +4,7 @@ The harness trusts no solver: the objective is recomputed by the instance, the r
 verified (PSD-ness, residuals), NaN/inf is ``diverged``, exceptions are ``error`` with traceback.
 Timing (wall and CPU around ``solve`` only) and peak RSS are measured here, not by the solver.
 
-Every function here takes ``(task, emit)``: ``task`` carries the cell (a :class:`CellResult` with
+Every function here takes ``(task, emit, cache=None)``: ``task`` carries the cell (a :class:`CellResult` with
 its identity filled in) and the deadline set by the runner (``deadline``, a ``time.monotonic()``
 instant; ``timeout``, the seconds it is after the worker started; ``grace``); ``emit(message)``
 sends a message to the runner over the worker's pipe (``None`` outside a worker process):
@@ -17,11 +17,16 @@ sends a message to the runner over the worker's pipe (``None`` outside a worker 
     half-way through that allowance.
 
 The runner verifies the last of these with :func:`verify_checkpoints` if it has to kill the worker.
+
+``cache`` is the :class:`~psdbench.harness.shared.WorkerCache` of a long-lived worker (registry,
+datasets and instances kept between cells, read-only); without it everything is built afresh,
+and made read-only all the same.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import resource
 import time
 import traceback
@@ -33,6 +38,7 @@ import numpy as np
 from ..api import Budget, Solution, Status, certified_reference, problem_sense, repair, skip_reason
 from .reference import CERTIFIED_RTOL
 from .results import CellResult
+from .shared import WorkerCache, freeze
 
 Emit = Callable[[tuple], None]
 
@@ -41,15 +47,47 @@ def _finite(variables: Mapping[str, Any]) -> bool:
     return all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in variables.values())
 
 
-def _build(cell: CellResult | Mapping[str, Any]) -> tuple[Any, Any, Any]:
-    """``(registry, problem, instance)`` of a cell or an instance spec."""
-    from ..registry import discover
+def _build(cell: CellResult | Mapping[str, Any], cache: WorkerCache | None = None) -> tuple[Any, Any, Any]:
+    """``(registry, problem, instance)`` of a cell or an instance spec; the instance is read-only.
 
+    With a ``cache``, the registry, dataset and instance (by ``instance_key``) are reused.
+    """
     get = cell.get if isinstance(cell, Mapping) else (lambda k: getattr(cell, k))
-    reg = discover()
+    if cache is None:
+        from ..registry import discover
+
+        reg = discover()
+        problem = reg.problem(get("problem"))
+        return reg, problem, freeze(problem.build(reg.load_dataset(get("dataset")), get("instance_params"),
+                                                  get("seed")))
+    reg = cache.registry()
     problem = reg.problem(get("problem"))
-    dataset = reg.load_dataset(get("dataset"))
-    return reg, problem, problem.build(dataset, get("instance_params"), get("seed"))
+    key = get("instance_key") if not isinstance(cell, Mapping) else None
+    build = (lambda: problem.build(cache.dataset(get("dataset")), get("instance_params"), get("seed")))
+    return reg, problem, (cache.instance(key, build) if key else freeze(build()))
+
+
+def _reset_peak() -> bool:
+    """Reset this process's peak resident set (Linux ``clear_refs``); False where unavailable."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_mb(reset: bool, usage: Any) -> float:
+    """Peak RSS since :func:`_reset_peak` (``VmHWM``), else the process's ``ru_maxrss``."""
+    if reset:
+        try:
+            with open("/proc/self/status") as f:
+                m = re.search(r"VmHWM:\s+(\d+)", f.read())
+            if m:
+                return int(m.group(1)) / 1024.0
+        except OSError:
+            pass
+    return usage.ru_maxrss / 1024.0
 
 
 def _budget(task: Mapping[str, Any], emit: Emit | None) -> Budget:
@@ -132,20 +170,24 @@ def _measure(instance: Any, solution: Solution, out: CellResult) -> CellResult:
                             "tolerances": feas.tolerances})
 
 
-def run_cell(task: Mapping[str, Any], emit: Emit | None = None) -> CellResult:
+def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCache | None = None) -> CellResult:
     """Run one solver cell; always returns a :class:`CellResult` (exceptions become ``error``).
 
-    Building the instance counts against the deadline; wall and CPU time are those of ``solve``.
-    The curve is re-scored after the timed interval.
+    Building the instance counts against the deadline of the cell that builds it (with a
+    ``cache``, the first cell of the instance in this worker; the cells that reuse it do not pay
+    it); wall and CPU time are those of ``solve``, peak RSS that of the cell (the process's peak
+    is reset before ``solve`` where Linux allows).  The curve is re-scored after the timed interval.
     """
     out: CellResult = task["result"]
     try:
-        reg, _, instance = _build(out)
+        reg, _, instance = _build(out, cache)
         solver = reg.solver(out.solver)
         why = skip_reason(solver, instance)
         if why is not None:
             return replace(out, status=Status.SKIPPED.value, message=why)
+        freeze(instance)  # again: arrays an earlier cell's calls cached on the instance are shared too
         budget = _budget(task, emit)
+        reset = _reset_peak()
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
         solution = solver.solve(instance, budget, **out.solver_params)
@@ -156,7 +198,7 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None) -> CellResult:
         if emit is not None and solution.variables:
             emit(("solved", t_final, solution.variables))
         out = replace(out, wall_time_s=wall, cpu_time_s=(r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
-                      peak_rss_mb=r1.ru_maxrss / 1024.0, iterations=int(solution.iterations), trace=solution.trace)
+                      peak_rss_mb=_peak_mb(reset, r1), iterations=int(solution.iterations), trace=solution.trace)
         out = _measure(instance, solution, out)
         final = None
         if out.objective is not None and math.isfinite(out.objective):
@@ -169,7 +211,8 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None) -> CellResult:
     return out
 
 
-def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None) -> CellResult:
+def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None,
+                       cache: WorkerCache | None = None) -> CellResult:
     """A killed cell: rebuild the instance, score its checkpoints, keep the best verified one.
 
     ``task["checkpoints"]`` holds ``(t, variables)``.  The result has status ``timeout``, the best
@@ -178,7 +221,7 @@ def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None) -> Cel
     """
     out: CellResult = task["result"]
     try:
-        _, problem, instance = _build(out)
+        _, problem, instance = _build(out, cache)
         maximize = problem_sense(problem) == "max"
         scored = []
         for t, v in task["checkpoints"]:
@@ -206,10 +249,11 @@ def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None) -> Cel
         return replace(out, message=out.message + f"; checkpoint verification failed: {type(exc).__name__}: {exc}")
 
 
-def run_reference(task: Mapping[str, Any], emit: Emit | None = None) -> dict[str, Any]:
+def run_reference(task: Mapping[str, Any], emit: Emit | None = None,
+                  cache: WorkerCache | None = None) -> dict[str, Any]:
     """Compute the certified reference of one instance, within the task's deadline."""
     try:
-        _, _, instance = _build(task)
+        _, _, instance = _build(task, cache)
         budget = _budget(task, None)
         t0 = time.perf_counter()
         left = budget.remaining()

@@ -1,0 +1,372 @@
+"""Worker processes: the forkserver context, one-shot isolated calls and long-lived cell workers.
+
+* :func:`run_isolated` runs one function in a fresh process (references, checkpoint verification,
+  the Dask backend's cells).
+* :class:`CellWorker` is a long-lived process (the first ones forked from the grid's process while
+  it has one thread, :func:`fork_context`; replacements from the fork server) that runs many tasks in turn, each under its own
+  deadline (``deadline = time.monotonic() + timeout`` when the runner sends it) and the process's
+  memory cap.  A task that is killed (deadline + grace), crashes the process, raises
+  ``MemoryError``, leaves a thread running or grows the process beyond a quarter of its memory
+  headroom ends that process; the next task starts a fresh one.  So a fault of one cell is
+  recorded for that cell only, exactly as with one process per cell.
+
+Both send ``fn(task, emit)`` a ``task`` with ``deadline``, ``timeout``, ``grace``
+(:func:`grace_for`) and ``post`` (:func:`post_for`), and collect the ``("checkpoint" | "solved",
+t, variables)`` messages ``emit`` sends, thinned to :data:`MAX_CHECKPOINTS`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import re
+import resource
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+_CTX = None
+
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+#: Imported by the fork server: the worker and every registered plugin's modules (:mod:`.preload`).
+BASE_PRELOAD = ["psdbench.harness.preload"]
+MAX_CHECKPOINTS = 64
+#: A long-lived worker is replaced once its address space has used this share of its headroom.
+RECYCLE_SHARE = 0.25
+
+
+def _context() -> mp.context.BaseContext:
+    """Forkserver context whose server loads the numerical libraries with one BLAS thread.
+
+    threadpoolctl reaches only libraries already loaded, and SCS ships its own OpenBLAS, so the
+    thread variables are set for the server process before it imports anything.
+    """
+    global _CTX  # a process-wide cache of the multiprocessing context, not algorithm state
+    if _CTX is None:
+        if "forkserver" in mp.get_all_start_methods():
+            ctx = mp.get_context("forkserver")
+            ctx.set_forkserver_preload(BASE_PRELOAD)
+            from multiprocessing import forkserver
+
+            saved = {k: os.environ.get(k) for k in THREAD_VARS}
+            os.environ.update({k: "1" for k in THREAD_VARS})
+            try:
+                forkserver.ensure_running()
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            # The server imports its preload in the background: wait for it here, so that no
+            # cell's deadline (taken after this returns) pays the server's start-up.
+            probe = ctx.Process(target=_noop, daemon=True)
+            probe.start()
+            probe.join()
+            _CTX = ctx
+        else:
+            _CTX = mp.get_context("spawn")
+    return _CTX
+
+
+def _noop() -> None:
+    """Target of the process that waits for the fork server's start-up."""
+
+
+def fork_context() -> mp.context.BaseContext | None:
+    """The ``fork`` context if forking this process is safe now (Linux, one thread), else None.
+
+    A worker forked from the process that runs the grid starts with every plugin already
+    imported (milliseconds, where the fork server first spends seconds importing them).  Any
+    second thread, Python or native (``/proc/self/task``: an OpenMP or BLAS pool that has run,
+    a Dask loop), could be copied holding a lock and hang the child (libgomp's pool does after
+    a fork), so then the fork server is used instead.  With BLAS pinned to one thread
+    (``OMP_NUM_THREADS=1`` ...) ``psdbench run`` forks.
+    """
+    if "fork" not in mp.get_all_start_methods() or threading.active_count() != 1:
+        return None
+    try:
+        if len(os.listdir("/proc/self/task")) != 1:
+            return None
+    except OSError:  # no /proc: cannot tell
+        return None
+    return mp.get_context("fork")
+
+
+def _watch_parent(pid: int) -> None:
+    """End this worker if the process that runs the grid dies (no orphans after a hard kill)."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(70)
+            except PermissionError:
+                pass
+
+    threading.Thread(target=watch, daemon=True, name="psdbench-watch-parent").start()
+
+
+def grace_for(timeout: float) -> float:
+    """Seconds between a cell's deadline and the hard kill: ``max(2 s, 5 % of the timeout)``.
+
+    A solver that checks ``budget.expired()`` between iterations returns within that time.
+    """
+    return max(2.0, 0.05 * float(timeout))
+
+
+def post_for(timeout: float) -> float:
+    """Seconds the worker gets, once its solver has returned, to verify the point and re-score
+    the iterates (harness work, outside the timed interval): ``max(2 s, timeout)``.
+
+    The runner then kills at ``max(deadline + grace, solved + post)``, so a hang in verification
+    is still bounded, and a solver that returned in time is never recorded as ``timeout``
+    because re-scoring its curve took long.
+    """
+    return max(2.0, float(timeout))
+
+
+def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
+    """Child-side setup: import path, parent watch, one BLAS thread, memory cap, quiet warnings."""
+    sys.path[:] = path  # plugins made importable after the forkserver started are found too
+    _watch_parent(parent)
+    os.environ.update({k: "1" for k in THREAD_VARS})
+    import warnings
+
+    warnings.simplefilter("ignore")  # solver chatter would break the progress line; statuses carry it
+    if memory_mb:
+        limit = int(memory_mb) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
+
+
+def _child(fn: Callable[..., Any], task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str],
+           parent: int) -> None:
+    _setup(memory_mb, path, parent)
+    result = fn(task, conn.send)
+    conn.send(("result", result))
+    conn.close()
+
+
+def _vm_mb() -> float:
+    """This process's address space (what ``RLIMIT_AS`` caps), in MiB; 0 where /proc is absent."""
+    try:
+        with open("/proc/self/status") as f:
+            m = re.search(r"VmSize:\s+(\d+)", f.read())
+        return int(m.group(1)) / 1024.0 if m else 0.0
+    except OSError:
+        return 0.0
+
+
+def _serve(conn: Any, memory_mb: int | None, path: list[str], parent: int) -> None:
+    """Body of a :class:`CellWorker`: run ``(fn, task)`` messages in turn until ``None`` or EOF.
+
+    Each result goes back as ``("result", value, health)``; ``health`` says whether the process
+    should be replaced (``MemoryError``, a thread left running, address space past
+    :data:`RECYCLE_SHARE` of the headroom under the cap).
+    """
+    _setup(memory_mb, path, parent)
+    from .shared import WorkerCache
+
+    cache = WorkerCache()
+    threads0 = threading.active_count()
+    vm0 = _vm_mb()
+    headroom = (float(memory_mb) - vm0) if memory_mb else None
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            break
+        if msg is None:
+            break
+        fn, task = msg
+        value = fn(task, conn.send, cache)
+        why = ""
+        if "MemoryError" in str(getattr(value, "message", "") or "")[:200]:
+            why = "MemoryError"
+        elif threading.active_count() > threads0:
+            why = "a thread is still running"
+        elif headroom is not None and _vm_mb() - vm0 > RECYCLE_SHARE * headroom:
+            why = "address space grew past its share of the memory cap"
+        conn.send(("result", value, why))
+    conn.close()
+
+
+@dataclass
+class Isolated:
+    """What :func:`run_isolated` or :meth:`CellWorker.run` saw.
+
+    Attributes
+    ----------
+    outcome : str
+        ``"result"`` (the function returned ``value``), ``"killed"`` (deadline + grace passed) or
+        ``"crashed"`` (the process died).
+    value : Any
+        The function's return value (``None`` unless ``outcome == "result"``).
+    message : str
+    wall_time_s : float
+        From sending the task to its end.
+    checkpoints : list of (float, dict)
+        ``(t, variables)`` the worker sent (``checkpoint`` and ``solved`` messages), thinned to
+        :data:`MAX_CHECKPOINTS` like a :class:`~psdbench.api.TraceRecorder`.
+    grace_s : float
+    recycle : str
+        Why a long-lived worker was replaced after this task ("" if it was kept).
+    """
+
+    outcome: str
+    value: Any = None
+    message: str = ""
+    wall_time_s: float = 0.0
+    checkpoints: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    grace_s: float = 0.0
+    recycle: str = ""
+
+
+def _with_deadline(task: dict[str, Any], timeout: float, start: float) -> dict[str, Any]:
+    return {**task, "deadline": start + float(timeout), "timeout": float(timeout), "grace": grace_for(timeout),
+            "post": post_for(timeout)}
+
+
+def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float) -> Isolated:
+    """Wait for the task's result, collecting checkpoints; kill ``proc`` at deadline + grace."""
+    timeout, grace, post = task["timeout"], task["grace"], task["post"]
+    out = Isolated(outcome="crashed", grace_s=grace)
+    kill_at = task["deadline"] + grace
+    solved = False
+    while True:
+        wait = kill_at - time.monotonic()
+        if wait <= 0 or not recv.poll(wait):
+            proc.kill()
+            proc.join()
+            out.outcome = "killed"
+            out.message = (f"killed at the {timeout:g} s deadline + {grace:g} s grace" if not solved else
+                           f"killed {post:g} s after the solver returned (verification did not end)")
+            break
+        try:
+            msg = recv.recv()
+        except (EOFError, OSError):
+            break
+        if msg[0] == "result":
+            out.outcome, out.value = "result", msg[1]
+            out.recycle = msg[2] if len(msg) > 2 else ""
+            break
+        out.checkpoints.append((float(msg[1]), msg[2]))
+        if len(out.checkpoints) > MAX_CHECKPOINTS:
+            cps = out.checkpoints
+            out.checkpoints = cps[:1] + cps[1:-1:2] + cps[-1:]
+        if msg[0] == "solved":
+            kill_at, solved = max(kill_at, time.monotonic() + post), True
+    out.wall_time_s = time.monotonic() - start
+    return out
+
+
+def _died(proc: Any, out: Isolated) -> None:
+    proc.join(timeout=10)
+    code = proc.exitcode
+    how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+    out.message = f"worker process died ({how})"
+
+
+def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, memory_mb: int | None) -> Isolated:
+    """Run ``fn(task, emit)`` in a fresh process with one deadline, ``timeout`` s after its start.
+
+    The process is killed at ``deadline + grace``, or ``post`` seconds after a ``("solved", ...)``
+    message if that is later.  ``fn`` must be a module-level function (it is pickled by reference).
+    """
+    ctx = _context()  # a started fork server: its start-up is not the task's
+    recv, send = ctx.Pipe(duplex=False)
+    start = time.monotonic()
+    task = _with_deadline(task, timeout, start)
+    proc = ctx.Process(target=_child, args=(fn, task, send, memory_mb, list(sys.path), os.getpid()), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        out = _collect(proc, recv, task, start)
+    finally:
+        recv.close()
+    proc.join(timeout=10)
+    out.wall_time_s = time.monotonic() - start
+    if out.outcome == "crashed":
+        _died(proc, out)
+    return out
+
+
+class CellWorker:
+    """A long-lived worker process that runs tasks in turn; replaced after a fault.
+
+    Parameters
+    ----------
+    memory_mb : int or None
+        The process's address-space cap (``RLIMIT_AS``).
+
+    Attributes
+    ----------
+    started : int
+        How many processes this worker has started (1 + replacements).
+    """
+
+    def __init__(self, memory_mb: int | None) -> None:
+        self.memory_mb = memory_mb
+        self.proc: Any = None
+        self.conn: Any = None
+        self.started = 0
+
+    def start(self, ctx: mp.context.BaseContext | None = None) -> None:
+        """Start the process now, from ``ctx`` (default: the fork server)."""
+        self._discard()
+        self._start(ctx)
+
+    def _start(self, ctx: mp.context.BaseContext | None = None) -> None:
+        ctx = ctx or _context()
+        mine, theirs = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_serve, args=(theirs, self.memory_mb, list(sys.path), os.getpid()),
+                                daemon=True)
+        self.proc.start()
+        theirs.close()
+        self.conn = mine
+        self.started += 1
+
+    def run(self, fn: Callable[..., Any], task: dict[str, Any], timeout: float) -> Isolated:
+        """Run ``fn(task, emit, cache)`` in the worker with a deadline ``timeout`` s from now."""
+        if self.proc is None or not self.proc.is_alive():
+            self._discard()
+            self._start()  # harness start-up: before the deadline starts
+        start = time.monotonic()
+        task = _with_deadline(task, timeout, start)
+        try:
+            self.conn.send((fn, task))
+        except (BrokenPipeError, OSError):  # died between tasks: counts as this task's crash
+            out = Isolated(outcome="crashed", grace_s=task["grace"])
+        else:
+            out = _collect(self.proc, self.conn, task, start)
+        if out.outcome == "crashed":
+            _died(self.proc, out)
+        if out.outcome != "result" or out.recycle:
+            self._discard()
+        return out
+
+    def _discard(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+        if self.proc is not None:
+            if self.proc.is_alive():
+                self.proc.kill()
+            self.proc.join(timeout=10)
+        self.proc = self.conn = None
+
+    def close(self) -> None:
+        """Ask the process to end; kill it if it has not within 5 s."""
+        if self.proc is not None and self.proc.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+            self.proc.join(timeout=5)
+        self._discard()
