@@ -207,7 +207,7 @@ def _flag_cases() -> dict[str, tuple[Callable[[Path], list[str]], str]]:
 
     def newer(d: Path) -> Path:
         p = d / "future.sqlite"
-        Store(p)
+        Store(p).close()
         con = sqlite3.connect(p)
         con.execute("UPDATE meta SET value='9' WHERE key='schema_version'")
         con.commit()
@@ -337,9 +337,11 @@ def cli(args: list[str], plugin_dir: Path | None = None) -> tuple[int, str, str]
 
 def make_store(path: Path) -> None:
     """A psdbench store holding one row."""
-    Store(path).write_result(CellResult(run_id="r0", cell_key="k0", instance_key="i0", problem="graph-classification",
-                                        dataset="sklearn/breast-cancer", instance_params={"n": 30}, solver="gdpa-lp",
-                                        status="ok", wall_time_s=0.1, objective=1.0, feasible=1))
+    st = Store(path)
+    st.write_result(CellResult(run_id="r0", cell_key="k0", instance_key="i0", problem="graph-classification",
+                               dataset="sklearn/breast-cancer", instance_params={"n": 30}, solver="gdpa-lp",
+                               status="ok", wall_time_s=0.1, objective=1.0, feasible=1))
+    st.close()  # checkpoints the WAL (the store is then one file, as a finished run leaves it)
 
 
 def snapshot(root: Path) -> dict[str, str]:

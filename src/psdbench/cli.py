@@ -118,18 +118,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     grid = prep.grid
     store = Store(prep.db)
-    run_id = run_grid(grid, store, jobs=args.jobs, backend=args.backend, timeout=args.timeout, force=args.force,
-                      progress=not args.quiet, command=" ".join(sys.argv), scheduler=args.scheduler)
-    df = store.results_frame()
-    mine = df[df["cell_key"].isin({c.cell_key for c in grid.cells})]
-    counts = mine["status"].value_counts().to_dict() if len(mine) else {}
-    print(f"run {run_id}: {len(mine)} cells of grid {grid.name} in {args.db}: "
-          + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
-    if args.report:
-        from .report import write_report
+    try:
+        run_id = run_grid(grid, store, jobs=args.jobs, backend=args.backend, timeout=args.timeout, force=args.force,
+                          progress=not args.quiet, command=" ".join(sys.argv), scheduler=args.scheduler)
+        df = store.results_frame()
+        mine = df[df["cell_key"].isin({c.cell_key for c in grid.cells})]
+        counts = mine["status"].value_counts().to_dict() if len(mine) else {}
+        print(f"run {run_id}: {len(mine)} cells of grid {grid.name} in {args.db}: "
+              + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+        if args.report:
+            from .report import write_report
 
-        paths = write_report(store, args.report)
-        print(_report_line(paths))
+            paths = write_report(store, args.report)
+            print(_report_line(paths))
+    finally:
+        store.close()  # checkpoints the WAL: the file alone holds the run, and later reads leave it as is
     return 0
 
 

@@ -106,11 +106,14 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
         raise PsdbenchError(f"backend must be 'local' or 'dask', not {backend!r}")
     p = prepare(grid, suite=suite, solvers=solvers, datasets=datasets, problems=problems, db=db)
     store = Store(p.db)
-    run_grid(p.grid, store, jobs=jobs, backend=backend, timeout=timeout, force=force, progress=progress,
-             command="psdbench.run(...)")
-    from .harness.reference import annotate
+    try:
+        run_grid(p.grid, store, jobs=jobs, backend=backend, timeout=timeout, force=force, progress=progress,
+                 command="psdbench.run(...)")
+        from .harness.reference import annotate
 
-    df = annotate(store.results_frame(), store.references_frame())
+        df = annotate(store.results_frame(), store.references_frame())
+    finally:
+        store.close()
     return df[df["cell_key"].isin({c.cell_key for c in p.grid.cells})].reset_index(drop=True)
 
 

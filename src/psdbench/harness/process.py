@@ -21,6 +21,7 @@ import multiprocessing as mp
 import os
 import re
 import resource
+import signal
 import sys
 import threading
 import time
@@ -95,8 +96,51 @@ def fork_context() -> mp.context.BaseContext | None:
     return mp.get_context("fork")
 
 
+def _own_group() -> None:
+    """Make this worker the leader of a process group of its own, so that every process a solver
+    starts (children, grandchildren, a child left behind when the worker dies) can be killed with it."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:  # pragma: no cover - not permitted here: descendants are still reaped per task
+        pass
+
+
+def kill_group(pid: int | None) -> None:
+    """SIGKILL the process group a worker ``pid`` leads (no-op if it is gone or leads none)."""
+    if not pid:
+        return
+    try:
+        if os.getpgid(pid) != pid:
+            return
+    except ProcessLookupError:
+        pass  # the leader is gone; its group may still hold orphans
+    except OSError:
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def reap_descendants() -> int:
+    """Kill every process this one started and still has (directly or below); return how many."""
+    import psutil
+
+    try:
+        kids = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return 0
+    for k in kids:
+        try:
+            k.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(kids, timeout=2)
+    return len(kids)
+
+
 def _watch_parent(pid: int) -> None:
-    """End this worker if the process that runs the grid dies (no orphans after a hard kill)."""
+    """End this worker and its group if the process that runs the grid dies (no orphans after a hard kill)."""
 
     def watch() -> None:
         while True:
@@ -104,6 +148,8 @@ def _watch_parent(pid: int) -> None:
             try:
                 os.kill(pid, 0)
             except ProcessLookupError:
+                if os.getpgid(0) == os.getpid():
+                    os.killpg(0, signal.SIGKILL)
                 os._exit(70)
             except PermissionError:
                 pass
@@ -133,6 +179,7 @@ def post_for(timeout: float) -> float:
 def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
     """Child-side setup: import path, parent watch, one BLAS thread, memory cap, quiet warnings."""
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
+    _own_group()
     _watch_parent(parent)
     os.environ.update({k: "1" for k in THREAD_VARS})
     import warnings
@@ -187,6 +234,7 @@ def _serve(conn: Any, memory_mb: int | None, path: list[str], parent: int) -> No
             break
         fn, task = msg
         value = fn(task, conn.send, cache)
+        reap_descendants()  # processes the task started do not outlive it
         why = ""
         if "MemoryError" in str(getattr(value, "message", "") or "")[:200]:
             why = "MemoryError"
@@ -240,15 +288,20 @@ def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float) -> Isolat
     out = Isolated(outcome="crashed", grace_s=grace)
     kill_at = task["deadline"] + grace
     solved = False
+    from multiprocessing.connection import wait as wait_for
+
     while True:
         wait = kill_at - time.monotonic()
-        if wait <= 0 or not recv.poll(wait):
+        ready = wait_for([recv, proc.sentinel], timeout=max(wait, 0.0)) if wait > 0 else []
+        if not ready:
             proc.kill()
             proc.join()
             out.outcome = "killed"
             out.message = (f"killed at the {timeout:g} s deadline + {grace:g} s grace" if not solved else
                            f"killed {post:g} s after the solver returned (verification did not end)")
             break
+        if recv not in ready and not recv.poll(0):
+            break  # the process died with nothing left to read (a child it forked may hold the pipe open)
         try:
             msg = recv.recv()
         except (EOFError, OSError):
@@ -269,6 +322,7 @@ def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float) -> Isolat
 
 def _died(proc: Any, out: Isolated) -> None:
     proc.join(timeout=10)
+    kill_group(proc.pid)
     code = proc.exitcode
     how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
     out.message = f"worker process died ({how})"
@@ -295,6 +349,7 @@ def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, m
     out.wall_time_s = time.monotonic() - start
     if out.outcome == "crashed":
         _died(proc, out)
+    kill_group(proc.pid)  # whatever the task started ends with it
     return out
 
 
@@ -359,6 +414,7 @@ class CellWorker:
             if self.proc.is_alive():
                 self.proc.kill()
             self.proc.join(timeout=10)
+            kill_group(self.proc.pid)
         self.proc = self.conn = None
 
     def close(self) -> None:

@@ -86,12 +86,34 @@ class CellResult:
 
     def to_values(self) -> list[Any]:
         """Column values in :data:`RESULT_COLUMNS` order, JSON columns encoded."""
-        return [json.dumps(getattr(self, f.name), default=float) if f.metadata["json"] else getattr(self, f.name)
+        return [json.dumps(getattr(self, f.name), default=_json_default) if f.metadata["json"] else getattr(self, f.name)
                 for f in fields(self)]
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as a plain dict (JSON columns decoded)."""
         return asdict(self)
+
+
+def _json_default(v: Any) -> Any:
+    """What ``json`` cannot encode by itself: numpy scalars and arrays as numbers and lists, sets as
+    sorted lists, anything else as its ``repr`` (a solver's trace never aborts a run)."""
+    import numpy as np
+
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (set, frozenset)):
+        try:
+            return sorted(v)
+        except TypeError:
+            return [repr(x) for x in v]
+    return repr(v)
+
+
+def jsonable(v: Any) -> Any:
+    """``v`` as plain JSON values (:func:`_json_default` for the rest; NaN / inf kept as floats)."""
+    return json.loads(json.dumps(v, default=_json_default))
 
 
 #: Column names of the results store, in order (one per :class:`CellResult` field).

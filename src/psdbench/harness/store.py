@@ -19,7 +19,9 @@ one transaction: its rows are copied into ``history`` and the table is replaced 
 The file is in WAL mode (``journal_mode=WAL``, ``synchronous=NORMAL``): a committed row survives
 the end of any process (``kill -9`` included) without an fsync per row; only a power loss or OS
 crash can drop the last commits, never corrupt the file.  Readers (``psdbench results``, a
-notebook) read while a run writes.
+notebook) read while a run writes.  :meth:`Store.close` at the end of a run switches the file back
+to ``journal_mode=DELETE``: a finished store is one file, and read-only opens leave it (and its
+folder) exactly as they found it.
 """
 
 from __future__ import annotations
@@ -95,16 +97,40 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._open()
-        # Held open for the store's life: it writes the batches of finished cells, and while it
-        # is open closing the short-lived reading connections does not checkpoint (fsync) the WAL.
-        self._writer = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._writer.execute("PRAGMA synchronous=NORMAL")
+        # Opened by the first batch of results and held until close(): while it is open, closing
+        # the short-lived reading connections does not checkpoint (fsync) the WAL.  A Store that
+        # only reads never holds a connection.
+        self._writer: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
+    def _writing(self) -> sqlite3.Connection:
+        """The writing connection (call with ``self._lock`` held)."""
+        if self._writer is None:
+            self._writer = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+            self._writer.execute("PRAGMA synchronous=NORMAL")
+        return self._writer
+
     def close(self) -> None:
-        """Close the writing connection (the last close checkpoints the WAL into the file)."""
+        """Close the writing connection and leave the store as one file in rollback-journal mode.
+
+        WAL mode is what makes per-batch commits cheap during a run; afterwards the file goes back
+        to ``journal_mode=DELETE`` (which checkpoints the WAL), so that read-only opens of a
+        finished store (``results``, ``report``, ``compare``) create no ``-wal`` / ``-shm`` files
+        beside it.  Where another connection is still open (a second run on the same store) the
+        switch is left to the last one to close.
+        """
         with self._lock:
-            self._writer.close()
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+            try:
+                con = sqlite3.connect(self.path, timeout=1, isolation_level=None)
+                try:
+                    con.execute("PRAGMA journal_mode=DELETE")
+                finally:
+                    con.close()
+            except sqlite3.Error:
+                pass
 
     # ---- schema
     def _open(self) -> None:
@@ -186,7 +212,7 @@ class Store:
         refs = [self._ref_values(ref) for ref in references]
         if not rows and not refs:
             return
-        with self._lock, self._writer as con:
+        with self._lock, self._writing() as con:
             if rows:
                 con.executemany(f"INSERT OR REPLACE INTO history ({_COLS}) "
                                 f"VALUES ({', '.join('?' * len(RESULT_COLUMNS))})", rows)

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..api import Budget, Solution, Status, certified_reference, problem_sense, repair, skip_reason
 from .reference import CERTIFIED_RTOL
-from .results import CellResult
+from .results import CellResult, jsonable
 from .shared import WorkerCache, freeze
 
 Emit = Callable[[tuple], None]
@@ -155,6 +155,10 @@ def _measure(instance: Any, solution: Solution, out: CellResult) -> CellResult:
     status = Status(solution.status)
     metrics: dict[str, Any] = {f"solver_{k}": v for k, v in solution.info.items() if isinstance(v, (int, float, str))}
     if status is Status.SKIPPED or not solution.variables:
+        if status in (Status.OK, Status.MAX_ITER, Status.INFEASIBLE):  # claims a point it did not return
+            return replace(out, status=Status.ERROR.value, metrics=metrics,
+                           message=f"solver returned status {status.value!r} with no variables: nothing to verify"
+                                   + (f" ({solution.message})" if solution.message else ""))
         return replace(out, status=status.value, message=solution.message, metrics=metrics)
     if not _finite(solution.variables):
         return replace(out, status=Status.DIVERGED.value, message="returned point contains NaN or inf", metrics=metrics)
@@ -198,7 +202,7 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
         if emit is not None and solution.variables:
             emit(("solved", t_final, solution.variables))
         out = replace(out, wall_time_s=wall, cpu_time_s=(r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
-                      peak_rss_mb=_peak_mb(reset, r1), iterations=int(solution.iterations), trace=solution.trace)
+                      peak_rss_mb=_peak_mb(reset, r1), iterations=int(solution.iterations), trace=jsonable(solution.trace))
         out = _measure(instance, solution, out)
         final = None
         if out.objective is not None and math.isfinite(out.objective):
