@@ -197,3 +197,51 @@ def test_every_fault_recorded_rest_stored_nothing_left_running(tmp_path, fault_p
     assert not wrong, wrong
     assert df[df.solver == "gdpa-lp"].status.tolist() == ["ok"]
     assert not _alive(MARK), "processes of the run still alive:\n" + "\n".join(_alive(MARK))
+
+
+def test_changing_a_data_file_invalidates_exactly_its_cells(tmp_path, monkeypatch):
+    """The instance key hashes the dataset's content: after one CSV is edited, resume runs the cells
+    of that dataset again (new keys) and reuses every other stored cell."""
+    import numpy as np
+
+    data = tmp_path / "data" / "binary_classification"
+    data.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for stem in ("first", "second"):
+        X = rng.normal(size=(40, 3))
+        y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1, 2)
+        np.savetxt(data / f"{stem}.csv", np.column_stack([X, y]), delimiter=",", fmt="%.6f")
+    monkeypatch.setenv("PSDBENCH_DATA", str(tmp_path / "data"))
+    g = tmp_path / "g.toml"
+    g.write_text(textwrap.dedent("""
+    [run]
+    seeds = [0, 1]
+    timeout = 60
+    reference = false
+
+    [[problems]]
+    name = "graph-classification"
+    datasets = ["uci/first", "uci/second"]
+    params = { n = [20], graph = ["knn"], k = [5] }
+
+    [[solvers]]
+    name = "gdpa-lp-elim"
+    """))
+    db = tmp_path / "r.sqlite"
+    args = ["run", "--grid", str(g), "--db", str(db), "--report", "", "--quiet", "--jobs", "1"]
+    assert cli(args).returncode == 0
+    before = Store(db).results_frame().set_index("cell_key")
+    assert len(before) == 4
+    text = (data / "first.csv").read_text().splitlines()
+    row = text[3].split(",")
+    row[1] = f"{float(row[1]) + 0.5:.6f}"
+    (data / "first.csv").write_text("\n".join(text[:3] + [",".join(row)] + text[4:]) + "\n")
+    assert cli(args).returncode == 0
+    after = Store(db).results_frame()
+    second = after[after.dataset == "uci/second"].set_index("cell_key")
+    first = after[after.dataset == "uci/first"]
+    assert set(second.index) <= set(before.index)  # same keys, not run again
+    assert (second.run_id == before.loc[second.index, "run_id"]).all()
+    new_first = first[~first.cell_key.isin(before.index)]
+    assert len(new_first) == 2 and new_first.run_id.nunique() == 1  # the edited set's two cells ran again
+    assert new_first.run_id.iloc[0] not in set(before.run_id)

@@ -62,8 +62,44 @@ def _hash(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
-def instance_key(problem: str, dataset: str, params: dict[str, Any], seed: int) -> str:
-    return _hash(["instance", problem, dataset, params, seed, __version__])
+def instance_key(problem: str, dataset: str, params: dict[str, Any], seed: int, content: str = "") -> str:
+    """Key of one instance; ``content`` is the dataset's :func:`dataset_fingerprint`, so that a changed
+    data file gives its instances (and their cells) new keys and resume runs them again."""
+    return _hash(["instance", problem, dataset, params, seed, __version__] + ([content] if content else []))
+
+
+def _feed(h: Any, v: Any) -> None:
+    """Feed ``v`` (arrays, sparse matrices, mappings, sequences, scalars) into the hash ``h``."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    if sp.issparse(v):
+        v = v.tocsr()
+        for part in (v.data, v.indices, v.indptr):
+            _feed(h, part)
+        h.update(repr(v.shape).encode())
+    elif isinstance(v, np.ndarray):
+        a = np.ascontiguousarray(v)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes() if a.dtype != object else repr(a.tolist()).encode())
+    elif isinstance(v, dict):
+        for k in sorted(v, key=str):
+            h.update(repr(k).encode())
+            _feed(h, v[k])
+    elif isinstance(v, (list, tuple)):
+        h.update(f"[{len(v)}".encode())
+        for x in v:
+            _feed(h, x)
+    else:
+        h.update(repr(v).encode())
+
+
+def dataset_fingerprint(ds: Any) -> str:
+    """SHA-256 (20 hex digits) of a loaded dataset's content: ``X``, ``y`` and ``payload``."""
+    h = hashlib.sha256()
+    for part in (getattr(ds, "X", None), getattr(ds, "y", None), dict(getattr(ds, "payload", None) or {})):
+        _feed(h, part)
+    return h.hexdigest()[:20]
 
 
 def _product(params: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -173,6 +209,13 @@ class _Datasets:
             self.cache[name] = ds
         return self.cache[name]
 
+    def fingerprint(self, name: str) -> str:
+        """:func:`dataset_fingerprint` of ``name``, computed once per grid."""
+        key = "\0fingerprint:" + name
+        if key not in self.cache:
+            self.cache[key] = dataset_fingerprint(self.load(name))
+        return self.cache[key]
+
 
 def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> None:
     """A ``where`` key must name ``dataset`` or a parameter of a problem the solver pairs with."""
@@ -260,7 +303,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         senses[pname] = problem_sense(problem)
         families[pname] = problem_family(problem)
         for (d, ip), seed in itertools.product(expanded, seeds):
-            ikey = instance_key(pname, d, ip, seed)
+            ikey = instance_key(pname, d, ip, seed, data.fingerprint(d))
             instances[ikey] = {"problem": pname, "dataset": d, "instance_params": ip, "seed": seed}
             for j, (sname, scombos, filt, versions, solver, _) in enumerate(solver_entries):
                 if not pairs_with(solver, problem):
