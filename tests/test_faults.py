@@ -245,3 +245,9 @@ def test_changing_a_data_file_invalidates_exactly_its_cells(tmp_path, monkeypatc
     new_first = first[~first.cell_key.isin(before.index)]
     assert len(new_first) == 2 and new_first.run_id.nunique() == 1  # the edited set's two cells ran again
     assert new_first.run_id.iloc[0] not in set(before.run_id)
+    # the report keeps the newest row of each cell description: the old content's cells drop out
+    from psdbench.report.frame import drop_superseded
+
+    shown = drop_superseded(after)
+    assert len(after) == 6 and len(shown) == 4
+    assert set(shown[shown.dataset == "uci/first"].cell_key) == set(new_first.cell_key)

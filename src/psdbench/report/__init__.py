@@ -22,7 +22,7 @@ import pandas as pd
 
 from .blocks import Figure, Section, SectionContext, Table, Text
 from .fmt import MISSING, first_line
-from .frame import tidy_frame
+from .frame import drop_superseded, tidy_frame
 from .render import Document, render
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -128,7 +128,7 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     opts = {**DEFAULT_OPTIONS, **dict(options or {})}
-    raw = store.results_frame()
+    raw = drop_superseded(store.results_frame())
     try:
         refs = store.references_frame()
     except Exception:  # pragma: no cover - an old store without refs

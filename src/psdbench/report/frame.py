@@ -114,6 +114,32 @@ def _instance_references(df: pd.DataFrame, refs: pd.DataFrame | None) -> tuple[p
     return df["instance_key"].map(value).astype(float), df["instance_key"].map(kind)
 
 
+def drop_superseded(raw: pd.DataFrame) -> pd.DataFrame:
+    """The latest row of each cell *description* (problem, dataset, seed, solver and both parameter sets).
+
+    A cell's key also hashes the dataset's content and the library versions, so after a data file
+    is corrected (or a library upgraded) the store holds the old cell beside the new one; a report
+    shows only the newest, so stale results never mix into its tables.
+    """
+    need = ["problem", "dataset", "seed", "solver", "instance_params", "solver_params", "created_at"]
+    if raw.empty or any(c not in raw.columns for c in need):
+        return raw
+
+    def canon(v: Any) -> str:
+        if isinstance(v, str):
+            try:
+                v = json.loads(v)
+            except ValueError:
+                return v
+        return json.dumps(v, sort_keys=True, default=str)
+
+    desc = (raw["problem"].astype(str) + "\0" + raw["dataset"].astype(str) + "\0" + raw["seed"].astype(str) + "\0"
+            + raw["solver"].astype(str) + "\0" + raw["instance_params"].map(canon) + "\0"
+            + raw["solver_params"].map(canon))
+    order = raw.assign(_desc=desc).sort_values("created_at", kind="stable")
+    return order.drop_duplicates("_desc", keep="last").drop(columns="_desc").sort_index()
+
+
 def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Mapping[str, Any] | None = None,
                solvers: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """One row per cell with parameters, metrics and derived columns.
