@@ -15,24 +15,18 @@ Works with both store schemas (v1 table ``results``; v2 view ``results``).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sqlite3
 import sys
 from typing import Any
 
+from psdbench.report.frame import canonical_json
+
 KEY = ("problem", "dataset", "instance_params", "seed", "solver", "solver_params")
 BUDGET_STOPPED = {"timeout"}
 
 
-def _canon(value: Any) -> str:
-    """JSON text in a canonical form (sorted keys) so that equal parameters compare equal."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return value
-    return json.dumps(value, sort_keys=True, default=str)
+_canon = canonical_json  # JSON text in a canonical form (sorted keys): equal parameters compare equal
 
 
 def load(path: str) -> dict[tuple, dict[str, Any]]:

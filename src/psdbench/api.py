@@ -239,6 +239,9 @@ class Instance(Protocol):
     ``repair(solution) -> Solution | None``
         The problem's own map of an infeasible iterate to a feasible point (used to draw traced
         iterates that do not verify).  Default: none (such iterates are not drawn).
+    ``refuse_solver(solver) -> str | None``
+        Why this instance will not run ``solver`` (e.g. its size is past what a conic solver
+        may be given), asked before the solver's own ``skip_reason``.  Default: none.
     ``sense``
         ``"min"`` or ``"max"``; default ``"min"``.
     ``variables`` : tuple of str
@@ -422,11 +425,7 @@ def validate_params(obj: Any, values: Mapping[str, Any], where: str, undeclared_
 
 
 def skip_reason(solver: Any, instance: Any) -> str | None:
-    """Why ``solver`` does not run on ``instance``, or ``None`` if it does.
-
-    The instance is asked first, through its optional ``refuse_solver(solver)`` hook (e.g. a
-    size beyond which it offers no conic formulation), then the solver.
-    """
+    """Why ``solver`` does not run on ``instance`` (the instance's ``refuse_solver`` first), or ``None``."""
     refuse = getattr(instance, "refuse_solver", None)
     why = refuse(solver) if refuse is not None else None
     if why is not None:

@@ -114,6 +114,17 @@ def _instance_references(df: pd.DataFrame, refs: pd.DataFrame | None) -> tuple[p
     return df["instance_key"].map(value).astype(float), df["instance_key"].map(kind)
 
 
+def canonical_json(value: Any) -> str:
+    """JSON text in a canonical form (sorted keys), so that equal parameters compare equal whether
+    they come as dicts or as JSON strings."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 def drop_superseded(raw: pd.DataFrame) -> pd.DataFrame:
     """The latest row of each cell *description* (problem, dataset, seed, solver and both parameter sets).
 
@@ -124,15 +135,7 @@ def drop_superseded(raw: pd.DataFrame) -> pd.DataFrame:
     need = ["problem", "dataset", "seed", "solver", "instance_params", "solver_params", "created_at"]
     if raw.empty or any(c not in raw.columns for c in need):
         return raw
-
-    def canon(v: Any) -> str:
-        if isinstance(v, str):
-            try:
-                v = json.loads(v)
-            except ValueError:
-                return v
-        return json.dumps(v, sort_keys=True, default=str)
-
+    canon = canonical_json
     desc = (raw["problem"].astype(str) + "\0" + raw["dataset"].astype(str) + "\0" + raw["seed"].astype(str) + "\0"
             + raw["solver"].astype(str) + "\0" + raw["instance_params"].map(canon) + "\0"
             + raw["solver_params"].map(canon))
