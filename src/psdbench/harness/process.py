@@ -21,12 +21,13 @@ import multiprocessing as mp
 import os
 import re
 import resource
-import signal
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from .lifetime import kill_group, own_group, reap_descendants, watch_parent
 
 _CTX = None
 
@@ -98,67 +99,6 @@ def fork_context() -> mp.context.BaseContext | None:
     return mp.get_context("fork")
 
 
-def _own_group() -> None:
-    """Make this worker the leader of a process group of its own, so that every process a solver
-    starts (children, grandchildren, a child left behind when the worker dies) can be killed with it."""
-    try:
-        os.setpgid(0, 0)
-    except OSError:  # pragma: no cover - not permitted here: descendants are still reaped per task
-        pass
-
-
-def kill_group(pid: int | None) -> None:
-    """SIGKILL the process group a worker ``pid`` leads (no-op if it is gone or leads none)."""
-    if not pid:
-        return
-    try:
-        if os.getpgid(pid) != pid:
-            return
-    except ProcessLookupError:
-        pass  # the leader is gone; its group may still hold orphans
-    except OSError:
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def reap_descendants() -> int:
-    """Kill every process this one started and still has (directly or below); return how many."""
-    import psutil
-
-    try:
-        kids = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        return 0
-    for k in kids:
-        try:
-            k.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(kids, timeout=2)
-    return len(kids)
-
-
-def _watch_parent(pid: int) -> None:
-    """End this worker and its group if the process that runs the grid dies (no orphans after a hard kill)."""
-
-    def watch() -> None:
-        while True:
-            time.sleep(1.0)
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                if os.getpgid(0) == os.getpid():
-                    os.killpg(0, signal.SIGKILL)
-                os._exit(70)
-            except PermissionError:
-                pass
-
-    threading.Thread(target=watch, daemon=True, name="psdbench-watch-parent").start()
-
-
 def grace_for(timeout: float) -> float:
     """Seconds between a cell's deadline and the hard kill: ``max(2 s, 5 % of the timeout)``.
 
@@ -181,8 +121,8 @@ def post_for(timeout: float) -> float:
 def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
     """Child-side setup: import path, parent watch, one BLAS thread, memory cap, quiet warnings."""
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
-    _own_group()
-    _watch_parent(parent)
+    own_group()
+    watch_parent(parent)
     os.environ.update({k: "1" for k in THREAD_VARS})
     import warnings
 
