@@ -215,3 +215,67 @@ def test_kill_9_at_ten_random_moments_then_resume_loses_and_duplicates_nothing(t
     con = _consistent(db)
     counts = dict(con.execute("SELECT cell_key, count(*) FROM history GROUP BY cell_key").fetchall())
     assert len(counts) == 40 and set(counts.values()) == {1}, stored  # 0 lost, 0 duplicated
+
+
+# ---- the progress line
+
+class _Tty:
+    """A terminal-like stream (what tqdm draws on)."""
+
+    def __init__(self):
+        self.parts = []
+
+    def write(self, s):
+        self.parts.append(s)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return True
+
+
+class _Log(_Tty):
+    def isatty(self):
+        return False
+
+
+def test_progress_counts_solver_cells_only_and_max_iter_apart_from_failures():
+    from psdbench.harness.progress import Progress
+
+    tty = _Tty()
+    prog = Progress(4, refs=2, file=tty)
+    prog.reference()
+    prog.reference()  # references are not cells
+    for status in ("ok", "max_iter", "timeout"):
+        prog.cell(status)
+    prog.skip(claims.HELD)
+    shown = "".join(tty.parts)
+    assert "4/4" in shown and "refs=2/2" in shown and "6/" not in shown
+    last = shown.rsplit("4/4", 1)[1]
+    assert "max_iter=1" in last and "failed=1" in last and "ok=1" in last and "skipped=1" in last
+    prog.close()
+    assert prog.summary() == {"ran": 3, "skipped": 1, "ok": 1, "max_iter": 1, "timeout": 1}
+
+
+def test_progress_writes_nothing_to_a_log():
+    from psdbench.harness.progress import Progress
+
+    log = _Log()
+    prog = Progress(3, refs=1, file=log)
+    prog.reference()
+    for _ in range(3):
+        prog.cell("ok")
+    prog.close()
+    assert "".join(log.parts) == ""  # no pile of \r updates in a log file
+
+
+def test_a_run_not_on_a_terminal_ends_with_one_summary_line(tmp_path, plugin_path):
+    from .test_harness import cli
+
+    g = _grid(tmp_path, ["nap-a", "faulty-raise"], seeds=(0, 1), reference=True)
+    out = cli(["run", "--grid", str(g), "--db", str(tmp_path / "r.sqlite"), "--report", ""], plugin_path)
+    assert out.returncode == 0, out.stderr
+    assert "\r" not in out.stderr + out.stdout
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 1 and "4 cells" in lines[0] and "2 error, 2 ok" in lines[0] and "(4 run now" in lines[0]
