@@ -47,14 +47,16 @@ class NapB(_Nap):
 
 @pytest.fixture(scope="module")
 def plugin_path(tmp_path_factory):
+    """The faulty solvers and two napping ones, as module ``nap_solvers`` (the in-process CLI of
+    other test modules may already have imported ``faulty_solvers``)."""
     d = tmp_path_factory.mktemp("naps")
-    (d / "faulty_solvers.py").write_text(PLUGIN)
-    info = d / "faulty_solvers-0.0.dist-info"
+    (d / "nap_solvers.py").write_text(PLUGIN)
+    info = d / "nap_solvers-0.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faulty-solvers\nVersion: 0.0\n")
-    eps = "".join(line + "\n" for line in FAULTY_ENTRY_POINTS.splitlines() if "missing_module" not in line)
-    (info / "entry_points.txt").write_text(eps + "nap-a = faulty_solvers:NapA\n"
-                                           "nap-b = faulty_solvers:NapB\n")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nap-solvers\nVersion: 0.0\n")
+    eps = "".join(line.replace("faulty_solvers:", "nap_solvers:") + "\n"
+                  for line in FAULTY_ENTRY_POINTS.splitlines() if "missing_module" not in line)
+    (info / "entry_points.txt").write_text(eps + "nap-a = nap_solvers:NapA\nnap-b = nap_solvers:NapB\n")
     return d
 
 
