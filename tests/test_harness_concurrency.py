@@ -210,6 +210,7 @@ def test_kill_9_at_ten_random_moments_then_resume_loses_and_duplicates_nothing(t
             stored.append(sqlite3.connect(db).execute("SELECT count(*) FROM history").fetchone()[0])
         except sqlite3.OperationalError:  # killed before the schema was created
             stored.append(0)
+    print("history rows after each kill -9:", stored)
     assert any(0 < s < 40 for s in stored), stored  # some kills landed while cells were running
     proc = _start(plugin_path, g, db, jobs=2)
     out, err = proc.communicate(timeout=240)
