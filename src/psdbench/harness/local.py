@@ -5,7 +5,13 @@ asked, at most :data:`MAX_BATCH`), so the runner can commit them in one transact
 counts them done.  A work item is ``("ref", key, task)`` (a reference, in a fresh process) or
 ``("cells", bases)`` (the cells of one instance, in the thread's
 :class:`~psdbench.harness.process.CellWorker`, one after another, so the instance is built once
-per worker).
+per worker).  Before a reference or cell is sent to a worker, ``claim`` may refuse it (another run
+on the same store holds or has stored it): it is then yielded as ``("skipped", obj, reason)``.
+
+Closing the generator (Ctrl-C in the runner) sets the stop event: every running task's process is
+killed within :data:`~psdbench.harness.process.CANCEL_POLL` s (its process group too), no task is
+started, and the threads are joined before the generator returns; what they were running is
+never yielded, hence never stored.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ def _guarded(what: str, obj: Any, call: Callable[[], Any]) -> Result:
 
 
 def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker], Any],
-              run_ref: Callable[[Any], Any], memory_mb: int | None) -> Iterator[list[Result]]:
+              run_ref: Callable[[Any, threading.Event], Any], memory_mb: int | None,
+              claim: Callable[[str, Any], str] | None = None) -> Iterator[list[Result]]:
     """Run ``items`` on ``jobs`` threads; yield lists of ``(what, obj, result)`` as they finish.
 
     Parameters
@@ -43,12 +50,13 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
     run_cell : callable
         ``run_cell(base, worker) -> CellResult``.
     run_ref : callable
-        ``run_ref(task) -> dict``.
+        ``run_ref(task, stop) -> dict`` (the task's process is killed when ``stop`` is set).
     memory_mb : int or None
         Each worker process's memory cap.
+    claim : callable, optional
+        ``claim(what, obj) -> reason``: "" if the run may compute it now, else why not.
 
-    Closing the generator early (an interrupted run) stops the threads before their next cell;
-    the workers end with them (and with this process: they watch it).
+    Closing the generator early (an interrupted run) kills the running tasks and joins the threads.
     """
     if not items:  # a fully resumed run starts no worker
         return
@@ -58,7 +66,7 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
 
-    workers = [CellWorker(memory_mb) for _ in range(max(1, jobs))]
+    workers = [CellWorker(memory_mb, cancel=stop) for _ in range(max(1, jobs))]
     ctx = fork_context()
     if ctx is not None:  # before any thread starts: forked workers start with the plugins imported
         for w in workers:
@@ -72,12 +80,15 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
                 except queue.Empty:
                     return
                 if item[0] == "ref":
-                    done.put(_guarded("ref", item[1], lambda: run_ref(item[2])))
+                    why = claim("ref", item[1]) if claim else ""
+                    done.put(("skipped", item[1], why) if why else
+                             _guarded("ref", item[1], lambda: run_ref(item[2], stop)))
                     continue
                 for base in item[1]:
                     if stop.is_set():
                         return
-                    done.put(_guarded("cell", base, lambda: run_cell(base, w)))
+                    why = claim("cell", base) if claim else ""
+                    done.put(("skipped", base, why) if why else _guarded("cell", base, lambda: run_cell(base, w)))
         finally:
             w.close()
             done.put(("end", None, None))
@@ -100,4 +111,6 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
             if batch:
                 yield batch
     finally:
-        stop.set()
+        stop.set()  # the threads' running tasks are killed within CANCEL_POLL s
+        for t in threads:
+            t.join(timeout=30)

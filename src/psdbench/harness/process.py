@@ -21,12 +21,13 @@ import multiprocessing as mp
 import os
 import re
 import resource
-import signal
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from .lifetime import kill_group, own_group, reap_descendants, watch_parent
 
 _CTX = None
 
@@ -36,6 +37,8 @@ BASE_PRELOAD = ["psdbench.harness.preload"]
 MAX_CHECKPOINTS = 64
 #: A long-lived worker is replaced once its address space has used this share of its headroom.
 RECYCLE_SHARE = 0.25
+#: Seconds between checks of a run's cancel event while a task runs (an interrupted run).
+CANCEL_POLL = 0.2
 
 
 def _context() -> mp.context.BaseContext:
@@ -96,67 +99,6 @@ def fork_context() -> mp.context.BaseContext | None:
     return mp.get_context("fork")
 
 
-def _own_group() -> None:
-    """Make this worker the leader of a process group of its own, so that every process a solver
-    starts (children, grandchildren, a child left behind when the worker dies) can be killed with it."""
-    try:
-        os.setpgid(0, 0)
-    except OSError:  # pragma: no cover - not permitted here: descendants are still reaped per task
-        pass
-
-
-def kill_group(pid: int | None) -> None:
-    """SIGKILL the process group a worker ``pid`` leads (no-op if it is gone or leads none)."""
-    if not pid:
-        return
-    try:
-        if os.getpgid(pid) != pid:
-            return
-    except ProcessLookupError:
-        pass  # the leader is gone; its group may still hold orphans
-    except OSError:
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def reap_descendants() -> int:
-    """Kill every process this one started and still has (directly or below); return how many."""
-    import psutil
-
-    try:
-        kids = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        return 0
-    for k in kids:
-        try:
-            k.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(kids, timeout=2)
-    return len(kids)
-
-
-def _watch_parent(pid: int) -> None:
-    """End this worker and its group if the process that runs the grid dies (no orphans after a hard kill)."""
-
-    def watch() -> None:
-        while True:
-            time.sleep(1.0)
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                if os.getpgid(0) == os.getpid():
-                    os.killpg(0, signal.SIGKILL)
-                os._exit(70)
-            except PermissionError:
-                pass
-
-    threading.Thread(target=watch, daemon=True, name="psdbench-watch-parent").start()
-
-
 def grace_for(timeout: float) -> float:
     """Seconds between a cell's deadline and the hard kill: ``max(2 s, 5 % of the timeout)``.
 
@@ -179,8 +121,8 @@ def post_for(timeout: float) -> float:
 def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
     """Child-side setup: import path, parent watch, one BLAS thread, memory cap, quiet warnings."""
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
-    _own_group()
-    _watch_parent(parent)
+    own_group()
+    watch_parent(parent)
     os.environ.update({k: "1" for k in THREAD_VARS})
     import warnings
 
@@ -253,8 +195,8 @@ class Isolated:
     Attributes
     ----------
     outcome : str
-        ``"result"`` (the function returned ``value``), ``"killed"`` (deadline + grace passed) or
-        ``"crashed"`` (the process died).
+        ``"result"`` (the function returned ``value``), ``"killed"`` (deadline + grace passed),
+        ``"crashed"`` (the process died) or ``"cancelled"`` (killed because the run was interrupted).
     value : Any
         The function's return value (``None`` unless ``outcome == "result"``).
     message : str
@@ -282,8 +224,10 @@ def _with_deadline(task: dict[str, Any], timeout: float, start: float) -> dict[s
             "post": post_for(timeout)}
 
 
-def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float) -> Isolated:
-    """Wait for the task's result, collecting checkpoints; kill ``proc`` at deadline + grace."""
+def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float,
+             cancel: threading.Event | None = None) -> Isolated:
+    """Wait for the task's result, collecting checkpoints; kill ``proc`` at deadline + grace, or
+    within :data:`CANCEL_POLL` s of ``cancel`` being set (outcome ``"cancelled"``)."""
     timeout, grace, post = task["timeout"], task["grace"], task["post"]
     out = Isolated(outcome="crashed", grace_s=grace)
     kill_at = task["deadline"] + grace
@@ -291,8 +235,17 @@ def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float) -> Isolat
     from multiprocessing.connection import wait as wait_for
 
     while True:
+        if cancel is not None and cancel.is_set():
+            proc.kill()
+            proc.join()
+            out.outcome, out.message = "cancelled", "killed: the run was interrupted"
+            break
         wait = kill_at - time.monotonic()
+        if cancel is not None:
+            wait = min(wait, CANCEL_POLL)
         ready = wait_for([recv, proc.sentinel], timeout=max(wait, 0.0)) if wait > 0 else []
+        if not ready and cancel is not None and time.monotonic() < kill_at:
+            continue
         if not ready:
             proc.kill()
             proc.join()
@@ -328,12 +281,16 @@ def _died(proc: Any, out: Isolated) -> None:
     out.message = f"worker process died ({how})"
 
 
-def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, memory_mb: int | None) -> Isolated:
+def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, memory_mb: int | None,
+                 cancel: threading.Event | None = None) -> Isolated:
     """Run ``fn(task, emit)`` in a fresh process with one deadline, ``timeout`` s after its start.
 
     The process is killed at ``deadline + grace``, or ``post`` seconds after a ``("solved", ...)``
-    message if that is later.  ``fn`` must be a module-level function (it is pickled by reference).
+    message if that is later, or when ``cancel`` is set.  ``fn`` must be a module-level function
+    (it is pickled by reference).
     """
+    if cancel is not None and cancel.is_set():
+        return Isolated(outcome="cancelled", message="not started: the run was interrupted")
     ctx = _context()  # a started fork server: its start-up is not the task's
     recv, send = ctx.Pipe(duplex=False)
     start = time.monotonic()
@@ -342,7 +299,7 @@ def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, m
     proc.start()
     send.close()
     try:
-        out = _collect(proc, recv, task, start)
+        out = _collect(proc, recv, task, start, cancel)
     finally:
         recv.close()
     proc.join(timeout=10)
@@ -360,6 +317,9 @@ class CellWorker:
     ----------
     memory_mb : int or None
         The process's address-space cap (``RLIMIT_AS``).
+    cancel : threading.Event, optional
+        Set when the run is interrupted: the running task's process (and its group) is killed at
+        once, and no new process is started.
 
     Attributes
     ----------
@@ -367,8 +327,8 @@ class CellWorker:
         How many processes this worker has started (1 + replacements).
     """
 
-    def __init__(self, memory_mb: int | None) -> None:
-        self.memory_mb = memory_mb
+    def __init__(self, memory_mb: int | None, cancel: threading.Event | None = None) -> None:
+        self.memory_mb, self.cancel = memory_mb, cancel
         self.proc: Any = None
         self.conn: Any = None
         self.started = 0
@@ -390,6 +350,8 @@ class CellWorker:
 
     def run(self, fn: Callable[..., Any], task: dict[str, Any], timeout: float) -> Isolated:
         """Run ``fn(task, emit, cache)`` in the worker with a deadline ``timeout`` s from now."""
+        if self.cancel is not None and self.cancel.is_set():
+            return Isolated(outcome="cancelled", message="not started: the run was interrupted")
         if self.proc is None or not self.proc.is_alive():
             self._discard()
             self._start()  # harness start-up: before the deadline starts
@@ -400,7 +362,7 @@ class CellWorker:
         except (BrokenPipeError, OSError):  # died between tasks: counts as this task's crash
             out = Isolated(outcome="crashed", grace_s=task["grace"])
         else:
-            out = _collect(self.proc, self.conn, task, start)
+            out = _collect(self.proc, self.conn, task, start, self.cancel)
         if out.outcome == "crashed":
             _died(self.proc, out)
         if out.outcome != "result" or out.recycle:

@@ -17,6 +17,11 @@ in a long-lived worker that is replaced after any fault.
   ``MemoryError``, a thread left running or an address space grown past a quarter of the cap's
   headroom.
 * Dask backend: each cell submitted to a ``distributed`` cluster runs in a fresh process.
+* Concurrent runs on one store: a cell (or reference) is claimed in the store just before it is
+  dispatched (:mod:`psdbench.harness.claims`); one that another live run holds or has stored
+  meanwhile is skipped and counted so.  Claims of dead runs are taken over.
+* Ctrl-C: the running tasks' processes are killed at once, the cells they held are neither
+  stored nor counted, the run's claims are released, and ``KeyboardInterrupt`` goes on up.
 * Each finished cell is written to the store as a new history row, committed before it is
   counted done (cells that finish together share one transaction); cells already in the store
   are skipped unless ``force``.  References are computed first (cached per instance), each in a
@@ -28,11 +33,13 @@ from __future__ import annotations
 
 import os
 import platform
+import sqlite3
 import sys
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 import psutil
@@ -42,6 +49,7 @@ from ..api import PsdbenchError, Status
 from . import worker
 from .grid import Grid
 from .local import run_local
+from .progress import Progress
 from .process import (BASE_PRELOAD, MAX_CHECKPOINTS, THREAD_VARS, CellWorker, Isolated,  # noqa: F401 (re-exported)
                       _context, grace_for, post_for, run_isolated)
 from .reference import finalize, reference_record
@@ -71,7 +79,8 @@ def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | Non
     out = replace(base, status=status.value, message=iso.message, wall_time_s=iso.wall_time_s)
     if status is Status.TIMEOUT and iso.checkpoints:
         check = run_isolated(worker.verify_checkpoints, {**task, "result": out, "checkpoints": iso.checkpoints},
-                             max(10.0, min(float(timeout), 120.0)), memory_mb)
+                             max(10.0, min(float(timeout), 120.0)), memory_mb,
+                             in_worker.cancel if in_worker is not None else None)
         if check.outcome == "result":
             out = check.value
         else:
@@ -79,9 +88,10 @@ def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | Non
     return out
 
 
-def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None) -> dict[str, Any]:
+def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
+                           cancel: threading.Event | None = None) -> dict[str, Any]:
     """The reference of one instance in its own process, with the same deadline mechanism."""
-    iso = run_isolated(worker.run_reference, task, timeout, memory_mb)
+    iso = run_isolated(worker.run_reference, task, timeout, memory_mb, cancel)
     if iso.outcome == "result":
         return iso.value
     status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
@@ -105,28 +115,6 @@ def machine_info(libraries: list[str]) -> tuple[dict, dict, dict]:
     threads = {"worker_blas_threads": 1, "pools": [{k: p.get(k) for k in ("internal_api", "num_threads", "version")}
                                                    for p in threadpool_info()]}
     return machine, versions, threads
-
-
-class Progress:
-    """One-line progress: cells done, failures and time left (to stderr)."""
-
-    def __init__(self, total: int, enabled: bool = True) -> None:
-        self.total, self.done, self.failed, self.t0 = total, 0, 0, time.perf_counter()
-        self.enabled = enabled and total > 0
-
-    def update(self, status: str) -> None:
-        self.done += 1
-        self.failed += status in ("max_iter", "timeout", "infeasible", "diverged", "error", "crashed")
-        if not self.enabled:
-            return
-        el = time.perf_counter() - self.t0
-        left = el / self.done * (self.total - self.done)
-        width = 24
-        bar = "#" * int(width * self.done / self.total)
-        end = "\n" if self.done == self.total else ""
-        sys.stderr.write(f"\r[{bar:<{width}}] {self.done}/{self.total} cells, {self.failed} failed, "
-                         f"{el:5.0f}s elapsed, ~{left:4.0f}s left {end}")
-        sys.stderr.flush()
 
 
 def _executor(backend: str, jobs: int, scheduler: str | None) -> tuple[Callable, Callable, Callable]:
@@ -169,16 +157,20 @@ def run_grid(
     progress: bool = True,
     command: str = "",
     scheduler: str | None = None,
+    summary: dict[str, int] | None = None,
 ) -> str:
     """Run every missing cell of ``grid`` (all of them with ``force``) and fill in gaps.
 
     Returns the run id.  Failures are results: they are stored with status and traceback.
+    ``summary``, if given, is filled with this run's counts: ``ran``, ``skipped`` (cells another
+    run on the store held or stored meanwhile) and one entry per status.
     """
     jobs = jobs or os.cpu_count() or 1
     timeout = float(timeout or grid.timeout)
     memory_mb = grid.memory_mb or int(psutil.virtual_memory().total / 2**20 * MEMORY_SHARE / jobs)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     store.start_run(run_id, command, *machine_info(grid.libraries))
+    since = store.last_seq() if force else None
 
     done = set() if force else store.done_keys()
     todo = [c for c in grid.cells if c.cell_key not in done]
@@ -186,47 +178,78 @@ def run_grid(
     if grid.reference:
         have = {} if force else store.references(grid.instances)
         refs = [k for k in grid.instances if k not in have]
-    prog = Progress(len(todo) + len(refs), enabled=progress)
-    finished = (_run_local(grid, run_id, todo, refs, jobs, timeout, memory_mb) if backend == "local" else
-                _run_executor(grid, run_id, todo, refs, jobs, timeout, memory_mb, backend, scheduler))
+    prog = Progress(len(todo), len(refs), enabled=progress)
+
+    def claim(what: str, obj: Any) -> str:
+        key = f"ref:{obj}" if what == "ref" else obj.cell_key
+        try:
+            return store.claim([key], run_id, since).get(key, "")
+        except sqlite3.Error as exc:  # not computed now; a later resume does it
+            return f"claim failed ({exc})"
+
     try:
-        for batch in finished:
-            cells = [replace(res, created_at=now()) for what, _, res in batch if what == "cell"]
-            refs_done = [reference_record(key, grid.instances[key], res) for what, key, res in batch if what == "ref"]
-            store.write_many(cells, refs_done)  # committed before they count as done
-            for what, _, res in batch:
-                prog.update(str(res.get("status")) if what == "ref" else res.status)
+        finished = (_run_local(grid, run_id, todo, refs, jobs, timeout, memory_mb, claim) if backend == "local"
+                    else _run_executor(grid, run_id, todo, refs, jobs, timeout, memory_mb, backend, scheduler, claim))
+        try:
+            for batch in finished:
+                cells = [replace(res, created_at=now()) for what, _, res in batch if what == "cell"]
+                refs_done = [reference_record(key, grid.instances[key], res) for what, key, res in batch
+                             if what == "ref"]
+                store.write_many(cells, refs_done, release=run_id)  # committed before they count as done
+                for what, obj, res in batch:
+                    if what == "skipped":
+                        prog.skip(res, "ref" if isinstance(obj, str) else "cell")
+                    elif what == "ref":
+                        prog.reference()
+                    else:
+                        prog.cell(res.status)
+        finally:
+            finished.close()  # an interrupted run: running tasks killed, nothing more stored
     finally:
-        finished.close()
+        prog.close()
+        store.release_run(run_id)
         finalize(store, {k: grid.senses.get(spec["problem"], "min") for k, spec in grid.instances.items()})
         store.finish_run(run_id)
+        if summary is not None:
+            summary.update(prog.summary())
     return run_id
 
 
 def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
-               memory_mb: int | None) -> Iterator[list[tuple[str, Any, Any]]]:
+               memory_mb: int | None, claim: Callable[[str, Any], str]) -> Iterator[list[tuple[str, Any, Any]]]:
     """The local backend (:func:`~psdbench.harness.local.run_local`): references first, then the
-    cells grouped by instance, in grid order."""
+    cells grouped by instance, in grid order; each claimed just before it is dispatched."""
     groups: dict[str, list[CellResult]] = {}
     for cell in todo:
         groups.setdefault(cell.instance_key, []).append(CellResult.for_cell(cell, run_id))
     items: list[tuple] = [("ref", key, dict(grid.instances[key])) for key in refs]
     items += [("cells", bases) for bases in groups.values()]
     return run_local(items, jobs, lambda base, w: run_cell_isolated({"result": base}, timeout, memory_mb, w),
-                     lambda task: run_reference_isolated(task, grid.reference_timeout, memory_mb), memory_mb)
+                     lambda task, stop: run_reference_isolated(task, grid.reference_timeout, memory_mb, stop),
+                     memory_mb, claim)
 
 
 def _run_executor(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
-                  memory_mb: int | None, backend: str, scheduler: str | None) -> Iterator[list[tuple[str, Any, Any]]]:
-    """An executor backend (Dask): every reference and cell a task of its own, in a fresh process."""
+                  memory_mb: int | None, backend: str, scheduler: str | None,
+                  claim: Callable[[str, Any], str]) -> Iterator[list[tuple[str, Any, Any]]]:
+    """An executor backend (Dask): every reference and cell a task of its own, in a fresh process,
+    claimed when it is submitted."""
     submit, completed, shutdown = _executor(backend, jobs, scheduler)
     futures: dict[Any, tuple[str, Any]] = {}
     try:
         for key in refs:
+            why = claim("ref", key)
+            if why:
+                yield [("skipped", key, why)]
+                continue
             futures[submit(run_reference_isolated, dict(grid.instances[key]), grid.reference_timeout,
                            memory_mb)] = ("ref", key)
         for cell in todo:
             base = CellResult.for_cell(cell, run_id)
+            why = claim("cell", base)
+            if why:
+                yield [("skipped", base, why)]
+                continue
             futures[submit(run_cell_isolated, {"result": base}, timeout, memory_mb)] = ("cell", base)
         for fut in completed(list(futures)):
             what, obj = futures[fut]

@@ -12,6 +12,8 @@ Schema version 2 (names are stable; other tools read them):
 ``runs``        machine, library versions and thread settings, once per run.
 ``refs``        the reference optimum per instance (``instance_key``), with its certificate.
 ``meta``        ``schema_version`` = ``2``.
+``claims``      the cells concurrent runs are computing now (:mod:`~psdbench.harness.claims`);
+                empty when no run is under way.
 
 A version-1 store (``results`` a table keyed by ``cell_key``) is migrated in place when opened, in
 one transaction: its rows are copied into ``history`` and the table is replaced by the view.
@@ -38,6 +40,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import pandas as pd
 
 from ..api import PsdbenchError
+from . import claims
 from .results import JSON_COLUMNS, RESULT_COLUMNS, SQL_TYPES, CellResult
 
 __all__ = ["JSON_COLUMNS", "RESULT_COLUMNS", "SCHEMA_VERSION", "Store", "now"]
@@ -149,7 +152,7 @@ class Store:
                 if legacy:
                     con.execute("ALTER TABLE results RENAME TO results_v1")
                     con.execute("DROP INDEX IF EXISTS results_instance")
-                for stmt in _TABLES.split(";\n"):
+                for stmt in [*_TABLES.split(";\n"), claims.SCHEMA]:
                     if stmt.strip():
                         con.execute(stmt)
                 if legacy:
@@ -206,19 +209,52 @@ class Store:
             con.execute(f"INSERT OR REPLACE INTO history ({_COLS}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
                         res.to_values())
 
-    def write_many(self, results: Iterable[CellResult], references: Iterable[dict[str, Any]] = ()) -> None:
-        """Add history rows and store references, all in one transaction (all or none are stored)."""
+    def write_many(self, results: Iterable[CellResult], references: Iterable[dict[str, Any]] = (),
+                   release: str | None = None) -> None:
+        """Add history rows and store references, all in one transaction (all or none are stored).
+
+        With ``release`` (a run id), that run's claims of these cells and references are deleted in
+        the same transaction.
+        """
+        results, references = list(results), list(references)
         rows = [(r if r.created_at is not None else replace(r, created_at=now())).to_values() for r in results]
         refs = [self._ref_values(ref) for ref in references]
         if not rows and not refs:
             return
         with self._lock, self._writing() as con:
+            if release is not None:
+                claims.release(con, [r.cell_key for r in results]
+                               + [f"ref:{ref.get('instance_key')}" for ref in references], release)
             if rows:
                 con.executemany(f"INSERT OR REPLACE INTO history ({_COLS}) "
                                 f"VALUES ({', '.join('?' * len(RESULT_COLUMNS))})", rows)
             if refs:
                 con.executemany(f"INSERT OR REPLACE INTO refs ({', '.join(_REF_COLUMNS)}) "
                                 f"VALUES ({', '.join('?' * len(_REF_COLUMNS))})", refs)
+
+    # ---- claims (concurrent runs)
+    def last_seq(self) -> int:
+        """The highest history ``seq`` (0 for an empty history)."""
+        with self._conn() as con:
+            return int(con.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()[0])
+
+    def claim(self, keys: Iterable[str], run_id: str, since_seq: int | None = None) -> dict[str, str]:
+        """Claim cells (``ref:<instance_key>`` for references) for ``run_id`` in one transaction.
+
+        Returns the refused keys with the reason (:func:`psdbench.harness.claims.take`).
+        """
+        with self._lock:
+            return claims.take(self._writing(), keys, run_id, since_seq)
+
+    def release_run(self, run_id: str) -> None:
+        """Delete every claim ``run_id`` still holds (the end of a run, interrupted or not)."""
+        with self._lock, self._writing() as con:
+            con.execute("DELETE FROM claims WHERE run_id=?", (run_id,))
+
+    def claims_frame(self) -> pd.DataFrame:
+        """The ``claims`` table (cells runs are computing now)."""
+        with self._conn() as con:
+            return pd.read_sql_query("SELECT * FROM claims", con)
 
     def latest_rows(self, instance_keys: Iterable[str]) -> list[dict[str, Any]]:
         """The latest row of every cell of these instances (JSON columns as text)."""

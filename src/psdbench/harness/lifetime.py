@@ -1,0 +1,78 @@
+"""How long a worker's processes live: each worker leads a process group of its own, everything a
+task starts is reaped after it, and a worker ends (with its group) when the run's process dies.
+
+These are what keep a solver's children, grandchildren and the workers themselves from outliving
+their cell or their run (``kill -9`` of the run included).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+
+def own_group() -> None:
+    """Make this worker the leader of a process group of its own, so that every process a solver
+    starts (children, grandchildren, a child left behind when the worker dies) can be killed with it."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:  # pragma: no cover - not permitted here: descendants are still reaped per task
+        pass
+
+
+def kill_group(pid: int | None) -> None:
+    """SIGKILL the process group a worker ``pid`` leads (no-op if it is gone or leads none)."""
+    if not pid:
+        return
+    try:
+        if os.getpgid(pid) != pid:
+            return
+    except ProcessLookupError:
+        pass  # the leader is gone; its group may still hold orphans
+    except OSError:
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def reap_descendants() -> int:
+    """Kill every process this one started and still has (directly or below); return how many."""
+    import psutil
+
+    try:
+        kids = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return 0
+    for k in kids:
+        try:
+            k.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(kids, timeout=2)
+    return len(kids)
+
+
+def watch_parent(pid: int) -> None:
+    """End this worker and its group if the process that runs the grid dies (no orphans after a
+    hard kill); a zombie counts as dead (its parent may wait for our pipes to close to reap it)."""
+    import psutil
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            try:
+                gone = psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+            except psutil.NoSuchProcess:
+                gone = True
+            except psutil.Error:
+                gone = False
+            if gone:
+                if os.getpgid(0) == os.getpid():
+                    os.killpg(0, signal.SIGKILL)
+                os._exit(70)
+
+    threading.Thread(target=watch, daemon=True, name="psdbench-watch-parent").start()
