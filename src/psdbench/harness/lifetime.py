@@ -39,21 +39,59 @@ def kill_group(pid: int | None) -> None:
         pass
 
 
-def reap_descendants() -> int:
-    """Kill every process this one started and still has (directly or below); return how many."""
-    import psutil
-
+def _children(pid: int) -> list[int] | None:
+    """Direct children of ``pid`` from ``/proc/<pid>/task/*/children`` (``None`` where Linux offers no such file)."""
+    out: list[int] = []
     try:
-        kids = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        return 0
-    for k in kids:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(x) for x in f.read().split()]
+    except FileNotFoundError:
+        return None if pid == os.getpid() else out
+    except OSError:
+        return out
+    return out
+
+
+def reap_descendants() -> int:
+    """Kill every process this one started and still has (directly or below); return how many.
+
+    Runs after every task of a worker, so the common case (no child) costs one read of
+    ``/proc/self/task/*/children`` (~20 us); psutil's scan of every process (~1 ms) is the fallback.
+    """
+    mine = _children(os.getpid())
+    if mine is None:
+        import psutil
+
         try:
-            k.kill()
+            kids = psutil.Process().children(recursive=True)
         except psutil.Error:
+            return 0
+        for k in kids:
+            try:
+                k.kill()
+            except psutil.Error:
+                pass
+        psutil.wait_procs(kids, timeout=2)
+        return len(kids)
+    if not mine:
+        return 0
+    found, todo = [], list(mine)
+    while todo:  # the whole tree first: once a parent dies its children are reparented away
+        pid = todo.pop()
+        found.append(pid)
+        todo += _children(pid) or []
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
             pass
-    psutil.wait_procs(kids, timeout=2)
-    return len(kids)
+    for pid in mine:  # reap our own children (grandchildren are reaped by whoever adopts them)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    return len(found)
 
 
 def watch_parent(pid: int) -> None:
