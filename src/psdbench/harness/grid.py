@@ -10,10 +10,8 @@ problems whose ``kind`` it lists in ``kinds`` (``"*"``: any), so one grid can mi
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
-import json
 import tomllib
 import warnings
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ from .. import __version__
 from ..api import DataError, PsdbenchError, expand_params, pairs_with, param_specs, problem_family, problem_sense, validate_params
 from ..registry import CORE_LIBRARIES, Registry
 from .inputs import check_dataset_content, positive_seconds
+from .keys import dataset_fingerprint, instance_key, stable_hash
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name"}
 PROBLEM_KEYS = {"name", "datasets", "params"}
@@ -56,50 +55,6 @@ class Grid:
     senses: dict[str, str] = field(default_factory=dict)  # problem name -> "min" | "max"
     families: dict[str, str] = field(default_factory=dict)  # problem name -> family
     libraries: list[str] = field(default_factory=list)  # distributions whose versions the run records
-
-
-def _hash(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:20]
-
-
-def instance_key(problem: str, dataset: str, params: dict[str, Any], seed: int, content: str = "") -> str:
-    """Key of one instance; ``content`` is the dataset's :func:`dataset_fingerprint`, so that a changed
-    data file gives its instances (and their cells) new keys and resume runs them again."""
-    return _hash(["instance", problem, dataset, params, seed, __version__] + ([content] if content else []))
-
-
-def _feed(h: Any, v: Any) -> None:
-    """Feed ``v`` (arrays, sparse matrices, mappings, sequences, scalars) into the hash ``h``."""
-    import numpy as np
-    import scipy.sparse as sp
-
-    if sp.issparse(v):
-        v = v.tocsr()
-        for part in (v.data, v.indices, v.indptr):
-            _feed(h, part)
-        h.update(repr(v.shape).encode())
-    elif isinstance(v, np.ndarray):
-        a = np.ascontiguousarray(v)
-        h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes() if a.dtype != object else repr(a.tolist()).encode())
-    elif isinstance(v, dict):
-        for k in sorted(v, key=str):
-            h.update(repr(k).encode())
-            _feed(h, v[k])
-    elif isinstance(v, (list, tuple)):
-        h.update(f"[{len(v)}".encode())
-        for x in v:
-            _feed(h, x)
-    else:
-        h.update(repr(v).encode())
-
-
-def dataset_fingerprint(ds: Any) -> str:
-    """SHA-256 (20 hex digits) of a loaded dataset's content: ``X``, ``y`` and ``payload``."""
-    h = hashlib.sha256()
-    for part in (getattr(ds, "X", None), getattr(ds, "y", None), dict(getattr(ds, "payload", None) or {})):
-        _feed(h, part)
-    return h.hexdigest()[:20]
 
 
 def _product(params: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -312,7 +267,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
                        for k, allowed in filt.items()):
                     continue
                 for sp in scombos:
-                    ckey = _hash(["cell", ikey, sname, sp, versions, __version__])
+                    ckey = stable_hash(["cell", ikey, sname, sp, versions, __version__])
                     cells.append(Cell(pname, d, ip, seed, sname, sp, ikey, ckey))
                     per_solver[j] += 1
     for count, (sname, _, filt, _, solver, where) in zip(per_solver, solver_entries):
