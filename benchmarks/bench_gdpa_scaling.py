@@ -1,4 +1,4 @@
-"""asv benchmarks: sparse gdpa-lp-elim on a cod-rna kNN instance at N = 10,000 (issue 15).
+"""asv benchmarks: sparse gdpa-lp-elim on a cod-rna kNN instance at N = 10,000.
 
 Run from the repository root (configuration in ``asv.conf.json``)::
 

@@ -1,4 +1,4 @@
-"""asv benchmark: the harness's overhead per trivial cell (issue 17), in milliseconds.
+"""asv benchmark: the harness's overhead per trivial cell, in milliseconds.
 
 ``track_overhead_ms_per_cell`` runs ``benchmarks/harness_overhead.py``'s measure (a fresh run of
 100 ``example-harmonic`` cells, then the fully resumed rerun; ``(run - resumed - solver time) /

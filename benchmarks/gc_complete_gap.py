@@ -1,4 +1,4 @@
-"""Why gdpa-lp-elim's error is far from the SDP's on complete graphs (issue 15, item 4): bound or rounding?
+"""Why gdpa-lp-elim's error is far from the SDP's on complete graphs: bound or rounding?
 
 One process, BLAS on one thread::
 

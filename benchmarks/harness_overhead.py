@@ -1,4 +1,4 @@
-"""Harness overhead per cell on trivial cells (issue 17).
+"""Harness overhead per cell on trivial cells.
 
 A cell of the example solver plugin (``example-harmonic``: one linear solve, well under a
 millisecond) on ``graph-classification`` instances of WDBC with n = 20..29 samples, kNN graph,

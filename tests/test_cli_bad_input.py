@@ -1,5 +1,5 @@
 """Every user error is exit 2 with one line on stderr naming the field or file, before any work
-starts and with every file left byte-identical (issue 16).
+starts and with every file left byte-identical.
 
 The table below holds the malformed inputs: grid fields and values, command-line flags, data
 files, store files, output paths and plugins.  Each case builds its inputs in a fresh folder that

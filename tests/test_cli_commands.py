@@ -1,4 +1,4 @@
-"""The command line a new user expects (issue 16): help, --version, run -s / -d / -p, info,
+"""The command line a new user expects: help, --version, run -s / -d / -p, info,
 list -v, results with solver parameters and real JSON, compare, the Python API, and read
 commands that never modify a store."""
 

@@ -1,5 +1,5 @@
 """Runs that overlap, are interrupted or killed: each cell computed and stored once, nothing of a
-killed cell stored, the store consistent, no process of a run left behind (issue 16)."""
+killed cell stored, the store consistent, no process of a run left behind."""
 
 from __future__ import annotations
 

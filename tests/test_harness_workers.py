@@ -1,4 +1,4 @@
-"""Long-lived workers (issue 17): reuse, replacement after faults, read-only shared instances,
+"""Long-lived workers: reuse, replacement after faults, read-only shared instances,
 per-cell peak memory, the memory cap, a kill -9 of the run losing and duplicating nothing."""
 
 import os

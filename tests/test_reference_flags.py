@@ -1,5 +1,5 @@
 """Gaps never come from the row itself; points beating a certified bound are flagged; a
-scale-aware gap beside ``gap_rel`` (issue 16)."""
+scale-aware gap beside ``gap_rel``."""
 
 from __future__ import annotations
 
