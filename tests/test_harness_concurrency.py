@@ -194,22 +194,32 @@ def test_ctrl_c_kills_running_cells_stores_none_of_them_and_exits_130(tmp_path, 
     assert _session_left(proc.pid) == []  # workers and the hanging solvers are gone
 
 
+def _history_count(db) -> int:
+    try:
+        return sqlite3.connect(db).execute("SELECT count(*) FROM history").fetchone()[0]
+    except sqlite3.OperationalError:  # no store yet, or killed before the schema was created
+        return 0
+
+
 @pytest.mark.slow
 def test_kill_9_at_ten_random_moments_then_resume_loses_and_duplicates_nothing(tmp_path, plugin_path):
     db = tmp_path / "r.sqlite"
     g = _grid(tmp_path, ["nap-a", "nap-b"], seeds=range(20))
     rng = random.Random(16)
     stored = []
-    for _ in range(10):
+    for i in range(10):
         proc = _start(plugin_path, g, db, jobs=2)
-        time.sleep(rng.uniform(0.5, 5.0))
+        if i % 2 == 0:  # a random moment of the whole run, start-up (imports, schema, workers) included
+            time.sleep(rng.uniform(0.2, 4.0))
+        else:  # a random moment once this run has stored a cell, so the kill lands among running cells
+            before, end = _history_count(db), time.time() + 60
+            while proc.poll() is None and _history_count(db) <= before and time.time() < end:
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0.0, 0.6))
         proc.kill()
         proc.communicate()
         assert _session_left(proc.pid) == []  # its workers end on their own
-        try:
-            stored.append(sqlite3.connect(db).execute("SELECT count(*) FROM history").fetchone()[0])
-        except sqlite3.OperationalError:  # killed before the schema was created
-            stored.append(0)
+        stored.append(_history_count(db))
     print("history rows after each kill -9:", stored)
     assert any(0 < s < 40 for s in stored), stored  # some kills landed while cells were running
     proc = _start(plugin_path, g, db, jobs=2)
