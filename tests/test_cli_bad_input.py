@@ -125,6 +125,7 @@ GRID_CASES: dict[str, tuple[str, str]] = {
     "memory-float": (grid(run="memory_mb = 1.5"), "memory_mb"),
     "reference-string-false": (grid(run='reference = "false"'), "reference"),
     "reference-int": (grid(run="reference = 1"), "reference"),
+    "save-solutions-string": (grid(run='save_solutions = "yes"'), "save_solutions"),
     "seeds-empty": (grid(run="seeds = []"), "seeds"),
     "seeds-strings": (grid(run='seeds = ["a"]'), "seeds"),
     "seeds-negative": (grid(run="seeds = [-1]"), "seeds"),
@@ -195,6 +196,10 @@ def _flag_cases() -> dict[str, tuple[Callable[[Path], list[str]], str]]:
             return ["run", "--grid", str(d / "ok.toml"), "--db", str(d / "store.sqlite"), "--report", "", "--quiet",
                     *extra]
         return setup
+
+    def solutions_file(d: Path) -> list[str]:  # where --save-solutions would put its folder
+        (d / "store.solutions").write_text("not a folder\n")
+        return run("--save-solutions")(d)
 
     def sqlite_foreign(d: Path) -> Path:
         p = d / "foreign.sqlite"
@@ -300,6 +305,7 @@ def _flag_cases() -> dict[str, tuple[Callable[[Path], list[str]], str]]:
         "out-report-is-file": (report_out(text_file), "notes.txt"),
         "out-report-under-file": (report_out(under_file), "notes.txt"),
         "out-run-report-is-file": (report_out(text_file, flag="--report"), "notes.txt"),
+        "save-solutions-folder-is-a-file": (solutions_file, "store.solutions"),
     }
 
 

@@ -123,9 +123,12 @@ def results(plugin_path, tmp_path_factory):
     name = "objective-liar"
     """))
     db = d / "r.sqlite"
-    out = cli(["run", "--grid", str(g), "--db", str(db), "--report", "", "--quiet", "--jobs", "2"], plugin_path)
+    out = cli(["run", "--grid", str(g), "--db", str(db), "--report", "", "--quiet", "--jobs", "2",
+               "--save-solutions"], plugin_path)
     assert out.returncode == 0, out.stderr
-    return Store(db).results_frame().set_index("solver")
+    df = Store(db).results_frame().set_index("solver")
+    df.attrs["db"] = db
+    return df
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +155,20 @@ def test_killed_cell_keeps_its_best_verified_checkpoint(results, instance):
     assert r.feasible == 1 and r.objective > _obj(instance, _points(instance)[2])  # the infeasible one is lower
     assert [p["feasible"] for p in r.curve] == [1, 1, 0]
     assert [p["objective"] for p in r.curve] == pytest.approx([_obj(instance, x) for x in _points(instance)])
+
+
+def test_saved_solutions_are_the_returned_point_or_the_kept_checkpoint(results, instance):
+    from psdbench import load_solution
+
+    db = results.attrs["db"]
+    kept = load_solution(db, results.loc["deadline-sleeper"])  # killed: the best verified checkpoint
+    best = min(_points(instance)[:2], key=lambda x: _obj(instance, x))
+    assert set(kept) == {"x"} and np.array_equal(kept["x"], best)
+    assert _obj(instance, kept["x"]) == pytest.approx(results.loc["deadline-sleeper"].objective, rel=1e-12)
+    for name in ("deadline-honours", "objective-liar"):  # returned: the point itself, bit for bit
+        row = results.loc[name]
+        assert row.solution == f"r.solutions/{row.run_id}/{row.cell_key}.npz"
+        assert np.array_equal(load_solution(db, row)["x"], instance.x_true)
 
 
 def test_solver_that_honours_the_deadline_returns_timeout_with_its_point(results, instance):

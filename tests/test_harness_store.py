@@ -2,11 +2,14 @@
 
 import json
 import sqlite3
+from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from psdbench.harness.reference import choose_reference, gaps, reference_record, reference_updates
+from psdbench import load
 from psdbench.harness.results import JSON_COLUMNS, RESULT_COLUMNS, CellResult
 from psdbench.harness.store import SCHEMA_VERSION, Store
 
@@ -52,7 +55,7 @@ def test_columns_are_derived_from_cell_result():
 
 def test_history_keeps_every_run_and_results_shows_the_latest(tmp_path):
     store = Store(tmp_path / "s.sqlite")
-    assert store.schema_version() == SCHEMA_VERSION == 2
+    assert store.schema_version() == SCHEMA_VERSION == 3
     store.write_result(_row("a", "run-1", 1.0))
     store.write_result(_row("b", "run-1", 5.0))
     store.write_result(_row("a", "run-2", 2.0))
@@ -91,7 +94,7 @@ def test_version_1_store_is_migrated_in_place(tmp_path):
     con.close()
 
     store = Store(path)
-    assert store.schema_version() == 2
+    assert store.schema_version() == SCHEMA_VERSION
     df = store.results_frame()
     obj = dict(zip(df.cell_key, df.objective))
     assert obj["a"] == 1.5 and np.isnan(obj["b"]) and dict(zip(df.cell_key, df.status)) == {"a": "ok", "b": "error"}
@@ -102,6 +105,34 @@ def test_version_1_store_is_migrated_in_place(tmp_path):
     assert dict(zip(*[store.results_frame()[c] for c in ("cell_key", "objective")]))["a"] == 0.5
     Store(path)  # opening a migrated store again changes nothing
     assert len(Store(path).history_frame()) == 3
+
+
+def test_version_2_store_gains_the_solution_column_and_keeps_its_rows(tmp_path):
+    path = tmp_path / "v2.sqlite"
+    first = Store(path)
+    first.write_result(_row("a", "run-1", 1.0))
+    first.close()
+    con = sqlite3.connect(path)  # back to schema 2: history without `solution`, the view without it
+    con.executescript("""
+        DROP TRIGGER results_delete; DROP VIEW results;
+        ALTER TABLE history DROP COLUMN solution;
+        UPDATE meta SET value='2' WHERE key='schema_version';
+        CREATE VIEW results AS SELECT * FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY cell_key);
+    """)
+    con.commit()
+    con.close()
+    before = path.read_bytes()
+    assert "solution" not in load(path).columns and path.read_bytes() == before  # read-only: not migrated
+    store = Store(path)
+    assert store.schema_version() == SCHEMA_VERSION
+    store.write_result(replace(_row("b", "run-2", 2.0), solution="s.solutions/run-2/b.npz"))
+    df = store.results_frame().set_index("cell_key")
+    assert df.objective.to_dict() == {"a": 1.0, "b": 2.0}
+    assert pd.isna(df.solution["a"]) and df.solution["b"] == "s.solutions/run-2/b.npz"
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM results WHERE cell_key='a'")  # the rebuilt view keeps its delete trigger
+    con.commit()
+    assert store.done_keys() == {"b"}
 
 
 def test_newer_schema_is_refused_with_one_line(tmp_path):

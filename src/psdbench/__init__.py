@@ -1,7 +1,8 @@
 """psdbench: a pluggable benchmark harness for optimization over the PSD cone in learning problems.
 
 Python API (:mod:`psdbench.session`): ``psdbench.run(...)`` runs a grid and returns a pandas
-DataFrame of its cells, ``psdbench.load(db)`` reads a results store (read-only).
+DataFrame of its cells, ``psdbench.load(db)`` reads a results store (read-only), and
+``psdbench.load_solution(db, row)`` a cell's saved point (``run(..., save_solutions=True)``).
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -25,3 +26,10 @@ def load(db: Any = "psdbench-results.sqlite") -> Any:
     from .session import load as _load
 
     return _load(db)
+
+
+def load_solution(db: Any, row: Any) -> Any:
+    """A cell's saved point as ``{variable: array}`` (see :func:`psdbench.harness.solutions.load_solution`)."""
+    from .harness.solutions import load_solution as _load_solution
+
+    return _load_solution(db, row)

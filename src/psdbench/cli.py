@@ -11,9 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Iterator, NoReturn
 
 from . import __version__
 from .api import PsdbenchError
@@ -82,6 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true", help="re-run cells already stored")
     run.add_argument("--report", default="reports", help="report directory written after the run ('' for none)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--save-solutions", action="store_true", default=None,
+                     help="keep each cell's returned point (<db stem>.solutions/<run>/<cell>.npz, named in the row)")
     ls = sub.add_parser("list", help="list problems, solvers, datasets or suites")
     ls.add_argument("what", choices=["problems", "solvers", "datasets", "suites"])
     ls.add_argument("-v", "--verbose", action="store_true", help="every parameter, its default, type and meaning")
@@ -104,6 +109,29 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during ``psdbench run`` (a scheduler's or ``kill``'s stop): the Ctrl-C path, exit 143."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def _sigterm_stops_gracefully() -> Iterator[None]:
+    """While running, SIGTERM stops the run as Ctrl-C does (running cells killed and not stored,
+    claims released, the run stamped finished).  Only from the main thread, and not where SIGTERM
+    was ignored when psdbench started (that choice of the caller is kept)."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .harness.inputs import check_out_dir
     from .harness.runner import run_grid
@@ -113,16 +141,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.report:
         check_out_dir(args.report, "--report")
     prep = prepare(args.grid, suite=args.suite, solvers=args.solver, datasets=args.dataset, problems=args.problem,
-                   db=args.db)
+                   db=args.db, save_solutions=args.save_solutions)
     for name, why in prep.registry.broken.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     grid = prep.grid
     store = Store(prep.db)
     try:
         summary: dict[str, int] = {}
-        run_id = run_grid(grid, store, jobs=args.jobs, backend=args.backend, timeout=args.timeout, force=args.force,
-                          progress=not args.quiet, command=" ".join(sys.argv), scheduler=args.scheduler,
-                          summary=summary)
+        with _sigterm_stops_gracefully():
+            run_id = run_grid(grid, store, jobs=args.jobs, backend=args.backend, timeout=args.timeout,
+                              force=args.force, progress=not args.quiet, command=" ".join(sys.argv),
+                              scheduler=args.scheduler, summary=summary, save_solutions=prep.grid.save_solutions)
         df = store.results_frame()
         mine = df[df["cell_key"].isin({c.cell_key for c in grid.cells})]
         counts = mine["status"].value_counts().to_dict() if len(mine) else {}
@@ -279,7 +308,7 @@ COMMANDS = {"run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _c
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0, 1 or 2; 130 on Ctrl-C)."""
+    """Run the command line; returns the exit status (0, 1 or 2; 130 on Ctrl-C, 143 on SIGTERM during a run)."""
     parser = _parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -296,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
+    except Terminated:
+        print("psdbench: terminated (SIGTERM); finished cells are stored, re-run to complete the rest", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("psdbench: interrupted; finished cells are stored, re-run to complete the rest", file=sys.stderr)
         return 130

@@ -34,7 +34,8 @@ class Prepared:
 
 def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None = None,
             solvers: list[str] | None = None, datasets: list[str] | None = None,
-            problems: list[str] | None = None, db: str | Path = DEFAULT_DB) -> Prepared:
+            problems: list[str] | None = None, db: str | Path = DEFAULT_DB,
+            save_solutions: bool | None = None) -> Prepared:
     """Read, narrow and check a grid and the store path (nothing is written).
 
     Parameters
@@ -47,9 +48,14 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
         Narrow the grid (:func:`psdbench.harness.grid.restrict`).
     db : path
         The results store (checked with :func:`psdbench.harness.inputs.check_store`).
+    save_solutions : bool, optional
+        Keep each cell's returned point (overrides the grid's ``[run] save_solutions``); the
+        archive folder beside the store is checked too.
     """
+    from dataclasses import replace
+
     from .harness.grid import expand, read_grid_file, restrict
-    from .harness.inputs import check_store
+    from .harness.inputs import check_solutions_folder, check_store
     from .registry import discover
 
     if grid is not None and suite is not None:
@@ -64,13 +70,20 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
         spec = reg.read_suite(name)
     spec = restrict(spec, solvers=solvers, datasets=datasets, problems=problems)
     g = expand(spec, name, reg)
-    return Prepared(grid=g, db=check_store(db, write=True), registry=reg)
+    if save_solutions is not None:
+        if not isinstance(save_solutions, bool):
+            raise PsdbenchError(f"save_solutions must be True or False, not {save_solutions!r}")
+        g = replace(g, save_solutions=save_solutions)
+    path = check_store(db, write=True)
+    if g.save_solutions:
+        check_solutions_folder(path)
+    return Prepared(grid=g, db=path, registry=reg)
 
 
 def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = None,
         solvers: list[str] | None = None, datasets: list[str] | None = None, problems: list[str] | None = None,
         db: str | Path = DEFAULT_DB, jobs: int | None = None, timeout: float | None = None, force: bool = False,
-        backend: str = "local", progress: bool = False) -> pd.DataFrame:
+        backend: str = "local", progress: bool = False, save_solutions: bool | None = None) -> pd.DataFrame:
     """Run a grid (resuming from ``db``) and return its cells' results.
 
     Parameters
@@ -86,6 +99,9 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
     backend : {"local", "dask"}
     progress : bool
         Show the progress bar.
+    save_solutions : bool, optional
+        Keep each cell's returned point beside the store (default: the grid's); read one back
+        with :func:`psdbench.load_solution`.
 
     Returns
     -------
@@ -104,11 +120,12 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
         timeout = positive_seconds(timeout, "timeout")
     if backend not in ("local", "dask"):
         raise PsdbenchError(f"backend must be 'local' or 'dask', not {backend!r}")
-    p = prepare(grid, suite=suite, solvers=solvers, datasets=datasets, problems=problems, db=db)
+    p = prepare(grid, suite=suite, solvers=solvers, datasets=datasets, problems=problems, db=db,
+                save_solutions=save_solutions)
     store = Store(p.db)
     try:
         run_grid(p.grid, store, jobs=jobs, backend=backend, timeout=timeout, force=force, progress=progress,
-                 command="psdbench.run(...)")
+                 command="psdbench.run(...)", save_solutions=p.grid.save_solutions)
         from .harness.reference import annotate
 
         df = annotate(store.results_frame(), store.references_frame())

@@ -24,7 +24,7 @@ from ..registry import CORE_LIBRARIES, Registry
 from .inputs import check_dataset_content, positive_seconds
 from .keys import dataset_fingerprint, instance_key, stable_hash
 
-RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name"}
+RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name", "save_solutions"}
 PROBLEM_KEYS = {"name", "datasets", "params"}
 SOLVER_KEYS = {"name", "params", "where"}
 
@@ -51,6 +51,7 @@ class Grid:
     reference_timeout: float = 120.0
     memory_mb: int | None = None
     reference: bool = True
+    save_solutions: bool = False  # keep each cell's returned point (harness/solutions.py)
     instances: dict[str, dict[str, Any]] = field(default_factory=dict)  # instance_key -> spec
     senses: dict[str, str] = field(default_factory=dict)  # problem name -> "min" | "max"
     families: dict[str, str] = field(default_factory=dict)  # problem name -> family
@@ -110,6 +111,10 @@ def _run_settings(run: Any, name: str) -> dict[str, Any]:
     if not isinstance(ref, bool):
         raise PsdbenchError(f"grid {name}: [run] reference must be true or false (a TOML boolean), not {ref!r}")
     out["reference"] = ref
+    keep = run.get("save_solutions", False)
+    if not isinstance(keep, bool):
+        raise PsdbenchError(f"grid {name}: [run] save_solutions must be true or false (a TOML boolean), not {keep!r}")
+    out["save_solutions"] = keep
     return out
 
 
@@ -282,6 +287,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         reference_timeout=run["reference_timeout"],
         memory_mb=run["memory_mb"],
         reference=run["reference"],
+        save_solutions=run["save_solutions"],
         instances=instances,
         senses=senses,
         families=families,

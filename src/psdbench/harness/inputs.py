@@ -101,6 +101,18 @@ def check_store(path: str | Path, write: bool) -> Path:
     return p
 
 
+def check_solutions_folder(db: Path) -> Path:
+    """Check that the archive folder of ``--save-solutions`` can be created or written (nothing is made)."""
+    from .solutions import folder_for
+
+    folder = folder_for(db)
+    if folder.exists() and not folder.is_dir():
+        raise PsdbenchError(f"--save-solutions: {folder} exists and is not a folder")
+    if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise PsdbenchError(f"--save-solutions: folder {folder} is not writable")
+    return folder
+
+
 def check_out_dir(path: str | Path, flag: str = "--out") -> Path:
     """Check that a report folder can be created or written, without creating it."""
     p = Path(path)

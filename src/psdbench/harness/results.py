@@ -31,7 +31,8 @@ class CellResult:
 
     The identity fields (``run_id`` to ``solver_params``) come from the grid; the worker fills the
     outcome; the reference fields are filled by :func:`psdbench.harness.reference.finalize` once the
-    instance's cells are in; ``created_at`` when the row is stored.
+    instance's cells are in; ``created_at`` when the row is stored; ``solution`` (schema 3) only
+    when the run saves solutions.
     """
 
     run_id: str = _col("TEXT", default="")
@@ -61,6 +62,7 @@ class CellResult:
     trace: list[dict[str, float]] = _col("TEXT", json_=True, factory=list)
     curve: list[dict[str, float]] = _col("TEXT", json_=True, factory=list)
     created_at: str | None = _col("TEXT")
+    solution: str | None = _col("TEXT")  # the saved point's archive, relative to the store (harness/solutions.py)
 
     @classmethod
     def for_cell(cls, cell: Any, run_id: str) -> "CellResult":

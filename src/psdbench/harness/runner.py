@@ -46,7 +46,7 @@ import psutil
 
 from .. import __version__
 from ..api import PsdbenchError, Status
-from . import worker
+from . import solutions, worker
 from .grid import Grid
 from .local import run_local
 from .progress import Progress
@@ -158,12 +158,15 @@ def run_grid(
     command: str = "",
     scheduler: str | None = None,
     summary: dict[str, int] | None = None,
+    save_solutions: bool | None = None,
 ) -> str:
     """Run every missing cell of ``grid`` (all of them with ``force``) and fill in gaps.
 
     Returns the run id.  Failures are results: they are stored with status and traceback.
     ``summary``, if given, is filled with this run's counts: ``ran``, ``skipped`` (cells another
-    run on the store held or stored meanwhile) and one entry per status.
+    run on the store held or stored meanwhile) and one entry per status.  ``save_solutions``
+    (default: the grid's) keeps each cell's returned point beside the store
+    (:mod:`psdbench.harness.solutions`).
     """
     jobs = jobs or os.cpu_count() or 1
     timeout = float(timeout or grid.timeout)
@@ -171,6 +174,8 @@ def run_grid(
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     store.start_run(run_id, command, *machine_info(grid.libraries))
     since = store.last_seq() if force else None
+    keep = grid.save_solutions if save_solutions is None else save_solutions
+    extra = {"solutions": solutions.target(store.path, run_id)} if keep else {}
 
     done = set() if force else store.done_keys()
     todo = [c for c in grid.cells if c.cell_key not in done]
@@ -188,8 +193,9 @@ def run_grid(
             return f"claim failed ({exc})"
 
     try:
-        finished = (_run_local(grid, run_id, todo, refs, jobs, timeout, memory_mb, claim) if backend == "local"
-                    else _run_executor(grid, run_id, todo, refs, jobs, timeout, memory_mb, backend, scheduler, claim))
+        finished = (_run_local(grid, run_id, todo, refs, jobs, timeout, memory_mb, claim, extra) if backend == "local"
+                    else _run_executor(grid, run_id, todo, refs, jobs, timeout, memory_mb, backend, scheduler, claim,
+                                       extra))
         try:
             for batch in finished:
                 cells = [replace(res, created_at=now()) for what, _, res in batch if what == "cell"]
@@ -216,7 +222,8 @@ def run_grid(
 
 
 def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
-               memory_mb: int | None, claim: Callable[[str, Any], str]) -> Iterator[list[tuple[str, Any, Any]]]:
+               memory_mb: int | None, claim: Callable[[str, Any], str],
+               extra: dict[str, Any]) -> Iterator[list[tuple[str, Any, Any]]]:
     """The local backend (:func:`~psdbench.harness.local.run_local`): references first, then the
     cells grouped by instance, in grid order; each claimed just before it is dispatched."""
     groups: dict[str, list[CellResult]] = {}
@@ -224,14 +231,14 @@ def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: 
         groups.setdefault(cell.instance_key, []).append(CellResult.for_cell(cell, run_id))
     items: list[tuple] = [("ref", key, dict(grid.instances[key])) for key in refs]
     items += [("cells", bases) for bases in groups.values()]
-    return run_local(items, jobs, lambda base, w: run_cell_isolated({"result": base}, timeout, memory_mb, w),
+    return run_local(items, jobs, lambda base, w: run_cell_isolated({"result": base, **extra}, timeout, memory_mb, w),
                      lambda task, stop: run_reference_isolated(task, grid.reference_timeout, memory_mb, stop),
                      memory_mb, claim)
 
 
 def _run_executor(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
                   memory_mb: int | None, backend: str, scheduler: str | None,
-                  claim: Callable[[str, Any], str]) -> Iterator[list[tuple[str, Any, Any]]]:
+                  claim: Callable[[str, Any], str], extra: dict[str, Any]) -> Iterator[list[tuple[str, Any, Any]]]:
     """An executor backend (Dask): every reference and cell a task of its own, in a fresh process,
     claimed when it is submitted."""
     submit, completed, shutdown = _executor(backend, jobs, scheduler)
@@ -250,7 +257,7 @@ def _run_executor(grid: Grid, run_id: str, todo: list[Any], refs: list[str], job
             if why:
                 yield [("skipped", base, why)]
                 continue
-            futures[submit(run_cell_isolated, {"result": base}, timeout, memory_mb)] = ("cell", base)
+            futures[submit(run_cell_isolated, {"result": base, **extra}, timeout, memory_mb)] = ("cell", base)
         for fut in completed(list(futures)):
             what, obj = futures[fut]
             try:

@@ -1,6 +1,6 @@
 """The results store: an embedded SQLite database (default ``psdbench-results.sqlite``).
 
-Schema version 2 (names are stable; other tools read them):
+Schema version 3 (names are stable; other tools read them):
 
 ``history``     every run of every cell: one row per ``(cell_key, run_id)`` (unique), columns
                 :data:`RESULT_COLUMNS` (from :class:`~psdbench.harness.results.CellResult`) plus an
@@ -11,12 +11,14 @@ Schema version 2 (names are stable; other tools read them):
                 matching cells (every run of them), so that a later run computes them again.
 ``runs``        machine, library versions and thread settings, once per run.
 ``refs``        the reference optimum per instance (``instance_key``), with its certificate.
-``meta``        ``schema_version`` = ``2``.
+``meta``        ``schema_version`` = ``3``.
 ``claims``      the cells concurrent runs are computing now (:mod:`~psdbench.harness.claims`);
                 empty when no run is under way.
 
-A version-1 store (``results`` a table keyed by ``cell_key``) is migrated in place when opened, in
-one transaction: its rows are copied into ``history`` and the table is replaced by the view.
+A version-1 store (``results`` a table keyed by ``cell_key``) is migrated in place when opened for
+writing, in one transaction: its rows are copied into ``history`` and the table is replaced by the
+view.  A version-2 store gains the ``solution`` column (NULL in its rows) and the view is rebuilt
+with it.  Read-only opens (:class:`~psdbench.harness.inputs.ReadOnlyStore`) migrate nothing.
 
 The file is in WAL mode (``journal_mode=WAL``, ``synchronous=NORMAL``): a committed row survives
 the end of any process (``kill -9`` included) without an fsync per row; only a power loss or OS
@@ -45,7 +47,7 @@ from .results import JSON_COLUMNS, RESULT_COLUMNS, SQL_TYPES, CellResult
 
 __all__ = ["JSON_COLUMNS", "RESULT_COLUMNS", "SCHEMA_VERSION", "Store", "now"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _COLS = ", ".join(RESULT_COLUMNS)
 
 _TABLES = f"""
@@ -137,7 +139,7 @@ class Store:
 
     # ---- schema
     def _open(self) -> None:
-        """Create the version-2 schema, migrating a version-1 store, in one transaction."""
+        """Create the version-3 schema, migrating a version-1 or -2 store, in one transaction."""
         con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
             con.execute("PRAGMA journal_mode=WAL")  # persistent: stored in the file
@@ -152,6 +154,13 @@ class Store:
                 if legacy:
                     con.execute("ALTER TABLE results RENAME TO results_v1")
                     con.execute("DROP INDEX IF EXISTS results_instance")
+                have = {r[1] for r in con.execute("PRAGMA table_info(history)")}
+                if have and set(RESULT_COLUMNS) - have:  # an older history: add the new columns, rebuild the view
+                    for c in RESULT_COLUMNS:
+                        if c not in have:
+                            con.execute(f"ALTER TABLE history ADD COLUMN {c} {SQL_TYPES[c]}")
+                    con.execute("DROP TRIGGER IF EXISTS results_delete")
+                    con.execute("DROP VIEW IF EXISTS results")
                 for stmt in [*_TABLES.split(";\n"), claims.SCHEMA]:
                     if stmt.strip():
                         con.execute(stmt)

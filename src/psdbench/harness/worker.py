@@ -18,6 +18,10 @@ sends a message to the runner over the worker's pipe (``None`` outside a worker 
 
 The runner verifies the last of these with :func:`verify_checkpoints` if it has to kill the worker.
 
+With ``task["solutions"]`` (:func:`psdbench.harness.solutions.target`'s folder and prefix), the
+returned point (or the kept checkpoint) is written there after the cell is measured, outside the
+timed interval, and the row's ``solution`` names the archive.
+
 ``cache`` is the :class:`~psdbench.harness.shared.WorkerCache` of a long-lived worker (registry,
 datasets and instances kept between cells, read-only); without it everything is built afresh,
 and made read-only all the same.
@@ -39,6 +43,7 @@ from ..api import Budget, Solution, Status, certified_reference, problem_sense, 
 from .reference import CERTIFIED_RTOL
 from .results import CellResult, jsonable
 from .shared import WorkerCache, freeze
+from .solutions import save as save_solution
 
 Emit = Callable[[tuple], None]
 
@@ -146,6 +151,18 @@ def rescore(instance: Any, iterates: list[tuple[float, Mapping[str, Any]]], fina
     return curve
 
 
+def _keep(task: Mapping[str, Any], out: CellResult, variables: Mapping[str, Any] | None) -> CellResult:
+    """``out`` with the point saved when the run keeps solutions (a failed write noted in the message)."""
+    where = task.get("solutions")
+    if not where or not variables:
+        return out
+    try:
+        return replace(out, solution=save_solution(variables, tuple(where), out.cell_key))
+    except (OSError, ValueError, TypeError) as exc:
+        note = f"solution not saved: {type(exc).__name__}: {exc}"
+        return replace(out, message=f"{out.message}; {note}" if out.message else note)
+
+
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return set(a) == set(b) and all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
 
@@ -210,6 +227,7 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
         if solution.iterates or final is not None:
             until = solved_at + 0.5 * float(task.get("post", math.inf))  # well before the runner's kill
             out = replace(out, curve=rescore(instance, solution.iterates, final, solution.variables, until))
+        out = _keep(task, out, solution.variables)
     except Exception as exc:  # recorded, never raised: failures are results
         out = replace(out, status=Status.ERROR.value, message=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
     return out
@@ -243,6 +261,7 @@ def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None,
         for ct, cv, cs in scored:  # the curve shows repaired points, as for a returned cell
             cs = cs if cs["feasible"] else (score(instance, cv) or cs)
             curve.append({"t": ct, "objective": cs["objective"], "feasible": cs["feasible"], "repaired": cs["repaired"]})
+        out = _keep(task, out, v)
         return replace(out, objective=s["objective"], feasible=s["feasible"], min_eig=feas.min_eig,
                        max_residual=feas.max_residual, curve=curve,
                        metrics={**metrics, **{f"verify_{k}": val for k, val in feas.details.items()},
