@@ -87,3 +87,28 @@ def test_reference_false_run_has_no_self_gap(tmp_path):
     assert row.reference_kind == "best_verified" and row.reference_objective == row.objective
     assert pd.isna(row.gap_rel) and pd.isna(row.gap_scaled) and not row.below_certified
     assert pd.isna(psdbench.load(tmp_path / "r.sqlite").iloc[0].gap_abs)
+
+
+def test_the_report_names_cells_below_the_certified_bound(tmp_path):
+    from psdbench.harness.results import CellResult
+    from psdbench.harness.store import Store
+    from psdbench.report import write_report
+
+    store = Store(tmp_path / "s.sqlite")
+    base = dict(run_id="r", instance_key="i", problem="graph-classification", dataset="sklearn/breast-cancer",
+                instance_params={"n": 30}, seed=0, status="ok", feasible=1, reference_objective=100.0,
+                reference_kind="certified", created_at="2025-01-01T00:00:00+00:00")
+    store.write_result(CellResult(cell_key="a", solver="scs", objective=99.72, gap_abs=-0.28, gap_rel=-0.0028,
+                                  max_residual=9e-4, **base))
+    store.write_result(CellResult(cell_key="b", solver="gdpa-lp", objective=100.2, gap_abs=0.2, gap_rel=0.002,
+                                  curve=[{"t": 0.0, "objective": 400.0, "feasible": 1, "repaired": 0}], **base))
+    store.write_reference({"instance_key": "i", "problem": "graph-classification", "value": 100.0,
+                           "lower": 99.999, "kind": "certified"})
+    paths = write_report(store, tmp_path / "rep")
+    md = paths["markdown"].read_text()
+    assert "Points beyond the certified bound" in md and "1 verified cell(s) of 1 configuration(s)" in md
+    table = pd.read_csv(tmp_path / "rep" / "below_certified_graph-classification.csv")
+    assert table.solver.tolist() == ["scs"] and table["certified p*"].tolist() == [100.0]
+    csv = pd.read_csv(paths["results_csv"]).set_index("cell_key")
+    assert csv.loc["a", "below_certified"] and not csv.loc["b", "below_certified"]
+    assert csv.loc["b", "gap_scale"] == 400.0 and csv.loc["b", "gap_scaled"] == pytest.approx(0.2 / 400.0)

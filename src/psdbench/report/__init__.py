@@ -22,6 +22,7 @@ import pandas as pd
 
 from .blocks import Figure, Section, SectionContext, Table, Text
 from .fmt import MISSING, first_line
+from ..harness.reference import annotate
 from .frame import drop_superseded, tidy_frame
 from .render import Document, render
 
@@ -128,11 +129,12 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     opts = {**DEFAULT_OPTIONS, **dict(options or {})}
-    raw = drop_superseded(store.results_frame())
     try:
         refs = store.references_frame()
     except Exception:  # pragma: no cover - an old store without refs
         refs = pd.DataFrame()
+    # below_certified, gap_scale, gap_scaled: the read-time columns every read of a store adds
+    raw = drop_superseded(annotate(store.results_frame(), refs))
     frame = tidy_frame(raw, refs, registry.problems, registry.solvers)
     paths = {"results_csv": out / "results.csv", "failures_csv": out / "failures.csv"}
     results_csv_frame(raw).to_csv(paths["results_csv"], index=False)

@@ -25,7 +25,8 @@ REF_FLOOR = 1.0
 BASE_COLUMNS = ("run_id", "cell_key", "instance_key", "problem", "dataset", "seed", "solver", "status", "message",
                 "reference_kind", "instance_params", "solver_params", "metrics")
 NUMERIC_COLUMNS = ("seed", "wall_time_s", "cpu_time_s", "peak_rss_mb", "iterations", "objective",
-                   "reference_objective", "gap_abs", "gap_rel", "feasible", "min_eig", "max_residual")
+                   "reference_objective", "gap_abs", "gap_rel", "gap_scale", "gap_scaled", "feasible", "min_eig",
+                   "max_residual")
 
 
 def as_dict(v: Any) -> dict[str, Any]:
@@ -171,6 +172,8 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
             from :func:`psdbench.api.problem_family` / :func:`psdbench.api.problem_sense`;
         ``gap``
             :func:`relative_gap` of the final objective (sense-adjusted, NaN without reference);
+        ``below_certified``, ``gap_scale``, ``gap_scaled``
+            as :func:`psdbench.harness.reference.annotate` gave them (``False`` / NaN when absent);
         ``verified``
             the final point passed verification (``feasible == 1``) and has a finite objective;
         ``instance_reference``, ``instance_reference_kind``
@@ -185,6 +188,8 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
             df[c] = None
     for c in NUMERIC_COLUMNS:
         df[c] = pd.to_numeric(df[c], errors="coerce") if c in df.columns else np.nan
+    df["below_certified"] = (df["below_certified"].fillna(False).astype(bool) if "below_certified" in df.columns
+                             else False)
     for c in ("instance_params", "solver_params", "metrics"):
         df[c] = df[c].map(as_dict)
     if not any(c.startswith("metric_") for c in df.columns) and len(df):

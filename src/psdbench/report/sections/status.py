@@ -48,3 +48,38 @@ class Failures:
             return [Text("No failed cells.")]
         return [Text(f"{len(fails)} cell(s) with status other than `ok`."),
                 Table(f"failures_{context.family}", "Failed cells", fails)]
+
+
+class BelowCertified:
+    """Verified points that beat a certified reference: their objective is below what any feasible
+    point attains, so a tolerance (the solver's feasibility, or the certificate) let them through.
+
+    Their gaps are negative and are not a win; the table names them with what verification measured
+    so a reader can tell whose tolerance it was.  Nothing is rendered when there are none.
+    """
+
+    name = "below-certified"
+    title = "Points beyond the certified bound"
+    family = "*"
+    order = 5
+
+    def render(self, context: SectionContext) -> list[Any]:
+        f = context.frame
+        if f.empty or not f["below_certified"].any():
+            return []
+        b = f[f["below_certified"]]
+        out = pd.DataFrame({
+            "solver": b["solver_label"], "dataset": b["dataset"],
+            "params": b["instance_params"].map(lambda d: ", ".join(f"{k}={d[k]}" for k in sorted(d))),
+            "seed": b["seed"].map(lambda s: "" if pd.isna(s) else str(int(s))), "status": b["status"],
+            "objective": b["objective"].map(lambda v: f"{v:.8g}"),
+            "certified p*": b["reference_objective"].map(lambda v: f"{v:.8g}"),
+            "gap_rel": b["gap_rel"].map(lambda v: f"{v:.3g}"),
+            "min_eig": b["min_eig"].map(lambda v: "" if pd.isna(v) else f"{v:.3g}"),
+            "max_residual": b["max_residual"].map(lambda v: "" if pd.isna(v) else f"{v:.3g}"),
+        }).reset_index(drop=True)
+        return [Text(f"{len(b)} verified cell(s) of {b['solver_label'].nunique()} configuration(s) end below "
+                     "the certified reference by more than its certificate's width: they passed verification "
+                     "within its tolerances but beat a proven bound, so their negative gaps measure the "
+                     "tolerance, not a better solution."),
+                Table(f"below_certified_{context.family}", "Cells below the certified reference", out)]
