@@ -1,0 +1,15 @@
+"""The asv benchmark package (``benchmark_dir`` in ``asv.conf.json``).
+
+asv imports this package before any ``bench_*`` module, in every process it starts, so the
+thread counts set here reach OpenBLAS / MKL / OpenMP before NumPy loads them: one thread each,
+unless the variable is already set in the environment (asv passes the caller's environment
+through, ``PYTHONPATH`` excepted).  The benchmarks' ``setup`` also limits the loaded pools with
+threadpoolctl; the variables cover what runs before that and the subprocesses a benchmark starts.
+"""
+
+import os
+
+BLAS_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+for _var in BLAS_THREAD_VARS:
+    os.environ.setdefault(_var, "1")
