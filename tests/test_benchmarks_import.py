@@ -1,17 +1,33 @@
 """Every script and asv module under ``benchmarks/`` imports with the current package layout.
 
 They are run by hand or by asv, never by the test command, so a moved module would otherwise go
-unnoticed until someone measures.
+unnoticed until someone measures.  The asv checks below read ``asv.conf.json`` and the modules as
+asv's discovery does (no asv, no environment build, no network): asv imports every module of the
+``benchmarks`` package, in an environment holding only psdbench's dependencies, and benchmarks
+whatever carries a ``time_`` / ``timeraw_`` / ``mem_`` / ``peakmem_`` / ``track_`` prefix.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import importlib.util
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
 
-BENCHMARKS = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py"))
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = sorted((ROOT / "benchmarks").glob("*.py"))
+ASV_PREFIX = re.compile(r"^(time|timeraw|mem|peakmem|track)_")
+ASV_MODULES = [p for p in BENCHMARKS if p.name.startswith("bench_")]
 
 
 @pytest.mark.parametrize("path", [p for p in BENCHMARKS if p.name != "__init__.py"], ids=lambda p: p.name)
@@ -87,3 +103,135 @@ def test_dykstra_vs_itml_smoke(capsys):
     assert r["dykstra_s"] > 0 and r["dykstra_final_gap"] <= 1e-4
     tol, t, gap = r["itml"][-1]
     assert gap <= 1e-4 and t > 0
+
+
+# --- asv -----------------------------------------------------------------------------------------
+
+
+def _asv_conf() -> dict:
+    text = (ROOT / "asv.conf.json").read_text()
+    return json.loads(re.sub(r"(?m)^\s*//.*$", "", text))  # asv also accepts // comment lines
+
+
+def test_asv_conf():
+    """The configuration parses and points at this layout; what asv writes is git-ignored."""
+    conf = _asv_conf()
+    assert conf["repo"] == "." and conf["branches"] == ["main"] and conf["dvcs"] == "git"
+    assert (ROOT / conf["benchmark_dir"] / "__init__.py").is_file()
+    assert conf["environment_type"] == "virtualenv"
+    assert any("{build_cache_dir}" in c for c in conf["build_command"])
+    assert any("{wheel_file}" in c for c in conf["install_command"])
+    ignored = (ROOT / ".gitignore").read_text().split()
+    assert ".asv/" in ignored
+    for key in ("env_dir", "results_dir", "html_dir"):
+        assert conf[key].startswith(".asv/"), key
+
+
+def _module(path: Path):
+    """``benchmarks.<stem>``: the name asv imports it by."""
+    return importlib.import_module(f"benchmarks.{path.stem}")
+
+
+def _asv_names(module) -> list[str]:
+    """What asv's discovery would benchmark in ``module``: prefixed functions, prefixed methods of public classes."""
+    names = []
+    for attr, value in vars(module).items():
+        if attr.startswith("_"):
+            continue
+        if inspect.isclass(value) and not inspect.isabstract(value):
+            names += [f"{attr}.{m}" for m, f in inspect.getmembers(value, inspect.isfunction) if ASV_PREFIX.match(m)]
+        elif inspect.isfunction(value) and ASV_PREFIX.match(attr):
+            names.append(attr)
+    return names
+
+
+@pytest.mark.parametrize("path", ASV_MODULES, ids=lambda p: p.name)
+def test_asv_module_benchmarks(path):
+    """Each class of an asv module has benchmarks, and its params fit its methods' signatures."""
+    module = _module(path)
+    classes = [c for _, c in inspect.getmembers(module, inspect.isclass) if c.__module__ == module.__name__]
+    assert classes, f"{path.name} defines no benchmark class"
+    for cls in classes:
+        methods = [m for m, _ in inspect.getmembers(cls, inspect.isfunction) if ASV_PREFIX.match(m)]
+        assert methods, f"{cls.__name__} has no time_/track_/peakmem_ method: asv would skip it"
+        params = getattr(cls, "params", [])
+        names = getattr(cls, "param_names", [])
+        assert len(params) == len(names), f"{cls.__name__}: params and param_names differ in length"
+        for m in methods + [m for m in ("setup", "teardown") if hasattr(cls, m)]:
+            n_args = len(inspect.signature(getattr(cls, m)).parameters) - 1  # self
+            assert n_args == len(names), f"{cls.__name__}.{m} takes {n_args} arguments, params has {len(names)}"
+
+
+@pytest.mark.parametrize("path", [p for p in BENCHMARKS if p not in ASV_MODULES and p.name != "__init__.py"],
+                         ids=lambda p: p.name)
+def test_scripts_hold_no_asv_benchmark(path):
+    """asv imports the scripts too: a prefixed name there would be benchmarked by every ``asv run``."""
+    assert _asv_names(_module(path)) == []
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """Top-level package names imported when the module loads (imports inside functions excluded)."""
+    out = set()
+    for node in ast.parse(path.read_text()).body:
+        nodes = [node]
+        if isinstance(node, (ast.If, ast.Try)):
+            nodes = list(ast.walk(node))
+        for n in nodes:
+            if isinstance(n, ast.Import):
+                out |= {a.name.split(".")[0] for a in n.names}
+            elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+                out.add(n.module.split(".")[0])
+    return out
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_benchmark_modules_import_only_dependencies():
+    """asv's environments hold psdbench and its dependencies only: a module-level import of anything
+    else (pytest, an optional extra) fails asv's discovery, and with it every benchmark."""
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    allowed_dists = {_canonical(re.match(r"[A-Za-z0-9_.-]+", d).group(0)) for d in deps}
+    dist_of = packages_distributions()
+    bad = {}
+    for path in BENCHMARKS:
+        for name in _top_level_imports(path):
+            if name in sys.stdlib_module_names or name in ("psdbench", "benchmarks", "__future__"):
+                continue
+            if not {_canonical(d) for d in dist_of.get(name, [])} & allowed_dists:
+                bad.setdefault(path.name, []).append(name)
+    assert bad == {}, f"module-level imports outside pyproject's dependencies: {bad}"
+
+
+def test_benchmarks_package_pins_blas_threads():
+    """Importing ``benchmarks`` before NumPy (as asv does) leaves every BLAS / OpenMP pool at one thread."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    code = ("import benchmarks, numpy, scipy.linalg; from threadpoolctl import threadpool_info; "
+            "print(max(p['num_threads'] for p in threadpool_info()))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1"
+
+
+def test_data_benchmark_skips_without_data(monkeypatch):
+    """Without ``PSDBENCH_DATA`` the cod-rna benchmark's setup raises NotImplementedError: asv's skip."""
+    monkeypatch.delenv("PSDBENCH_DATA", raising=False)
+    bench = importlib.import_module("benchmarks.bench_gdpa_scaling").GdpaCodRna10k()
+    with pytest.raises(NotImplementedError, match="PSDBENCH_DATA"):
+        bench.setup()
+    bench.teardown()  # asv tears down after a skipping setup too
+
+
+def test_readme_documents_asv_workflow():
+    """The README's Benchmarks section gives the commands a fresh clone needs and names every asv class."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## Benchmarks\n", 1)[1].split("\n## ", 1)[0]
+    for command in ("pip install -e '.[bench]'", "asv machine --yes", "asv run --quick", "HEAD^!",
+                    "--python=same", "--set-commit-hash", "asv continuous", "asv compare", "asv publish"):
+        assert command in section, f"README's Benchmarks section lacks {command!r}"
+    for path in ASV_MODULES:
+        module = _module(path)
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__:
+                assert f"`{name}`" in section, f"README's Benchmarks section does not name {name}"
