@@ -241,3 +241,22 @@ def test_a_version_1_store_is_read_as_it_is_not_migrated(tmp_path):
     (row,) = json.loads(out)
     assert row["objective"] == 1.5 and row["instance_params"] == {"n": 3} and row["metric_m"] == 2.0
     assert sha(path) == before  # still version 1: only a run migrates it
+
+
+def test_the_command_process_stays_single_threaded_so_its_workers_fork(tmp_path):
+    """Without BLAS variables in the environment, numpy's pool would start threads in the command's
+    process and rule out forking its workers (each would wait for the fork server's imports)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")}
+    code = ("import os, psdbench.cli, numpy\n"
+            "from psdbench.registry import discover\n"
+            "from psdbench.harness.process import fork_context\n"
+            "discover()\n"
+            "print(len(os.listdir('/proc/self/task')), fork_context() is not None)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "True"]

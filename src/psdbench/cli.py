@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import signal
 import sys
 import threading
@@ -18,8 +19,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, NoReturn
 
-from . import __version__
-from .api import PsdbenchError
+# One BLAS / OpenMP thread in the command's own process, set before anything imports numpy.  Its
+# workers run with one thread each anyway (harness/process.py), and the process itself does no
+# numerical work worth a pool; a pool's threads would make it unsafe to fork, so every run would
+# wait for the fork server to import the plugins again (seconds) instead of forking its first
+# workers with everything imported (harness/process.py: fork_context).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+from . import __version__  # noqa: E402
+from .api import PsdbenchError  # noqa: E402
 
 DEFAULT_DB = "psdbench-results.sqlite"
 
