@@ -293,9 +293,9 @@ def test_progress_counts_solver_cells_only_and_max_iter_apart_from_failures():
     shown = "".join(tty.parts)
     assert "4/4" in shown and "refs=2/2" in shown and "6/" not in shown
     last = shown.rsplit("4/4", 1)[1]
-    assert "max_iter=1" in last and "failed=1" in last and "ok=1" in last and "skipped=1" in last
+    assert "max_iter=1" in last and "failed=1" in last and "ok=1" in last and "elsewhere=1" in last
     prog.close()
-    assert prog.summary() == {"ran": 3, "skipped": 1, "ok": 1, "max_iter": 1, "timeout": 1}
+    assert prog.summary() == {"ran": 3, "elsewhere": 1, "status": {"ok": 1, "max_iter": 1, "timeout": 1}}
 
 
 def test_progress_writes_nothing_to_a_log():

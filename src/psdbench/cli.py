@@ -156,7 +156,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     grid = prep.grid
     store = Store(prep.db)
     try:
-        summary: dict[str, int] = {}
+        summary: dict[str, Any] = {}
         with _sigterm_stops_gracefully():
             run_id = run_grid(grid, store, jobs=args.jobs, backend=args.backend, timeout=args.timeout,
                               force=args.force, progress=not args.quiet, command=" ".join(sys.argv),
@@ -166,7 +166,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         counts = mine["status"].value_counts().to_dict() if len(mine) else {}
         print(f"run {run_id}: {len(mine)} cells of grid {grid.name} in {args.db}: "
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-              + f" ({summary.get('ran', 0)} run now, {summary.get('skipped', 0)} skipped: another run's)")
+              + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)")
         if args.report:
             from .report import write_report
 

@@ -119,11 +119,21 @@ def post_for(timeout: float) -> float:
 
 
 def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
-    """Child-side setup: import path, parent watch, one BLAS thread, memory cap, quiet warnings."""
+    """Child-side setup: import path, parent watch, one BLAS thread, memory cap, quiet output.
+
+    A solver's own printing (a library's banner, an iteration log) is discarded: on the run's
+    terminal it would break the progress line and the summary on stdout.  What a solver reports
+    goes into its row (status, message, trace); to watch it print, call it in-process
+    (:func:`psdbench.testing.check_solver`).  Python warnings are ignored for the same reason.
+    """
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
     own_group()
     watch_parent(parent)
     os.environ.update({k: "1" for k in THREAD_VARS})
+    sys.stdout.flush()
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)  # file descriptor 1 itself: C libraries (HiGHS, SCS) print there
+    os.close(quiet)
     import warnings
 
     warnings.simplefilter("ignore")  # solver chatter would break the progress line; statuses carry it

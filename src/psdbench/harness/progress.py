@@ -2,7 +2,8 @@
 
 Only solver cells are counted (references are harness work, shown as a note), ``max_iter`` is
 counted apart from failures, and cells another run on the same store holds or has stored are
-counted as skipped.
+counted as ``elsewhere`` (not to be confused with the status ``skipped``: a solver that does not
+apply to an instance, which is a result of this run).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class Progress:
             return
         post = {"ok": self.status["ok"], "max_iter": self.status["max_iter"], "failed": self.failed}
         if self.skipped:
-            post["skipped"] = sum(self.skipped.values())
+            post["elsewhere"] = sum(self.skipped.values())  # another run's (status "skipped" is a result)
         if self.refs:
             post["refs"] = f"{self.refs_done}/{self.refs}"
         self.bar.set_postfix(post, refresh=True)
@@ -87,5 +88,9 @@ class Progress:
             self.bar = None
 
     def summary(self) -> dict[str, int]:
-        """``{"ran": ..., "skipped": ..., <status>: n, ...}`` for the run's summary line."""
-        return {"ran": sum(self.status.values()), "skipped": sum(self.skipped.values()), **self.status}
+        """``{"ran": ..., "elsewhere": ..., "status": {<status>: n, ...}}`` for the run's summary line.
+
+        ``elsewhere`` counts the cells this run left to another run on the store (held or stored by
+        it); cells whose status is ``skipped`` (a solver that does not apply) are under ``status``.
+        """
+        return {"ran": sum(self.status.values()), "elsewhere": sum(self.skipped.values()), "status": dict(self.status)}

@@ -157,14 +157,15 @@ def run_grid(
     progress: bool = True,
     command: str = "",
     scheduler: str | None = None,
-    summary: dict[str, int] | None = None,
+    summary: dict[str, Any] | None = None,
     save_solutions: bool | None = None,
 ) -> str:
     """Run every missing cell of ``grid`` (all of them with ``force``) and fill in gaps.
 
     Returns the run id.  Failures are results: they are stored with status and traceback.
-    ``summary``, if given, is filled with this run's counts: ``ran``, ``skipped`` (cells another
-    run on the store held or stored meanwhile) and one entry per status.  ``save_solutions``
+    ``summary``, if given, is filled with this run's counts (:meth:`Progress.summary
+    <psdbench.harness.progress.Progress.summary>`): ``ran``, ``elsewhere`` (cells another run on
+    the store held or stored meanwhile) and ``status`` (cells per status).  ``save_solutions``
     (default: the grid's) keeps each cell's returned point beside the store
     (:mod:`psdbench.harness.solutions`).
     """
