@@ -8,7 +8,8 @@ generators only).
 Sizes
 -----
 ``graph_classification(n)``  WDBC subset of ``n`` samples (at most 569), kNN graph (k = 10); the
-                             kernel suite passes ``dataset = DIGITS`` (1797 samples) for n up to 1500.
+                             kernel suite passes ``dataset = DIGITS`` (1797 samples) for n up to 1500,
+                             and ``dense_n = 0`` for the solvers' sparse path.
 ``metric(objective, K)``     the section 6.2 objective protocol (fold 0, about 4 samples) on a
                              seeded 40-sample, ``K``-feature Gaussian set (scikit-learn's
                              ``make_classification``); ``metric_wdbc`` is the asv set (WDBC, K = 30).
@@ -51,10 +52,15 @@ def limit_blas() -> Any:
 
 
 def graph_classification(n: int = 100, graph: str = "knn", k: int = 10, seed: int = 0, dataset: str = WDBC,
-                         reg: Registry | None = None) -> Instance:
-    """``graph-classification`` on a subset of ``n`` samples of ``dataset`` (first half labelled)."""
+                         reg: Registry | None = None, dense_n: int | None = None) -> Instance:
+    """``graph-classification`` on a subset of ``n`` samples of ``dataset`` (first half labelled).
+
+    ``dense_n`` (the problem's parameter; default 2000) below ``n`` builds the kNN instance sparse,
+    so the solvers take their sparse path (``dense_n = 0``: sparse at every size).
+    """
     reg = _registry(reg)
-    return reg.problem("graph-classification").build(reg.load_dataset(dataset), {"n": n, "graph": graph, "k": k}, seed)
+    params = {"n": n, "graph": graph, "k": k, **({} if dense_n is None else {"dense_n": int(dense_n)})}
+    return reg.problem("graph-classification").build(reg.load_dataset(dataset), params, seed)
 
 
 def metric_wdbc(objective: str, params: dict[str, Any] | None = None, seed: int = 0,

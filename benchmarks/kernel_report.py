@@ -51,9 +51,13 @@ def iteration_table(rows: list[dict], limit: float, stat: str = "median") -> lis
     solves = defaultdict(dict)
     for r in rows:
         if r.get("role") == "solve":
-            solves[(r["solver"], r["size"])][r["iterations"]] = r
-    lines = [f"{'solver':16s} {'size':>6s} {'iteration':>11s} {'from':>5s} {'kernels':>11s} {'ratio':>7s}  kernel share"]
-    for (solver, size), caps in sorted(solves.items()):
+            solves[(r["solver"], r["family"], r["size"])][r["iterations"]] = r
+    families = defaultdict(set)
+    for solver, fam, _ in solves:
+        families[solver].add(fam)
+    lines = [f"{'solver':24s} {'size':>6s} {'iteration':>11s} {'from':>5s} {'kernels':>11s} {'ratio':>7s}  kernel share"]
+    for (solver, fam, size), caps in sorted(solves.items()):
+        label = solver if len(families[solver]) == 1 else f"{solver} ({fam})"  # one solver timed on two paths
         if len(caps) < 2:
             continue
         lo, hi = min(caps), max(caps)
@@ -70,7 +74,7 @@ def iteration_table(rows: list[dict], limit: float, stat: str = "median") -> lis
         ratio = it / total if total > 0 else np.inf
         share = ", ".join(f"{k} {v / it:.0%}" for k, v in sorted(parts.items(), key=lambda kv: -np.nan_to_num(kv[1])))
         mark = ">" if ratio > limit else " "
-        lines.append(f"{solver:16s} {size:6d} {1e3 * it:9.3f}ms {how:>5s} {1e3 * total:9.3f}ms {ratio:6.2f}{mark}  {share}")
+        lines.append(f"{label:24s} {size:6d} {1e3 * it:9.3f}ms {how:>5s} {1e3 * total:9.3f}ms {ratio:6.2f}{mark}  {share}")
     return lines
 
 

@@ -24,7 +24,7 @@ entry-point group           what the entry point names
 
 Three tools of the contract live beside this module and are re-exported here: :class:`Budget`
 (:mod:`psdbench.budget`), :class:`Param` and its constructors (:mod:`psdbench.params`) and
-:class:`TraceRecorder` (:mod:`psdbench.tracing`).
+:class:`TraceRecorder` with :class:`Deferred` and :func:`resolve_iterate` (:mod:`psdbench.tracing`).
 
 Optional hooks are declared on the protocols with their defaults, and read only through the
 accessor functions at the end of this module (:func:`problem_sense`, :func:`expand_params`,
@@ -44,7 +44,7 @@ import numpy as np
 
 from psdbench.budget import Budget
 from psdbench.params import Param, choice, either, number
-from psdbench.tracing import TraceRecorder
+from psdbench.tracing import Deferred, TraceRecorder, resolve_iterate
 
 __all__ = [
     "choice",
@@ -53,6 +53,7 @@ __all__ = [
     "Budget",
     "DataError",
     "Dataset",
+    "Deferred",
     "DatasetCollection",
     "Feasibility",
     "Formulation",
@@ -74,6 +75,7 @@ __all__ = [
     "problem_family",
     "problem_sense",
     "repair",
+    "resolve_iterate",
     "skip_reason",
     "validate_params",
 ]
@@ -203,7 +205,8 @@ class Solution:
     message : str
     iterates : list of (float, dict)
         Sampled iterates ``(t, variables)`` that the harness re-scores with the instance's own
-        objective and verification (filled by :class:`TraceRecorder`).
+        objective and verification (filled by :class:`TraceRecorder`).  An entry may be a
+        :class:`Deferred`, computed by :func:`resolve_iterate` when the iterate is scored.
     """
 
     variables: dict[str, np.ndarray]

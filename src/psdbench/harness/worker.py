@@ -10,7 +10,8 @@ instant; ``timeout``, the seconds it is after the worker started; ``grace``); ``
 sends a message to the runner over the worker's pipe (``None`` outside a worker process):
 
 ``("checkpoint", t, variables)``
-    an iterate the solver's :class:`~psdbench.api.TraceRecorder` kept (``budget.checkpoint``);
+    an iterate the solver's :class:`~psdbench.api.TraceRecorder` kept (``budget.checkpoint``),
+    its :class:`~psdbench.api.Deferred` entries unevaluated (computed when it is scored);
 ``("solved", t, variables)``
     the point ``solve`` returned, before it is verified.  From then on the runner allows ``post``
     seconds (``task["post"]``) for verifying it and re-scoring the iterates; re-scoring stops
@@ -39,7 +40,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..api import Budget, Solution, Status, certified_reference, problem_sense, repair, skip_reason
+from ..api import (Budget, Solution, Status, certified_reference, problem_sense, repair, resolve_iterate,
+                   skip_reason)
 from .reference import CERTIFIED_RTOL
 from .results import CellResult, jsonable
 from .shared import WorkerCache, freeze
@@ -105,10 +107,12 @@ def _budget(task: Mapping[str, Any], emit: Emit | None) -> Budget:
 def score(instance: Any, variables: Mapping[str, Any], try_repair: bool = True) -> dict[str, Any] | None:
     """Objective and verification of one point, repaired (``api.repair``) if it fails.
 
+    The point's :class:`~psdbench.api.Deferred` entries are computed first (``api.resolve_iterate``).
     Returns ``{"objective", "feasible", "repaired", "feas"}`` (``feas`` the :class:`Feasibility` of
     the scored point), or ``None`` for a point with NaN/inf or one the instance cannot score.
     """
     try:
+        variables = resolve_iterate(instance, variables)
         if not _finite(variables):
             return None
         sol = Solution(variables=dict(variables))
@@ -132,11 +136,19 @@ def rescore(instance: Any, iterates: list[tuple[float, Mapping[str, Any]]], fina
 
     An iterate equal to the returned point (``final_variables``) is the ``final`` entry, not a
     second one.  Iterates are scored in time order until ``time.monotonic()`` passes ``until``
-    (the later ones are then left out: every point shown is still re-scored).
+    (the later ones are then left out: every point shown is still re-scored).  Their
+    :class:`~psdbench.api.Deferred` entries are computed here, after the timed interval.
     """
     pts = sorted(iterates, key=lambda p: p[0])
-    if final is not None and pts and final_variables is not None and _same(pts[-1][1], final_variables):
-        pts = pts[:-1]
+    if final is not None and pts and final_variables is not None:
+        try:
+            last = resolve_iterate(instance, pts[-1][1])
+        except Exception:  # scored (and left out) below
+            last = None
+        if last is not None and _same(last, final_variables):
+            pts = pts[:-1]
+        elif last is not None:
+            pts[-1] = (pts[-1][0], last)
     curve = []
     for t, v in pts:
         if until is not None and time.monotonic() > until:
@@ -247,6 +259,10 @@ def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None,
         maximize = problem_sense(problem) == "max"
         scored = []
         for t, v in task["checkpoints"]:
+            try:
+                v = resolve_iterate(instance, v)  # deferred entries (api.Deferred), computed once
+            except Exception:  # a checkpoint the instance cannot complete is not scored
+                continue
             s = score(instance, v, try_repair=False)
             if s is not None:
                 scored.append((float(t), v, s))

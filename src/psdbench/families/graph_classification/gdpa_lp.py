@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import version
-from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -36,7 +35,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from psdbench import api
-from psdbench.api import Budget, Instance, Solution, Status, TraceRecorder
+from psdbench.api import Budget, Deferred, Instance, Solution, Status, TraceRecorder
 from psdbench.families.graph_classification.contract import GraphClassificationKind
 from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
@@ -161,9 +160,9 @@ class GdpaLp(GraphGdpaSolver):
             n_lp += 1
             y, z = res.x[: N + 1], res.x[N + 1 : N + 1 + m]
             eps = float(res.x[-1]) if lp.free_eps else eps_lp
+            # section 5.2's labels of a kept iterate: computed when the harness scores it, not here
             rec.add(lp_objective=res.fun, lower_bound=-res.fun, lambda_min_Hbar_prev=eig.lam_min, eps=eps,
-                    variables=LazyIterate({"y": y, "z": z, "eps": np.array(eps)},
-                                          x=lambda y=y, z=z: self.labels(instance, y, z)))
+                    variables={"y": y, "z": z, "eps": np.array(eps), "x": Deferred(GdpaLp.labels, (y, z))})
             if abs(res.fun) > p["diverge_at"] * (1.0 + float(np.trace(instance.L))):
                 status = Status.DIVERGED
                 break
@@ -203,25 +202,3 @@ class GdpaLp(GraphGdpaSolver):
         x[x == 0] = majority
         x[: instance.m] = instance.xhat
         return x
-
-
-class LazyIterate(Mapping):
-    """An iterate for :meth:`TraceRecorder.add` whose ``lazy`` entries are computed only when read.
-
-    The recorder reads (copies) only the iterates it keeps, so labels that cost an eigensolve are
-    computed O(log time) times instead of once per LP.
-    """
-
-    def __init__(self, values: dict[str, np.ndarray], **lazy: Callable[[], np.ndarray]) -> None:
-        self._values, self._lazy = dict(values), lazy
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        if key not in self._values and key in self._lazy:
-            self._values[key] = self._lazy[key]()
-        return self._values[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([*self._values, *(k for k in self._lazy if k not in self._values)])
-
-    def __len__(self) -> int:
-        return len(set(self._values) | set(self._lazy))

@@ -47,13 +47,13 @@ import numpy as np
 import scipy.linalg as sla
 
 from psdbench import api
-from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench.api import Budget, Deferred, Solution, Status, TraceRecorder
 from psdbench.families.graph_classification.contract import GraphClassificationKind
 from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.linalg.gershgorin_lp import AffineSignedMatrix, gershgorin_rows
 from psdbench.linalg.lp import solve_lp
 from psdbench.linalg.psd import min_eig
-from psdbench.families.graph_classification.gdpa_lp import GraphGdpaSolver, LazyIterate
+from psdbench.families.graph_classification.gdpa_lp import GraphGdpaSolver
 
 
 def reduced_split_affine(Q: np.ndarray) -> AffineSignedMatrix:
@@ -89,6 +89,36 @@ def optimal_scalars(H: AffineSignedMatrix, a0: np.ndarray) -> np.ndarray:
     res = minimize(f, np.log(a0), jac=True, method="L-BFGS-B", options={"maxiter": 2000, "gtol": 1e-10})
     s = res.x - res.x.max()
     return np.exp(s)
+
+
+def reduced_labels(instance: GraphClassificationKind, y: np.ndarray, rounding: str) -> np.ndarray:
+    """Labels of a reduced dual point ``y`` (dense instance; known labels kept).
+
+    Parameters
+    ----------
+    instance : GraphClassificationKind
+        A dense instance (its :meth:`reduced_sdp` gives ``Q``).
+    y : ndarray of shape (|U| + 1,)
+        ``y_reduced``.
+    rounding : {"eigenvector", "slackness"}
+        ``x_U = sign(w_U) sign(w_t)`` with ``w`` the first eigenvector of ``Q + diag(y)`` (dense
+        ``eigh``; GDPA's rule, graph-classifier paper section 5.2), or ``x_U = sign(z_U)`` with
+        ``(Q_UU + diag y_U) z_U = -c`` by least squares (complementary slackness).
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        ``[xhat; x_U]`` in {-1, +1}.
+    """
+    Q, _ = instance.reduced_sdp()
+    k = Q.shape[0]
+    if rounding == "slackness":
+        zu = sla.lstsq(Q[: k - 1, : k - 1] + np.diag(y[: k - 1]), -Q[: k - 1, k - 1])[0]
+        return np.concatenate([instance.xhat, np.where(zu >= 0, 1.0, -1.0)])
+    _, V = sla.eigh(Q + np.diag(y), subset_by_index=[0, 0])
+    w = V[:, 0]
+    xu = np.where(w[: k - 1] * (1.0 if w[k - 1] >= 0 else -1.0) >= 0, 1.0, -1.0)
+    return np.concatenate([instance.xhat, xu])
 
 
 class GdpaLpElim(GraphGdpaSolver):
@@ -141,16 +171,6 @@ class GdpaLpElim(GraphGdpaSolver):
         bounds = [(None, None)] * (k + 1)
         prev, status, n_lp = None, Status.MAX_ITER, 0
 
-        def labels_of(y: np.ndarray) -> np.ndarray:
-            """Labels from the first eigenvector of ``Q + diag(y)`` or by slackness (known labels kept)."""
-            if p["rounding"] == "slackness":
-                zu = sla.lstsq(Q[: k - 1, : k - 1] + np.diag(y[: k - 1]), -Q[: k - 1, k - 1])[0]
-                return np.concatenate([instance.xhat, np.where(zu >= 0, 1.0, -1.0)])
-            _, V = sla.eigh(Q + np.diag(y), subset_by_index=[0, 0])
-            w = V[:, 0]
-            xu = np.where(w[: k - 1] * (1.0 if w[k - 1] >= 0 else -1.0) >= 0, 1.0, -1.0)
-            return np.concatenate([instance.xhat, xu])
-
         for _ in range(int(budget.max_iter or p["max_lp"])):
             a_lp = magnitudes(v)
             A, b = gershgorin_rows(H, a_lp, float(p["rho"]))
@@ -158,9 +178,10 @@ class GdpaLpElim(GraphGdpaSolver):
             x, n_lp = res.x, n_lp + 1
             eig = first_eigvec(H.evaluate(x), v, p["lobpcg_tol"], int(p["lobpcg_maxiter"]))
             v = eig.v
+            # the labels of a kept iterate (one dense eigh) are computed when the harness scores it
             rec.add(lp_objective=res.fun, lower_bound=const - res.fun, lambda_min_Hbar=eig.lam_min,
-                    variables=LazyIterate({"y_reduced": x[:k], "eps_reduced": np.array(float(x[k]))},
-                                          x=lambda y=x[:k]: labels_of(y)))
+                    variables={"y_reduced": x[:k], "eps_reduced": np.array(float(x[k])),
+                               "x": Deferred(reduced_labels, (x[:k], p["rounding"]))})
             if prev is not None and abs(res.fun - prev) <= p["tol"] * max(abs(res.fun), abs(prev), 1e-12):
                 status = Status.OK
                 break
@@ -169,7 +190,7 @@ class GdpaLpElim(GraphGdpaSolver):
                 status = Status.TIMEOUT
                 break
         y, eps = x[:k], float(x[k])
-        labels = labels_of(y)
+        labels = reduced_labels(instance, y, p["rounding"])
         variables = {"y_reduced": y, "eps_reduced": np.array(eps), "x": labels, "s_reduced": 1.0 / a_lp}
         return Solution(
             variables=variables,

@@ -28,9 +28,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import lobpcg
 
-from psdbench.api import Budget, Solution, Status, TraceRecorder
+from psdbench.api import Budget, Deferred, Solution, Status, TraceRecorder
 from psdbench.families.graph_classification import sparse as gsp
-from psdbench.families.graph_classification.gdpa_lp import LazyIterate
 from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.linalg.gershgorin_lp import DiagAffineMatrix
 from psdbench.linalg.lp import solve_lp
@@ -73,6 +72,33 @@ def _labels(Q: sp.csr_matrix, y: np.ndarray, start: np.ndarray, xhat: np.ndarray
     return np.concatenate([xhat, xu])
 
 
+def labels(instance: Any, y: np.ndarray, start: np.ndarray, rounding: str, tol: float, maxiter: int) -> np.ndarray:
+    """Labels of a reduced dual point ``y`` of a sparse instance (known labels kept).
+
+    Parameters
+    ----------
+    instance : GraphClassificationKind
+        A sparse instance (its :meth:`reduced_sdp` gives ``Q``).
+    y : ndarray of shape (|U| + 1,)
+        ``y_reduced``.
+    start : ndarray of shape (|U| + 1,)
+        ``[f_U; 1]``, label propagation's vector: the start of LOBPCG or MINRES.
+    rounding : {"eigenvector", "slackness"}
+        :func:`_labels` (first eigenvector, graph-classifier paper section 5.2) or
+        :func:`_slackness_labels`.
+    tol, maxiter : float, int
+        LOBPCG's tolerance and iteration cap.
+
+    Returns
+    -------
+    ndarray of shape (N,)
+    """
+    Q, _ = instance.reduced_sdp()
+    if rounding == "slackness":
+        return _slackness_labels(Q, y, start, instance.xhat)
+    return _labels(Q, y, start, instance.xhat, tol, maxiter)
+
+
 def solve_sparse(instance: Any, budget: Budget, p: dict[str, Any]) -> Solution:
     """GDPA-LP on the split dual of the reduced SDP of a sparse instance (parameters of ``gdpa-lp-elim``)."""
     Q, const = instance.reduced_sdp()
@@ -94,17 +120,6 @@ def solve_sparse(instance: Any, budget: Budget, p: dict[str, Any]) -> Solution:
     bounds = [(None, None)] * (k + 1)
     prev, status, n_lp, lob_iters = None, Status.MAX_ITER, 0, 0
 
-    memo: dict[bytes, np.ndarray] = {}
-
-    def labels_of(y: np.ndarray) -> np.ndarray:
-        """Labels of ``y`` (memoized: the stationary iteration repeats its last ``y``)."""
-        key = y.tobytes()
-        if key not in memo:
-            memo.clear()
-            memo[key] = (_slackness_labels(Q, y, f0, instance.xhat) if p["rounding"] == "slackness"
-                         else _labels(Q, y, f0, instance.xhat, tol, maxiter))
-        return memo[key]
-
     for _ in range(int(budget.max_iter or p["max_lp"])):
         a_lp = magnitudes(v)
         x = H.tight_rows(a_lp, float(p["rho"])) if p["lp"] == "auto" else None
@@ -115,8 +130,9 @@ def solve_sparse(instance: Any, budget: Budget, p: dict[str, Any]) -> Solution:
         else:
             fun = float(c @ x)
         n_lp += 1
-        iterate = LazyIterate({"y_reduced": x[:k], "eps_reduced": np.array(float(x[k])), "s_reduced": 1.0 / a_lp},
-                              x=lambda y=x[:k]: labels_of(y))
+        # a kept iterate's labels (one LOBPCG or MINRES solve) are computed when the harness scores it
+        iterate = {"y_reduced": x[:k], "eps_reduced": np.array(float(x[k])), "s_reduced": 1.0 / a_lp,
+                   "x": Deferred(labels, (x[:k], f0, p["rounding"], tol, maxiter))}
         if p["scalars"] == "optimal":  # the split dual's optimum (module docstring): done
             rec.add(lp_objective=fun, lower_bound=const - fun, variables=iterate)
             status = Status.OK
@@ -132,7 +148,8 @@ def solve_sparse(instance: Any, budget: Budget, p: dict[str, Any]) -> Solution:
             status = Status.TIMEOUT
             break
     y, eps = x[:k], float(x[k])
-    variables = {"y_reduced": y, "eps_reduced": np.array(eps), "x": labels_of(y), "s_reduced": 1.0 / a_lp}
+    variables = {"y_reduced": y, "eps_reduced": np.array(eps), "x": labels(instance, y, f0, p["rounding"], tol, maxiter),
+                 "s_reduced": 1.0 / a_lp}
     return Solution(
         variables=variables,
         status=status,

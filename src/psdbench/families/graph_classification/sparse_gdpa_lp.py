@@ -17,8 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import lobpcg
 
-from psdbench.api import Budget, Solution, Status, TraceRecorder
-from psdbench.families.graph_classification.gdpa_lp import LazyIterate
+from psdbench.api import Budget, Deferred, Solution, Status, TraceRecorder
 from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.linalg.gershgorin_lp import SparseAffineSignedMatrix
 from psdbench.linalg.lp import solve_lp
@@ -44,6 +43,12 @@ def split_affine(L: sp.spmatrix, xhat: np.ndarray, eps: float, free_eps: bool) -
         terms.append((np.array([N, N + 1]), np.array([N, N + 1]), np.array([ie, ie]), np.array([-1.0, 1.0]), np.zeros(2)))
     row, col, var, coef, sign = (np.concatenate(t) for t in zip(*terms))
     return SparseAffineSignedMatrix(C, row, col, var, coef, sign, N + 1 + m + int(free_eps))
+
+
+def lp_rows(L: sp.spmatrix, xhat: np.ndarray, eps: float, free_eps: bool, a: np.ndarray,
+            rho: float) -> tuple[sp.csr_matrix, np.ndarray]:
+    """``A_ub, b_ub``: the Gershgorin rows (21) of ``S H-bar S^-1 >= rho``, ``s_i = 1 / a_i``, in O(nnz)."""
+    return split_affine(L, xhat, eps, free_eps).rows(a, rho)
 
 
 def labels(instance: Any, y: np.ndarray, z: np.ndarray, tol: float, maxiter: int) -> np.ndarray:
@@ -77,14 +82,14 @@ def solve_sparse(instance: Any, budget: Budget, p: dict[str, Any]) -> Solution:
         v = first_eigvec(instance.split_dual_matrix(y, z, eps), v, tol, maxiter, jacobi=True).v
         eps_lp = float(y.sum() + z.sum())
         a_lp = magnitudes(v)
-        A, rhs = split_affine(instance.L, xhat, eps_lp, free).rows(a_lp, float(p["rho"]))
+        A, rhs = lp_rows(instance.L, xhat, eps_lp, free, a_lp, float(p["rho"]))
         res = solve_lp(c, A, rhs, bounds, tol=float(p["lp_tol"]))
         n_lp += 1
         y, z = res.x[: N + 1], res.x[N + 1: N + 1 + m]
         eps = float(res.x[-1]) if free else eps_lp
         rec.add(lp_objective=res.fun, lower_bound=-res.fun, eps=eps,
-                variables=LazyIterate({"y": y, "z": z, "eps": np.array(eps), "s": 1.0 / a_lp},
-                                      x=lambda y=y, z=z: labels(instance, y, z, tol, maxiter)))
+                variables={"y": y, "z": z, "eps": np.array(eps), "s": 1.0 / a_lp,
+                           "x": Deferred(labels, (y, z, tol, maxiter))})  # scored by the harness, after the solve
         if abs(res.fun) > p["diverge_at"] * (1.0 + trace_L):
             status = Status.DIVERGED
             break
