@@ -361,7 +361,7 @@ class Sgml:
                 F_others = instance.F[:, others]
                 if st.coef is None:
                     st.coef = instance.obj.value_and_coef(st.D)
-                diag0, col0 = np.diag(st.M).copy(), st.M[others, j].copy()
+                diag0, col0 = np.diag(st.M).copy(), st.M[others, j]  # copies (diag is a view)
                 # lines 4-5: j keeps its colour, FW from the current M
                 best = (*self._fw_block(instance, sign, st, diag0, col0, st.D, st.coef, terms, F_others, p), st.colours)
                 if not positive:  # lines 6-7: j flipped, FW from M with column j zeroed (feasible for both)
