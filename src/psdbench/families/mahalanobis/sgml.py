@@ -68,8 +68,8 @@ from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.families.mahalanobis.objectives import pair_distances
 from psdbench.families.mahalanobis.sgml_kernels import (BlockRows, block_dir_distances, block_gradient, block_rows,
                                                         block_vertex, column_distances, dir_distances, knapsack_lp,
-                                                        near_identity_start, scaled_radii, step_size, tree_start,
-                                                        with_block, zero_small_offdiag)
+                                                        near_identity_start, scaled_radii, set_block, step_size,
+                                                        tree_start, with_block, zero_small_offdiag)
 
 
 @dataclass
@@ -370,14 +370,14 @@ class Sgml:
                         full = np.zeros(K)
                         full[others] = col0
                         D0, coef0 = np.maximum(st.D - column_distances(instance.F, j, full), 0.0), None
-                    terms_f = terms._replace(sigma=-terms.sigma)  # radii exclude column j
+                    terms_f = BlockRows(j, others, -terms.sigma, *terms[3:])  # radii exclude column j
                     flip = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, coef0, terms_f, F_others, p)
                     if flip[3] < best[3]:  # line 8: keep the better; a colour changes only if Q drops
                         flipped = st.colours.copy()
                         flipped[j] = -flipped[j]
                         best = (*flip, flipped)
                 if best[3] < st.f:  # line 9; an unchanged M keeps its scalars
-                    st.M = with_block(st.M, j, others, best[0], best[1])
+                    set_block(st.M, j, others, best[0], best[1])  # in place (the recorder copies what it keeps)
                     st.D, st.f, st.coef, st.colours = best[2], best[3], best[4], best[5]
                     if self._zero_small(st, p, j):
                         st.D, st.coef = pair_distances(instance.F, st.M), None

@@ -130,13 +130,17 @@ def knapsack_lp(kappa: np.ndarray, w: np.ndarray, budget: float) -> np.ndarray |
 
 
 # ------------------------------------------------------------------------------ pair distances
+def set_block(M: np.ndarray, j: int, others: np.ndarray, diag: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """Write the diagonal ``diag`` and column/row ``j`` (``col`` on rows ``others``) into ``M``, in place; returns ``M``."""
+    M[np.diag_indices(len(diag))] = diag
+    M[others, j] = col
+    M[j, others] = col
+    return M
+
+
 def with_block(M: np.ndarray, j: int, others: np.ndarray, diag: np.ndarray, col: np.ndarray) -> np.ndarray:
     """A copy of ``M`` with the given diagonal and column/row ``j``."""
-    out = M.copy()
-    out[np.diag_indices(len(diag))] = diag
-    out[others, j] = col
-    out[j, others] = col
-    return out
+    return set_block(M.copy(), j, others, diag, col)
 
 
 def dir_distances(F: np.ndarray, Dir: np.ndarray) -> np.ndarray:
