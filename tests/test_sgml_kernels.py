@@ -6,8 +6,8 @@ from scipy.optimize import linprog
 
 from psdbench.families.mahalanobis.objectives import gradient_from_pairs, make_objective, pair_distances
 from psdbench.families.mahalanobis.sgml_kernels import (block_dir_distances, block_gradient, block_rows, block_vertex,
-                                                        column_distances, dir_distances, scaled_radii, step_size,
-                                                        tree_start, zero_small_offdiag)
+                                                        column_distances, dir_distances, full_vertex, scaled_radii,
+                                                        step_size, tree_start, zero_small_offdiag)
 from psdbench.linalg.balance import two_colouring
 from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends, magnitudes
 
@@ -132,3 +132,29 @@ def test_step_size_minimizes_q_along_the_direction(name):
     q = lambda g: obj.value_D(np.maximum(D0 + g * E, 0.0))  # noqa: E731
     grid = min(q(g) for g in np.linspace(0.0, 1.0, 2001))
     assert q(gamma) <= grid + 1e-6 * max(1.0, abs(grid))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_full_vertex_solves_the_whole_matrix_lp(seed):
+    """Algorithm 1, line 14: the closed-form vertex reaches HiGHS's optimum of the LP written out."""
+    F, M, colours, a = _setting(K=7, seed=seed)
+    K, rho, C = len(a), 1e-3, 7.0
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((K, K))
+    G = B + B.T
+    S = full_vertex(G, colours, a, rho, C)
+    pairs = [(i, k) for i in range(K) for k in range(i + 1, K)]
+    A = np.zeros((K + 1, K + len(pairs)))
+    bounds = [(None, None)] * K
+    for p, (i, k) in enumerate(pairs):
+        s = 1.0 if colours[i] != colours[k] else -1.0  # |M_ik| = s M_ik
+        A[i, K + p], A[k, K + p] = s * a[k] / a[i], s * a[i] / a[k]
+        bounds.append((0.0, None) if s > 0 else (None, 0.0))
+    A[np.arange(K), np.arange(K)] = -1.0
+    A[K, :K] = 1.0
+    c = np.concatenate([np.diag(G), [2.0 * G[i, k] for i, k in pairs]])
+    ref = linprog(c, A_ub=A, b_ub=np.concatenate([np.full(K, -rho), [C]]), bounds=bounds, method="highs")
+    assert np.sum(G * S) == pytest.approx(ref.fun, rel=1e-9, abs=1e-12)
+    np.testing.assert_array_equal(S, S.T)
+    assert np.trace(S) <= C * (1 + 1e-12) and gershgorin_left_ends(S, a).min() >= rho * (1 - 1e-9)
+    assert full_vertex(G, colours, a, rho, K * rho * (1 - 1e-12)) is None

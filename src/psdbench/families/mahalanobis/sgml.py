@@ -67,7 +67,7 @@ from psdbench.linalg.balance import two_colouring
 from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.families.mahalanobis.objectives import pair_distances
 from psdbench.families.mahalanobis.sgml_kernels import (BlockRows, block_dir_distances, block_gradient, block_rows,
-                                                        block_vertex, column_distances, dir_distances, knapsack_lp,
+                                                        block_vertex, column_distances, dir_distances, full_vertex,
                                                         near_identity_start, scaled_radii, set_block, step_size,
                                                         tree_start, with_block, zero_small_offdiag)
 
@@ -218,20 +218,25 @@ class Sgml:
         return M, f
 
     def _fw_block(self, inst: MahalanobisKind, sign: float, st: _State, diag: np.ndarray, col: np.ndarray, D: np.ndarray,
-                  coef: tuple[float, np.ndarray] | None, terms: BlockRows, F_others: np.ndarray,
-                  p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, tuple[float, np.ndarray]]:
+                  coef: tuple[float, np.ndarray] | None, terms: BlockRows, F_others: np.ndarray, p: dict[str, Any],
+                  infeasible: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, tuple[float, np.ndarray]]:
         """Frank-Wolfe on block ``j = terms.j`` (section 4.4) with the scalars fixed.
 
         The block's variables are the diagonal ``diag`` and the off-diagonals ``col`` of column
         ``j`` (rows ``terms.others``, ``F_others = F[:, others]``); everything else is the current
         ``st.M``.  Only these move, so the gradient entries the LP needs and the pair distances
-        ``D`` of a direction cost O(n^2 K).  ``coef`` is ``value_and_coef(D)`` if known.  Returns
-        the new ``diag``, ``col``, ``D``, ``sign * Q`` and ``value_and_coef`` at the new ``D``.
+        ``D`` of a direction cost O(n^2 K).  ``coef`` is ``value_and_coef(D)`` if known;
+        ``infeasible`` says that the rows' bounds alone exceed the trace bound (the closed-form
+        LP's test, known before any gradient).  Returns the new ``diag``, ``col``, ``D``,
+        ``sign * Q`` and ``value_and_coef`` at the new ``D``.
         """
         F, j = inst.F, terms.j
         nr_tol, block_tol = float(p["nr_tol"]), float(p["block_tol"])
         q, A = coef if coef is not None else inst.obj.value_and_coef(D)
         f = sign * q
+        if infeasible:  # LP (41) has no vertex whatever the gradient: the block stays
+            st.n_lp += 1
+            return diag, col, D, f, (q, A)
         for _ in range(int(p["max_fw"])):
             gd, go = block_gradient(F, A, j, F_others, sign)  # eq. (32) and column j of the gradient
             vert = self._block_direction(terms, j, gd, go, inst.C, inst.rho, st, p)  # LP (41)
@@ -266,43 +271,31 @@ class Sgml:
     def _full_direction(self, M: np.ndarray, colours: np.ndarray, a: np.ndarray, G: np.ndarray, rho: float,
                         C: float, st: _State, p: dict[str, Any]) -> np.ndarray | None:
         """Frank-Wolfe vertex over the whole matrix with colours fixed (Algorithm 1, line 14)."""
-        K = len(colours)
-        iu, ju = np.triu_indices(K, 1)
-        sigma = -colours[iu] * colours[ju]
-        gd, go = np.diag(G), 2.0 * G[iu, ju]
-        ai, aj = a[ju] / a[iu], a[iu] / a[ju]  # coefficient of |M_ij| in row i and in row j
         t0 = time.perf_counter()
         if p["lp_backend"] == "closed-form":
-            kappa = np.concatenate([go * sigma + gd[iu] * ai + gd[ju] * aj, gd])
-            w = np.concatenate([ai + aj, np.ones(K)])
-            x = knapsack_lp(kappa, w, C - K * rho)
+            S = full_vertex(G, colours, a, rho, C)
             st.timers["lp_s"] += time.perf_counter() - t0
             st.n_lp += 1
-            if x is None:
-                return None
-            u, slack = x[: len(iu)], x[len(iu):]
-            diag = rho + slack
-            np.add.at(diag, iu, ai * u)
-            np.add.at(diag, ju, aj * u)
-            off = sigma * u
-        elif p["lp_backend"] == "highs":
-            m = len(iu)
-            rows = np.concatenate([iu, ju, np.arange(K), np.full(K, K)])
-            cols = np.concatenate([K + np.arange(m), K + np.arange(m), np.arange(K), np.arange(K)])
-            vals = np.concatenate([ai * sigma, aj * sigma, -np.ones(K), np.ones(K)])
-            A = sp.csr_matrix((vals, (rows, cols)), shape=(K + 1, K + m))
-            b = np.concatenate([np.full(K, -rho), [C]])
-            lb = np.concatenate([np.full(K, rho), np.where(sigma > 0, 0.0, -np.inf)])
-            ub = np.concatenate([np.full(K, np.inf), np.where(sigma > 0, np.inf, 0.0)])
-            x = self._lp(np.concatenate([gd, go]), A, b, np.column_stack([lb, ub]), st, p)
-            if x is None:
-                return None
-            diag, off = x[:K], x[K:]
-        else:
+            return S
+        if p["lp_backend"] != "highs":
             raise ValueError(f"{self.name}: lp_backend must be 'closed-form' or 'highs', not {p['lp_backend']!r}")
-        S = np.diag(diag)
-        S[iu, ju] = off
-        S[ju, iu] = off
+        K = len(colours)  # variables [diag (K), M_ij for i < j]: the LP as written
+        iu, ju = np.triu_indices(K, 1)
+        sigma = -colours[iu] * colours[ju]
+        ai, aj = a[ju] / a[iu], a[iu] / a[ju]  # coefficient of |M_ij| in row i and in row j
+        m = len(iu)
+        rows = np.concatenate([iu, ju, np.arange(K), np.full(K, K)])
+        cols = np.concatenate([K + np.arange(m), K + np.arange(m), np.arange(K), np.arange(K)])
+        vals = np.concatenate([ai * sigma, aj * sigma, -np.ones(K), np.ones(K)])
+        A = sp.csr_matrix((vals, (rows, cols)), shape=(K + 1, K + m))
+        b = np.concatenate([np.full(K, -rho), [C]])
+        lb = np.concatenate([np.full(K, rho), np.where(sigma > 0, 0.0, -np.inf)])
+        ub = np.concatenate([np.full(K, np.inf), np.where(sigma > 0, np.inf, 0.0)])
+        x = self._lp(np.concatenate([np.diag(G), 2.0 * G[iu, ju]]), A, b, np.column_stack([lb, ub]), st, p)
+        if x is None:
+            return None
+        S = np.diag(x[:K])
+        S[iu, ju] = S[ju, iu] = x[K:]
         return S
 
     def _fw_full(self, inst: MahalanobisKind, sign: float, st: _State, p: dict[str, Any], rec: TraceRecorder) -> None:
@@ -335,6 +328,7 @@ class Sgml:
         api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
         positive = p["graph"] == "positive"
+        closed_form = p["lp_backend"] == "closed-form"
         sign = -1.0 if instance.sense == "max" else 1.0
         K, C = instance.K, instance.C
         rng = np.random.default_rng(instance.seed)
@@ -362,8 +356,11 @@ class Sgml:
                 if st.coef is None:
                     st.coef = instance.obj.value_and_coef(st.D)
                 diag0, col0 = np.diag(st.M).copy(), st.M[others, j]  # copies (diag is a view)
+                # same rows for both colours: block_vertex would return None for every gradient
+                infeasible = closed_form and C - float(terms.low.sum()) < 0
                 # lines 4-5: j keeps its colour, FW from the current M
-                best = (*self._fw_block(instance, sign, st, diag0, col0, st.D, st.coef, terms, F_others, p), st.colours)
+                best = (*self._fw_block(instance, sign, st, diag0, col0, st.D, st.coef, terms, F_others, p, infeasible),
+                        st.colours)
                 if not positive:  # lines 6-7: j flipped, FW from M with column j zeroed (feasible for both)
                     D0, coef0 = st.D, st.coef
                     if col0.any():
@@ -371,7 +368,8 @@ class Sgml:
                         full[others] = col0
                         D0, coef0 = np.maximum(st.D - column_distances(instance.F, j, full), 0.0), None
                     terms_f = BlockRows(j, others, -terms.sigma, *terms[3:])  # radii exclude column j
-                    flip = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, coef0, terms_f, F_others, p)
+                    flip = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, coef0, terms_f, F_others, p,
+                                          infeasible)
                     if flip[3] < best[3]:  # line 8: keep the better; a colour changes only if Q drops
                         flipped = st.colours.copy()
                         flipped[j] = -flipped[j]

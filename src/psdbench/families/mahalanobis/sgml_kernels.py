@@ -129,6 +129,37 @@ def knapsack_lp(kappa: np.ndarray, w: np.ndarray, budget: float) -> np.ndarray |
     return x
 
 
+
+def full_vertex(G: np.ndarray, colours: np.ndarray, a: np.ndarray, rho: float, C: float) -> np.ndarray | None:
+    """Frank-Wolfe vertex of the whole-matrix LP with colours fixed (Algorithm 1, line 14), in closed form.
+
+    The LP is (41) over every ``M_ij`` (``i < j``) and the diagonal, with linear objective
+    ``<G, S>`` (``G`` symmetric): with ``u_ij = |M_ij|`` and slacks, each row ``i`` reads
+    ``M_ii = rho + sum_j (a_j / a_i) u_ij + s_i`` and the trace is the only coupling row, so
+    :func:`knapsack_lp` gives the vertex.  Returns the symmetric vertex ``S``, or None when
+    ``K rho > C``.  O(K^2).
+    """
+    K = len(colours)
+    iu, ju = np.triu_indices(K, 1)
+    sigma = -colours[iu] * colours[ju]
+    gd, go = np.diag(G), 2.0 * G[iu, ju]
+    ai, aj = a[ju] / a[iu], a[iu] / a[ju]  # coefficient of |M_ij| in row i and in row j
+    kappa = np.concatenate([go * sigma + gd[iu] * ai + gd[ju] * aj, gd])
+    w = np.concatenate([ai + aj, np.ones(K)])
+    x = knapsack_lp(kappa, w, C - K * rho)
+    if x is None:
+        return None
+    u, slack = x[: len(iu)], x[len(iu):]
+    diag = rho + slack
+    np.add.at(diag, iu, ai * u)
+    np.add.at(diag, ju, aj * u)
+    off = sigma * u
+    S = np.diag(diag)
+    S[iu, ju] = off
+    S[ju, iu] = off
+    return S
+
+
 # ------------------------------------------------------------------------------ pair distances
 def set_block(M: np.ndarray, j: int, others: np.ndarray, diag: np.ndarray, col: np.ndarray) -> np.ndarray:
     """Write the diagonal ``diag`` and column/row ``j`` (``col`` on rows ``others``) into ``M``, in place; returns ``M``."""
