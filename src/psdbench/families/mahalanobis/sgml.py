@@ -219,7 +219,8 @@ class Sgml:
 
     def _fw_block(self, inst: MahalanobisKind, sign: float, st: _State, diag: np.ndarray, col: np.ndarray, D: np.ndarray,
                   coef: tuple[float, np.ndarray] | None, terms: BlockRows, F_others: np.ndarray, p: dict[str, Any],
-                  infeasible: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, tuple[float, np.ndarray]]:
+                  infeasible: bool = False, grad: tuple[np.ndarray, np.ndarray] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, tuple[float, np.ndarray]]:
         """Frank-Wolfe on block ``j = terms.j`` (section 4.4) with the scalars fixed.
 
         The block's variables are the diagonal ``diag`` and the off-diagonals ``col`` of column
@@ -227,8 +228,9 @@ class Sgml:
         ``st.M``.  Only these move, so the gradient entries the LP needs and the pair distances
         ``D`` of a direction cost O(n^2 K).  ``coef`` is ``value_and_coef(D)`` if known;
         ``infeasible`` says that the rows' bounds alone exceed the trace bound (the closed-form
-        LP's test, known before any gradient).  Returns the new ``diag``, ``col``, ``D``,
-        ``sign * Q`` and ``value_and_coef`` at the new ``D``.
+        LP's test, known before any gradient); ``grad`` is :func:`block_gradient` at ``coef`` if
+        known.  Returns the new ``diag``, ``col``, ``D``, ``sign * Q`` and ``value_and_coef`` at
+        the new ``D``.
         """
         F, j = inst.F, terms.j
         nr_tol, block_tol = float(p["nr_tol"]), float(p["block_tol"])
@@ -237,8 +239,9 @@ class Sgml:
         if infeasible:  # LP (41) has no vertex whatever the gradient: the block stays
             st.n_lp += 1
             return diag, col, D, f, (q, A)
-        for _ in range(int(p["max_fw"])):
-            gd, go = block_gradient(F, A, j, F_others, sign)  # eq. (32) and column j of the gradient
+        for it in range(int(p["max_fw"])):
+            # eq. (32) and column j of the gradient
+            gd, go = grad if it == 0 and grad is not None else block_gradient(F, A, j, F_others, sign)
             vert = self._block_direction(terms, j, gd, go, inst.C, inst.rho, st, p)  # LP (41)
             if vert is None:
                 break
@@ -358,9 +361,11 @@ class Sgml:
                 diag0, col0 = np.diag(st.M).copy(), st.M[others, j]  # copies (diag is a view)
                 # same rows for both colours: block_vertex would return None for every gradient
                 infeasible = closed_form and C - float(terms.low.sum()) < 0
+                # the gradient at M: both colours' first step when column j is zero (the flipped start is M)
+                grad = None if infeasible else block_gradient(instance.F, st.coef[1], j, F_others, sign)
                 # lines 4-5: j keeps its colour, FW from the current M
-                best = (*self._fw_block(instance, sign, st, diag0, col0, st.D, st.coef, terms, F_others, p, infeasible),
-                        st.colours)
+                best = (*self._fw_block(instance, sign, st, diag0, col0, st.D, st.coef, terms, F_others, p, infeasible,
+                                        grad), st.colours)
                 if not positive:  # lines 6-7: j flipped, FW from M with column j zeroed (feasible for both)
                     D0, coef0 = st.D, st.coef
                     if col0.any():
@@ -369,7 +374,7 @@ class Sgml:
                         D0, coef0 = np.maximum(st.D - column_distances(instance.F, j, full), 0.0), None
                     terms_f = BlockRows(j, others, -terms.sigma, *terms[3:])  # radii exclude column j
                     flip = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, coef0, terms_f, F_others, p,
-                                          infeasible)
+                                          infeasible, grad if coef0 is st.coef else None)
                     if flip[3] < best[3]:  # line 8: keep the better; a colour changes only if Q drops
                         flipped = st.colours.copy()
                         flipped[j] = -flipped[j]
