@@ -359,9 +359,9 @@ class Sgml:
                 if st.coef is None:
                     st.coef = instance.obj.value_and_coef(st.D)
                 diag0, col0 = np.diag(st.M).copy(), st.M[others, j]  # copies (diag is a view)
-                # same rows for both colours: block_vertex would return None for every gradient
+                # LP (41) infeasible for both colours (the rows' bounds alone exceed C): block_vertex's test
                 infeasible = closed_form and C - float(terms.low.sum()) < 0
-                # the gradient at M: both colours' first step when column j is zero (the flipped start is M)
+                # the gradient at M: the first step of both colours when column j is zero (the flipped start is M)
                 grad = None if infeasible else block_gradient(instance.F, st.coef[1], j, F_others, sign)
                 # lines 4-5: j keeps its colour, FW from the current M
                 best = (*self._fw_block(instance, sign, st, diag0, col0, st.D, st.coef, terms, F_others, p, infeasible,
