@@ -3,10 +3,13 @@
 Instances: the section 6.2 objective protocol (fold 0, about 4 samples) on seeded K-feature
 Gaussian sets (``benchmarks/instances.py``), K = the matrix size.  SGML's kernels are timed on
 the inputs SGML itself passed them in its second sweep (recorded in an untimed run): the
-warm-started first eigenvector of M (section 4.3.2), the closed-form LP (41) of a block
-(``knapsack_lp``), the step-size search (eqs. (35)-(38)), the objective's pair coefficients, the
-pair distances (eq. (25)).  PD-cone: its projection (clip and rescale, one dense ``eigh``) and
-the gradient.  Each is checked once, untimed, against a reference.
+warm-started first eigenvector of M (section 4.3.2), and the pieces of a block's Frank-Wolfe step
+(section 5.2): the scaled Gershgorin radii (eq. (30)), the rows of LP (41) for column j, the block
+gradient (eq. (32) and column j), the closed-form vertex of LP (41), the pair distances of the
+block direction and of the flipped start's column (eq. (25)), the step-size search (eqs.
+(35)-(38)), the objective's pair coefficients; and the pair distances of M (eq. (25)).  PD-cone:
+its projection (clip and rescale, one dense ``eigh``) and the gradient.  Each is checked once,
+untimed, against a reference.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ from scipy.spatial.distance import cdist
 
 from psdbench.api import Budget
 from psdbench.families.mahalanobis import pd_cone, sgml
+from psdbench.families.mahalanobis.objectives import gradient_from_pairs
 from psdbench.families.mahalanobis.pd_cone import PdCone, project_rescale
 from psdbench.families.mahalanobis.sgml import Pgml, Sgml
-from psdbench.families.mahalanobis.sgml_kernels import knapsack_lp, newton_step_size
-from psdbench.linalg.gdpa import first_eigvec
+from psdbench.families.mahalanobis.sgml_kernels import (block_dir_distances, block_gradient, block_rows, block_vertex,
+                                                        column_distances, dir_distances, scaled_radii, step_size)
+from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends
 
 SIZES = [25, 50, 100, 250]
 FAMILY = "metric"
@@ -77,26 +82,110 @@ def test_sgml_first_eigvec_warm(benchmark, cache, size):
     assert abs(eigs[0].lam_min - w[0]) <= 1e-4 * max(1.0, np.abs(w).max())  # dense eigh; LOBPCG tol 1e-4
 
 
+def test_sgml_radii(benchmark, cache, size):
+    """``|offdiag(M)| a``: the scaled Gershgorin radii of eq. (30), once per scalar update."""
+    calls = _sgml_calls(cache, size, sgml, "scaled_radii")
+    Ts = run_calls(benchmark, scaled_radii, calls, rounds=20, family=FAMILY, kernel="sgml_radii", size=size,
+                   expected="O(K^2)", expected_slope=2.0, sparse=False)
+    for ((M, a), _), T in zip(calls, Ts):  # reference: disc left ends of S M S^-1, S = diag(1 / a)
+        np.testing.assert_allclose(T / a, np.diag(M) - gershgorin_left_ends(M, a), rtol=1e-12,
+                                   atol=1e-12 * np.abs(M).max())
+
+
+def test_sgml_block_rows(benchmark, cache, size):
+    """The rows of LP (41) for column j: fixed radii without column j, coefficients, signs."""
+    calls = _sgml_calls(cache, size, sgml, "block_rows")
+    out = run_calls(benchmark, block_rows, calls, rounds=20, family=FAMILY, kernel="sgml_block_rows", size=size,
+                    expected="O(K)", expected_slope=1.0, sparse=False)
+    for ((M, T, a, colours, j, rho), _), rows in zip(calls, out):  # reference: eq. (30) written out
+        R = np.abs(M) * a[None, :] / a[:, None]  # |s_i M_ik / s_k| with s = 1 / a
+        np.fill_diagonal(R, 0.0)
+        R[:, j] = 0.0
+        low = rho + R.sum(axis=1)
+        low[j] = rho
+        others = np.flatnonzero(np.arange(len(a)) != j)
+        np.testing.assert_array_equal(rows.others, others)
+        np.testing.assert_array_equal(rows.sigma, -colours[others] * colours[j])
+        np.testing.assert_allclose(rows.low, low, rtol=1e-12, atol=1e-12 * np.max(T / a))  # T - |M_ij| a_j cancels
+        np.testing.assert_allclose(rows.alpha * rows.beta, 1.0, rtol=1e-12)
+        np.testing.assert_allclose(rows.alpha, a[j] / a[others], rtol=1e-15)
+
+
+def test_sgml_block_gradient(benchmark, cache, size):
+    """Diagonal and column j of the gradient (eq. (32)) from the pair coefficients dQ/dD."""
+    calls = _sgml_calls(cache, size, sgml, "block_gradient")
+    out = run_calls(benchmark, block_gradient, calls, rounds=20, family=FAMILY, kernel="sgml_block_gradient",
+                    size=size, expected="O(n^2 + n K) (n samples)", expected_slope=1.0, sparse=False)
+    for ((F, A, j, F_others, sign), _), (gd, go) in zip(calls, out):  # reference: the whole K x K gradient
+        G = sign * gradient_from_pairs(F, A)
+        others = np.flatnonzero(np.arange(F.shape[1]) != j)
+        np.testing.assert_array_equal(F_others, F[:, others])
+        scale = np.abs(G).max()
+        np.testing.assert_allclose(gd, np.diag(G), rtol=1e-10, atol=1e-10 * scale)
+        np.testing.assert_allclose(go, 2.0 * G[others, j], rtol=1e-10, atol=1e-10 * scale)
+
+
 def test_sgml_block_lp(benchmark, cache, size):
     """The closed-form vertex of LP (41) for one block (2K - 1 variables, one coupling row)."""
-    calls = _sgml_calls(cache, size, sgml, "knapsack_lp")
-    xs = run_calls(benchmark, knapsack_lp, calls, rounds=20, family=FAMILY, kernel="sgml_block_lp", size=size,
-                   expected="O(K)", expected_slope=1.0, sparse=False)
-    for ((kappa, w, b), _), x in zip(calls, xs):  # reference: the same LP by HiGHS
-        ref = linprog(kappa, A_ub=w[None, :], b_ub=[b], bounds=(0, None), method="highs")
-        assert (x is None and b < 0) or abs(kappa @ x - ref.fun) <= 1e-9 * max(1.0, abs(ref.fun))
+    calls = _sgml_calls(cache, size, sgml, "block_vertex")
+    out = run_calls(benchmark, block_vertex, calls, rounds=20, family=FAMILY, kernel="sgml_block_lp", size=size,
+                    expected="O(K)", expected_slope=1.0, sparse=False)
+    for ((rows, gd, go, C), _), vert in zip(calls, out):  # reference: LP (41) as written, by HiGHS
+        K = len(gd)
+        j, others, sigma, low, alpha, beta, _ = rows
+        A = np.zeros((K + 1, 2 * K - 1))
+        A[others, K + np.arange(K - 1)] = alpha * sigma  # |M_ij| = sigma_i M_ij
+        A[j, K:] = beta * sigma
+        A[np.arange(K), np.arange(K)] = -1.0
+        A[K, :K] = 1.0  # tr(M) <= C
+        bounds = [(None, None)] * K + [(0.0, None) if sg > 0 else (None, 0.0) for sg in sigma]
+        ref = linprog(np.concatenate([gd, go]), A_ub=A, b_ub=np.concatenate([-low, [C]]), bounds=bounds, method="highs")
+        if vert is None:
+            # infeasible: the bounds alone exceed the trace (HiGHS may accept an excess within its tolerance)
+            assert C < low.sum() and (ref.status == 2 or low.sum() - C <= 1e-9 * C)
+            continue
+        diag, col = vert
+        assert abs(gd @ diag + go @ col - ref.fun) <= 1e-7 * max(1.0, abs(ref.fun))  # HiGHS tolerances
+        assert diag.sum() <= C * (1 + 1e-12) and np.all(sigma * col >= 0)
+
+
+def test_sgml_dir_distances(benchmark, cache, size):
+    """Pair distances (eq. (25)) of a block direction ``diag(delta) + e_j dcol' + dcol e_j'``."""
+    calls = _sgml_calls(cache, size, sgml, "block_dir_distances")
+    out = run_calls(benchmark, block_dir_distances, calls, rounds=20, family=FAMILY, kernel="sgml_dir_distances",
+                    size=size, expected="O(n^2 K) (n samples)", expected_slope=1.0, sparse=False)
+    for ((F, j, F_others, delta, dcol), _), E in zip(calls, out):  # reference: the K x K direction
+        others = np.flatnonzero(np.arange(F.shape[1]) != j)
+        Dir = np.diag(delta)
+        Dir[others, j] = Dir[j, others] = dcol
+        ref = dir_distances(F, Dir)
+        np.testing.assert_allclose(E, ref, rtol=1e-10, atol=1e-12 * max(1.0, np.abs(ref).max()))
+
+
+def test_sgml_column_distances(benchmark, cache, size):
+    """Pair distances (eq. (25)) of column j alone: the flipped colour's start (Algorithm 1, line 7)."""
+    calls = _sgml_calls(cache, size, sgml, "column_distances")
+    out = run_calls(benchmark, column_distances, calls, rounds=20, family=FAMILY, kernel="sgml_column_distances",
+                    size=size, expected="O(n^2 + n K) (n samples)", expected_slope=1.0, sparse=False)
+    for ((F, j, col), _), E in zip(calls, out):
+        Dir = np.zeros((len(col), len(col)))
+        Dir[:, j] = Dir[j, :] = col
+        ref = dir_distances(F, Dir)
+        np.testing.assert_allclose(E, ref, rtol=1e-10, atol=1e-12 * max(1.0, np.abs(ref).max()))
 
 
 def test_sgml_line_search(benchmark, cache, size):
-    """Newton-Raphson / regula falsi on Q'(gamma) (eqs. (35)-(38)) along SGML's directions."""
-    calls = _sgml_calls(cache, size, sgml, "newton_step_size")
-    gammas = run_calls(benchmark, newton_step_size, calls, family=FAMILY, kernel="sgml_line_search", size=size,
+    """The step size along SGML's directions (section 4.4.2): Q'(gamma) from the objective (eq. (37))
+    and its root by Newton-Raphson / regula falsi (eqs. (35)-(38))."""
+    calls = _sgml_calls(cache, size, sgml, "step_size")
+    gammas = run_calls(benchmark, step_size, calls, family=FAMILY, kernel="sgml_line_search", size=size,
                        expected="O(n^2) per Q' (n samples; K-free)", expected_slope=0.0, sparse=False)
-    for ((dq,), kw), gamma in zip(calls, gammas):
-        g0 = kw.get("g0", dq(0.0))
+    for ((obj, D0, E, sign, tol, g0), _), gamma in zip(calls, gammas):
+        slope = obj.slope_along(D0, E)
+        dq = lambda g: sign * slope(g)  # noqa: E731
         if g0 < 0 < dq(1.0):  # reference: the root of Q' on [0, 1] by Brent's method
             root = brentq(dq, 0.0, 1.0, xtol=1e-12)
-            assert abs(dq(gamma)) <= kw.get("tol", 1e-3) * abs(g0) or abs(gamma - root) <= 1e-4
+            assert abs(dq(gamma)) <= tol * abs(g0) or abs(gamma - root) <= 1e-4
         else:
             assert gamma in (0.0, 1.0)
 
@@ -159,8 +248,11 @@ def test_gradient(benchmark, cache, size, objective):
 
 
 # ----------------------------------------------------------------------------- whole iterations
-SGML_KERNELS = {"sgml_first_eigvec_warm": (sgml, "first_eigvec"), "sgml_block_lp": (sgml, "knapsack_lp"),
-                "sgml_line_search": (sgml, "newton_step_size"), "pair_distances": (sgml, "pair_distances")}
+SGML_KERNELS = {"sgml_first_eigvec_warm": (sgml, "first_eigvec"), "sgml_radii": (sgml, "scaled_radii"),
+                "sgml_block_rows": (sgml, "block_rows"), "sgml_block_gradient": (sgml, "block_gradient"),
+                "sgml_block_lp": (sgml, "block_vertex"), "sgml_dir_distances": (sgml, "block_dir_distances"),
+                "sgml_column_distances": (sgml, "column_distances"), "sgml_line_search": (sgml, "step_size"),
+                "pair_distances": (sgml, "pair_distances")}
 
 
 @pytest.mark.parametrize("cap", SWEEPS)

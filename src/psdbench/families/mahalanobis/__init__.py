@@ -9,7 +9,7 @@ Paper: "Signed Graph Metric Learning via Gershgorin Disc Perfect Alignment"
 ``objectives.py``     the five objectives of Table 2 with analytic gradients
 ``contract.py``       what solvers may read of an instance (``MahalanobisKind``)
 ``sgml.py``           ``sgml`` / ``pgml``: Algorithm 1; ``sgml_kernels.py`` its initialization (4.2.1),
-                      step size (35)-(38) and LP (41)
+                      step size (35)-(38), LP (41) and the other pieces of a block step (5.2)
 ``pd_cone.py``        ``pd-cone``: the projected-gradient baseline of section 6
 ``report.py``, ``paper_values.py``, ``paper_values/``  Tables 4-7 with the paper's values
 ``suites/``           ``sgml-objective[-wdbc]``, ``sgml-classification[-wdbc]``

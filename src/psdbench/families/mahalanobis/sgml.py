@@ -66,8 +66,10 @@ from psdbench.families.mahalanobis.contract import MahalanobisKind
 from psdbench.linalg.balance import two_colouring
 from psdbench.linalg.gdpa import first_eigvec, magnitudes
 from psdbench.families.mahalanobis.objectives import pair_distances
-from psdbench.families.mahalanobis.sgml_kernels import (column_distances, dir_distances, knapsack_lp, near_identity_start,
-                                                        newton_step_size, tree_start, with_block)
+from psdbench.families.mahalanobis.sgml_kernels import (BlockRows, block_dir_distances, block_gradient, block_rows,
+                                                        block_vertex, column_distances, dir_distances, full_vertex,
+                                                        near_identity_start, scaled_radii, set_block, step_size,
+                                                        tree_start, with_block, zero_small_offdiag)
 
 
 @dataclass
@@ -77,7 +79,10 @@ class _State:
     v: np.ndarray
     f: float  # sign * Q(M)
     D: np.ndarray | None = None  # pair distances of M
+    coef: tuple[float, np.ndarray] | None = None  # value_and_coef(D), kept while D stays
+    a: np.ndarray | None = None  # magnitudes(v), the GDPA scalars' inverses
     T: np.ndarray | None = None  # |offdiag(M)| a, cached for the LP rows
+    clean: bool = False  # every off-diagonal of M has been through _zero_small since it changed
     eig_cache: dict = field(default_factory=dict)  # small components' eigenpairs (first_eigvec)
     timers: dict[str, float] = field(default_factory=lambda: {"lobpcg_s": 0.0, "lp_s": 0.0, "step_s": 0.0})
     n_lp: int = 0
@@ -128,17 +133,9 @@ class Sgml:
         eig = first_eigvec(st.M, None if cold else st.v, 0.0 if cold else float(p["lobpcg_tol"]),
                            int(p["lobpcg_maxiter"]), cache=st.eig_cache)
         st.v = eig.v
+        st.a = magnitudes(eig.v)
         st.T = None
         st.timers["lobpcg_s"] += time.perf_counter() - t0
-
-    @staticmethod
-    def _line_search(inst: MahalanobisKind, sign: float, D0: np.ndarray, E: np.ndarray, tol: float, g0: float) -> float:
-        """Step size along pair distances ``D0 + gamma E``; ``g0 = sign * Q'(0)`` is known already."""
-        exact = getattr(inst.obj, "exact_step", None)
-        if exact is not None and sign > 0:  # piecewise-linear objectives (LMNN): the exact minimizer
-            return exact(D0, E)
-        slope = inst.obj.slope_along(D0, E)
-        return newton_step_size(lambda g: sign * slope(g), tol=tol, g0=g0)
 
     def _lp(self, c: np.ndarray, A: sp.csr_matrix, b: np.ndarray, bounds: list, st: _State, p: dict[str, Any]) -> np.ndarray | None:
         t0 = time.perf_counter()
@@ -155,49 +152,26 @@ class Sgml:
 
     # -------------------------------------------------------------- one block: LP (41) and FW
     @staticmethod
-    def _block_terms(st: _State, j: int, colours: np.ndarray, a: np.ndarray, rho: float):
-        """Pieces of LP (41) for column ``j``: rows ``M_ii >= l_i + alpha_i |M_ij|`` (i != j) and
-        ``M_jj >= rho + sum_i beta_i |M_ij|``, with ``M_ij = sigma_i |M_ij|`` fixed in sign.
-
-        ``st.T = |offdiag(M)| a`` is cached until ``M`` or the scalars change.
-        """
-        M = st.M
-        K = M.shape[0]
+    def _block_terms(st: _State, j: int, colours: np.ndarray, a: np.ndarray, rho: float) -> BlockRows:
+        """The rows of LP (41) for column ``j`` (:func:`block_rows`); ``st.T = |offdiag(M)| a`` is
+        cached until ``M`` or the scalars change."""
         if st.T is None:
-            absM = np.abs(M)
-            np.fill_diagonal(absM, 0.0)
-            st.T = absM @ a
-        others = np.delete(np.arange(K), j)
-        sigma = -colours[others] * colours[j]  # +1: M_ij >= 0 (different colours), -1: M_ij <= 0
-        colabs = np.abs(M[:, j])
-        colabs[j] = 0.0
-        low = rho + (st.T - colabs * a[j]) / a  # fixed radii of eq. (30), column j excluded
-        low[j] = rho  # every off-diagonal of row j is a variable
-        return others, sigma, low, a[j] / a[others], a[others] / a[j]
+            st.T = scaled_radii(st.M, a)  # eq. (30)
+        return block_rows(st.M, st.T, a, colours, j, rho)
 
-    def _block_direction(self, terms: tuple, j: int, gd: np.ndarray, go: np.ndarray, C: float, rho: float,
+    def _block_direction(self, terms: BlockRows, j: int, gd: np.ndarray, go: np.ndarray, C: float, rho: float,
                          st: _State, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
         """Frank-Wolfe vertex of LP (41) for objective ``gd' diag + go' M[others, j]``: ``(diag, column)``."""
-        others, sigma, low, alpha, beta = terms
-        K = len(gd)
         t0 = time.perf_counter()
         if p["lp_backend"] == "closed-form":
-            # variables u_i = |M_ij| (i != j) and slacks s (K): M_ii = low_i + alpha_i u_i + s_i,
-            # M_jj = low_j + beta' u + s_j; the trace is the only coupling row
-            kappa = np.concatenate([go * sigma + gd[others] * alpha + gd[j] * beta, gd])
-            w = np.concatenate([alpha + beta, np.ones(K)])
-            x = knapsack_lp(kappa, w, C - float(low.sum()))
+            vert = block_vertex(terms, gd, go, C)
             st.timers["lp_s"] += time.perf_counter() - t0
             st.n_lp += 1
-            if x is None:
-                return None
-            u, slack = x[: K - 1], x[K - 1:]
-            diag = low + slack
-            diag[others] += alpha * u
-            diag[j] += float(beta @ u)
-            return diag, sigma * u
+            return vert
         if p["lp_backend"] == "highs":
             # variables [diag (K), M_ij for i != j (K-1)]: LP (41) as written
+            _, others, sigma, low, alpha, beta, _ = terms
+            K = len(gd)
             rows = np.concatenate([others, np.full(K - 1, j), np.arange(K), np.full(K, K)])
             cols = np.concatenate([K + np.arange(K - 1), K + np.arange(K - 1), np.arange(K), np.arange(K)])
             vals = np.concatenate([alpha * sigma, beta * sigma, -np.ones(K), np.ones(K)])
@@ -222,8 +196,8 @@ class Sgml:
             if -float(np.sum(sign * G * Dir)) <= 0:  # Frank-Wolfe gap: no descent left
                 st.timers["step_s"] += time.perf_counter() - t0
                 break
-            gamma = self._line_search(inst, sign, pair_distances(inst.F, M), dir_distances(inst.F, Dir),
-                                      float(p["nr_tol"]), float(np.sum(sign * G * Dir)))
+            gamma = step_size(inst.obj, pair_distances(inst.F, M), dir_distances(inst.F, Dir), sign,
+                              float(p["nr_tol"]), float(np.sum(sign * G * Dir)))
             st.timers["step_s"] += time.perf_counter() - t0
             if gamma <= 0:
                 break
@@ -244,41 +218,41 @@ class Sgml:
         return M, f
 
     def _fw_block(self, inst: MahalanobisKind, sign: float, st: _State, diag: np.ndarray, col: np.ndarray, D: np.ndarray,
-                  j: int, terms: tuple, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-        """Frank-Wolfe on block ``j`` (section 4.4) with the scalars fixed.
+                  coef: tuple[float, np.ndarray] | None, terms: BlockRows, F_others: np.ndarray, p: dict[str, Any],
+                  infeasible: bool = False, grad: tuple[np.ndarray, np.ndarray] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, tuple[float, np.ndarray]]:
+        """Frank-Wolfe on block ``j = terms.j`` (section 4.4) with the scalars fixed.
 
         The block's variables are the diagonal ``diag`` and the off-diagonals ``col`` of column
-        ``j`` (rows ``others``); everything else is the current ``st.M``.  Only these move, so the
-        gradient entries the LP needs and the pair distances ``D`` of a direction cost O(n^2 K).
-        Returns the new ``diag``, ``col``, ``D`` and ``sign * Q``.
+        ``j`` (rows ``terms.others``, ``F_others = F[:, others]``); everything else is the current
+        ``st.M``.  Only these move, so the gradient entries the LP needs and the pair distances
+        ``D`` of a direction cost O(n^2 K).  ``coef`` is ``value_and_coef(D)`` if known;
+        ``infeasible`` says that the rows' bounds alone exceed the trace bound (the closed-form
+        LP's test, known before any gradient); ``grad`` is :func:`block_gradient` at ``coef`` if
+        known.  Returns the new ``diag``, ``col``, ``D``, ``sign * Q`` and ``value_and_coef`` at
+        the new ``D``.
         """
-        F = inst.F
-        others = terms[0]
-        K = len(diag)
-        q, A = inst.obj.value_and_coef(D)
+        F, j = inst.F, terms.j
+        nr_tol, block_tol = float(p["nr_tol"]), float(p["block_tol"])
+        q, A = coef if coef is not None else inst.obj.value_and_coef(D)
         f = sign * q
-        Fj = F[:, j]
-        for _ in range(int(p["max_fw"])):
-            B = sign * (A + A.T)
-            Lap = np.diag(B.sum(axis=1)) - B
-            LF = Lap @ F
-            gd = np.einsum("ak,ak->k", F, LF)  # diagonal of grad = F' Lap F
-            go = 2.0 * (F[:, others].T @ LF[:, j])  # 2 x column j of grad
+        if infeasible:  # LP (41) has no vertex whatever the gradient: the block stays
+            st.n_lp += 1
+            return diag, col, D, f, (q, A)
+        for it in range(int(p["max_fw"])):
+            # eq. (32) and column j of the gradient
+            gd, go = grad if it == 0 and grad is not None else block_gradient(F, A, j, F_others, sign)
             vert = self._block_direction(terms, j, gd, go, inst.C, inst.rho, st, p)  # LP (41)
             if vert is None:
                 break
             t0 = time.perf_counter()
             delta, dcol = vert[0] - diag, vert[1] - col
-            slope0 = float(gd @ delta) + float(go @ dcol)  # sign * Q'(0) along the direction
+            slope0 = float(gd @ delta) + float(go @ dcol)  # sign * Q'(0) along the direction, eq. (37)
             if -slope0 <= 0:  # Frank-Wolfe gap: no descent left
                 st.timers["step_s"] += time.perf_counter() - t0
                 break
-            Fc = F[:, others] @ dcol
-            Gram = (F * delta) @ F.T + np.outer(Fj, Fc) + np.outer(Fc, Fj)
-            g = np.diag(Gram)
-            E = g[:, None] + g[None, :] - 2.0 * Gram
-            np.fill_diagonal(E, 0.0)
-            gamma = self._line_search(inst, sign, D, E, float(p["nr_tol"]), slope0)  # eqs. (35)-(38)
+            E = block_dir_distances(F, j, F_others, delta, dcol)  # D moves by gamma E (eq. (25))
+            gamma = step_size(inst.obj, D, E, sign, nr_tol, slope0)  # eqs. (35)-(38)
             st.timers["step_s"] += time.perf_counter() - t0
             if gamma <= 0:
                 break
@@ -289,54 +263,42 @@ class Sgml:
                 break
             diag, col = diag + gamma * delta, col + gamma * dcol  # eq. (34)
             if p["check_iterates"]:
-                self._check(st, with_block(st.M, j, others, diag, col), inst.rho, p)
+                self._check(st, with_block(st.M, j, terms.others, diag, col), inst.rho, p)
             change = f - sign * q_new
-            D, A, f = D_new, A_new, sign * q_new
-            if change <= float(p["block_tol"]) * max(1.0, abs(f)):
+            D, q, A, f = D_new, q_new, A_new, sign * q_new
+            if change <= block_tol * max(1.0, abs(f)):
                 break
-        return diag, col, D, f
+        return diag, col, D, f, (q, A)
 
     # ------------------------------------------------------------------- whole-matrix FW phase
     def _full_direction(self, M: np.ndarray, colours: np.ndarray, a: np.ndarray, G: np.ndarray, rho: float,
                         C: float, st: _State, p: dict[str, Any]) -> np.ndarray | None:
         """Frank-Wolfe vertex over the whole matrix with colours fixed (Algorithm 1, line 14)."""
-        K = len(colours)
-        iu, ju = np.triu_indices(K, 1)
-        sigma = -colours[iu] * colours[ju]
-        gd, go = np.diag(G), 2.0 * G[iu, ju]
-        ai, aj = a[ju] / a[iu], a[iu] / a[ju]  # coefficient of |M_ij| in row i and in row j
         t0 = time.perf_counter()
         if p["lp_backend"] == "closed-form":
-            kappa = np.concatenate([go * sigma + gd[iu] * ai + gd[ju] * aj, gd])
-            w = np.concatenate([ai + aj, np.ones(K)])
-            x = knapsack_lp(kappa, w, C - K * rho)
+            S = full_vertex(G, colours, a, rho, C)
             st.timers["lp_s"] += time.perf_counter() - t0
             st.n_lp += 1
-            if x is None:
-                return None
-            u, slack = x[: len(iu)], x[len(iu):]
-            diag = rho + slack
-            np.add.at(diag, iu, ai * u)
-            np.add.at(diag, ju, aj * u)
-            off = sigma * u
-        elif p["lp_backend"] == "highs":
-            m = len(iu)
-            rows = np.concatenate([iu, ju, np.arange(K), np.full(K, K)])
-            cols = np.concatenate([K + np.arange(m), K + np.arange(m), np.arange(K), np.arange(K)])
-            vals = np.concatenate([ai * sigma, aj * sigma, -np.ones(K), np.ones(K)])
-            A = sp.csr_matrix((vals, (rows, cols)), shape=(K + 1, K + m))
-            b = np.concatenate([np.full(K, -rho), [C]])
-            lb = np.concatenate([np.full(K, rho), np.where(sigma > 0, 0.0, -np.inf)])
-            ub = np.concatenate([np.full(K, np.inf), np.where(sigma > 0, np.inf, 0.0)])
-            x = self._lp(np.concatenate([gd, go]), A, b, np.column_stack([lb, ub]), st, p)
-            if x is None:
-                return None
-            diag, off = x[:K], x[K:]
-        else:
+            return S
+        if p["lp_backend"] != "highs":
             raise ValueError(f"{self.name}: lp_backend must be 'closed-form' or 'highs', not {p['lp_backend']!r}")
-        S = np.diag(diag)
-        S[iu, ju] = off
-        S[ju, iu] = off
+        K = len(colours)  # variables [diag (K), M_ij for i < j]: the LP as written
+        iu, ju = np.triu_indices(K, 1)
+        sigma = -colours[iu] * colours[ju]
+        ai, aj = a[ju] / a[iu], a[iu] / a[ju]  # coefficient of |M_ij| in row i and in row j
+        m = len(iu)
+        rows = np.concatenate([iu, ju, np.arange(K), np.full(K, K)])
+        cols = np.concatenate([K + np.arange(m), K + np.arange(m), np.arange(K), np.arange(K)])
+        vals = np.concatenate([ai * sigma, aj * sigma, -np.ones(K), np.ones(K)])
+        A = sp.csr_matrix((vals, (rows, cols)), shape=(K + 1, K + m))
+        b = np.concatenate([np.full(K, -rho), [C]])
+        lb = np.concatenate([np.full(K, rho), np.where(sigma > 0, 0.0, -np.inf)])
+        ub = np.concatenate([np.full(K, np.inf), np.where(sigma > 0, np.inf, 0.0)])
+        x = self._lp(np.concatenate([np.diag(G), 2.0 * G[iu, ju]]), A, b, np.column_stack([lb, ub]), st, p)
+        if x is None:
+            return None
+        S = np.diag(x[:K])
+        S[iu, ju] = S[ju, iu] = x[K:]
         return S
 
     def _fw_full(self, inst: MahalanobisKind, sign: float, st: _State, p: dict[str, Any], rec: TraceRecorder) -> None:
@@ -354,19 +316,22 @@ class Sgml:
         st.M, st.f = self._frank_wolfe(inst, sign, st, st.M, direction, float(p["full_tol"]), p, after_step)
 
     @staticmethod
-    def _zero_small(st: _State, p: dict[str, Any]) -> bool:
-        """Set off-diagonal entries below ``zero_below`` (but nonzero) to 0; True if any changed."""
-        M = st.M
-        small = (np.abs(M) < float(p["zero_below"])) & (M != 0)
-        np.fill_diagonal(small, False)
-        M[small] = 0.0
-        return bool(small.any())
+    def _zero_small(st: _State, p: dict[str, Any], j: int | None = None) -> bool:
+        """Set off-diagonal entries below ``zero_below`` (but nonzero) to 0; True if any changed.
+
+        With ``j`` (after a block update of column ``j``) only row and column ``j`` are scanned,
+        once every other entry has been through a scan (``st.clean``).
+        """
+        changed = zero_small_offdiag(st.M, float(p["zero_below"]), j if st.clean else None)
+        st.clean = True
+        return changed
 
     # ------------------------------------------------------------------------------------ solve
     def solve(self, instance: MahalanobisKind, budget: Budget, **params: Any) -> Solution:
         api.validate_params(self, params, self.name)
         p = {**self.default_params, **params}
         positive = p["graph"] == "positive"
+        closed_form = p["lp_backend"] == "closed-form"
         sign = -1.0 if instance.sense == "max" else 1.0
         K, C = instance.K, instance.C
         rng = np.random.default_rng(instance.seed)
@@ -386,32 +351,39 @@ class Sgml:
         out_of_time = False
         for sweeps in range(1, int(budget.max_iter or p["max_sweeps"]) + 1):  # Algorithm 1, line 2
             f_start = st.f
-            st.D = pair_distances(instance.F, st.M)  # exact again once per sweep
+            st.D, st.coef = pair_distances(instance.F, st.M), None  # exact again once per sweep
             for j in range(K):  # line 3
-                a = magnitudes(st.v)
-                terms = self._block_terms(st, j, st.colours, a, instance.rho)
-                others = terms[0]
-                diag0, col0 = np.diag(st.M).copy(), st.M[others, j].copy()
+                terms = self._block_terms(st, j, st.colours, st.a, instance.rho)
+                others = terms.others
+                F_others = instance.F[:, others]
+                if st.coef is None:
+                    st.coef = instance.obj.value_and_coef(st.D)
+                diag0, col0 = np.diag(st.M).copy(), st.M[others, j]  # copies (diag is a view)
+                # LP (41) infeasible for both colours (the rows' bounds alone exceed C): block_vertex's test
+                infeasible = closed_form and C - float(terms.low.sum()) < 0
+                # the gradient at M: the first step of both colours when column j is zero (the flipped start is M)
+                grad = None if infeasible else block_gradient(instance.F, st.coef[1], j, F_others, sign)
                 # lines 4-5: j keeps its colour, FW from the current M
-                d_k, c_k, D_k, f_k = self._fw_block(instance, sign, st, diag0, col0, st.D, j, terms, p)
-                best = (d_k, c_k, D_k, f_k, st.colours)
+                best = (*self._fw_block(instance, sign, st, diag0, col0, st.D, st.coef, terms, F_others, p, infeasible,
+                                        grad), st.colours)
                 if not positive:  # lines 6-7: j flipped, FW from M with column j zeroed (feasible for both)
-                    flipped = st.colours.copy()
-                    flipped[j] = -flipped[j]
-                    D0 = st.D
+                    D0, coef0 = st.D, st.coef
                     if col0.any():
                         full = np.zeros(K)
                         full[others] = col0
-                        D0 = np.maximum(st.D - column_distances(instance.F, j, full), 0.0)
-                    terms_f = (others, -terms[1], terms[2], terms[3], terms[4])  # radii exclude column j
-                    d_f, c_f, D_f, f_f = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, j, terms_f, p)
-                    if f_f < best[3]:  # line 8: keep the better; a colour changes only if Q drops
-                        best = (d_f, c_f, D_f, f_f, flipped)
+                        D0, coef0 = np.maximum(st.D - column_distances(instance.F, j, full), 0.0), None
+                    terms_f = BlockRows(j, others, -terms.sigma, *terms[3:])  # radii exclude column j
+                    flip = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, coef0, terms_f, F_others, p,
+                                          infeasible, grad if coef0 is st.coef else None)
+                    if flip[3] < best[3]:  # line 8: keep the better; a colour changes only if Q drops
+                        flipped = st.colours.copy()
+                        flipped[j] = -flipped[j]
+                        best = (*flip, flipped)
                 if best[3] < st.f:  # line 9; an unchanged M keeps its scalars
-                    st.M = with_block(st.M, j, others, best[0], best[1])
-                    st.D, st.f, st.colours = best[2], best[3], best[4]
-                    if self._zero_small(st, p):
-                        st.D = pair_distances(instance.F, st.M)
+                    set_block(st.M, j, others, best[0], best[1])  # in place (the recorder copies what it keeps)
+                    st.D, st.f, st.coef, st.colours = best[2], best[3], best[4], best[5]
+                    if self._zero_small(st, p, j):
+                        st.D, st.coef = pair_distances(instance.F, st.M), None
                         st.f = sign * instance.obj.value_D(st.D)
                     self._scalars(st, p)  # line 10
                 if budget.expired():

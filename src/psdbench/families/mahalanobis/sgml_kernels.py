@@ -1,12 +1,16 @@
 """SGML's kernels (SGML paper): the initial metric (section 4.2.1), the step size of Frank-Wolfe
-along a direction (eqs. (35)-(38)) and the LP (41) with one coupling row.
+along a direction (section 4.4.2, eqs. (35)-(38)), the LP (41) with one coupling row, and the pieces of one
+block's Frank-Wolfe step (section 5.2, Algorithm 1 lines 5 and 7): the scaled Gershgorin radii of
+eq. (30), the rows of LP (41) for column ``j``, the block gradient (eq. (32) with column ``j``),
+the LP's vertex and the pair distances of the block direction (eq. (25)).
 
-Pure functions of arrays, used by :mod:`psdbench.families.mahalanobis.sgml`.
+Pure functions of arrays (:func:`zero_small_offdiag` alone works in place), used by
+:mod:`psdbench.families.mahalanobis.sgml`.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -86,11 +90,28 @@ def newton_step_size(dq: Callable[[float], float], tol: float = 1e-3, xtol: floa
     return gamma
 
 
+def step_size(obj: Any, D0: np.ndarray, E: np.ndarray, sign: float = 1.0, tol: float = 1e-3,
+              g0: float | None = None) -> float:
+    """Frank-Wolfe step (section 4.4.2): ``argmin_{gamma in [0, 1]} sign * Q(max(D0 + gamma E, 0))``.
+
+    ``obj`` is a pair objective (``slope_along`` gives ``Q'(gamma)`` along the pair distances, eq.
+    (37)); ``D0`` are the current pair distances and ``E`` those of the direction (eq. (25)).
+    ``g0 = sign * Q'(0)`` if known.  Piecewise-linear objectives with an ``exact_step`` (LMNN),
+    minimized, get their exact minimizer; every other objective the root of ``Q'`` by
+    :func:`newton_step_size` (eqs. (35)-(38)).
+    """
+    exact = getattr(obj, "exact_step", None)
+    if exact is not None and sign > 0:  # piecewise linear: the exact minimizer
+        return exact(D0, E)
+    slope = obj.slope_along(D0, E)
+    return newton_step_size(lambda g: sign * slope(g), tol=tol, g0=g0)
+
+
 # ------------------------------------------------------------------------ the LPs in closed form
 def knapsack_lp(kappa: np.ndarray, w: np.ndarray, budget: float) -> np.ndarray | None:
     """``argmin kappa' x`` s.t. ``w' x <= budget``, ``x >= 0`` (``w > 0``): a vertex, in closed form.
 
-    Both LPs of SGML reduce to this form (see :meth:`Sgml._block_knapsack`): every Gershgorin row
+    Both LPs of SGML reduce to this form (see :func:`block_vertex`): every Gershgorin row
     has its own diagonal, so writing ``M_ii`` as its row's lower bound plus a slack ``s_i >= 0``
     leaves the trace as the only coupling constraint.  The optimum puts the whole budget on the
     variable with the most negative ``kappa_k / w_k`` (or nothing if no ``kappa_k`` is negative).
@@ -108,14 +129,49 @@ def knapsack_lp(kappa: np.ndarray, w: np.ndarray, budget: float) -> np.ndarray |
     return x
 
 
+
+def full_vertex(G: np.ndarray, colours: np.ndarray, a: np.ndarray, rho: float, C: float) -> np.ndarray | None:
+    """Frank-Wolfe vertex of the whole-matrix LP with colours fixed (Algorithm 1, line 14), in closed form.
+
+    The LP is (41) over every ``M_ij`` (``i < j``) and the diagonal, with linear objective
+    ``<G, S>`` (``G`` symmetric): with ``u_ij = |M_ij|`` and slacks, each row ``i`` reads
+    ``M_ii = rho + sum_j (a_j / a_i) u_ij + s_i`` and the trace is the only coupling row, so
+    :func:`knapsack_lp` gives the vertex.  Returns the symmetric vertex ``S``, or None when
+    ``K rho > C``.  O(K^2).
+    """
+    K = len(colours)
+    iu, ju = np.triu_indices(K, 1)
+    sigma = -colours[iu] * colours[ju]
+    gd, go = np.diag(G), 2.0 * G[iu, ju]
+    ai, aj = a[ju] / a[iu], a[iu] / a[ju]  # coefficient of |M_ij| in row i and in row j
+    kappa = np.concatenate([go * sigma + gd[iu] * ai + gd[ju] * aj, gd])
+    w = np.concatenate([ai + aj, np.ones(K)])
+    x = knapsack_lp(kappa, w, C - K * rho)
+    if x is None:
+        return None
+    u, slack = x[: len(iu)], x[len(iu):]
+    diag = rho + slack
+    np.add.at(diag, iu, ai * u)
+    np.add.at(diag, ju, aj * u)
+    off = sigma * u
+    S = np.diag(diag)
+    S[iu, ju] = off
+    S[ju, iu] = off
+    return S
+
+
 # ------------------------------------------------------------------------------ pair distances
+def set_block(M: np.ndarray, j: int, others: np.ndarray, diag: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """Write the diagonal ``diag`` and column/row ``j`` (``col`` on rows ``others``) into ``M``, in place; returns ``M``."""
+    M[np.diag_indices(len(diag))] = diag
+    M[others, j] = col
+    M[j, others] = col
+    return M
+
+
 def with_block(M: np.ndarray, j: int, others: np.ndarray, diag: np.ndarray, col: np.ndarray) -> np.ndarray:
     """A copy of ``M`` with the given diagonal and column/row ``j``."""
-    out = M.copy()
-    out[np.diag_indices(len(diag))] = diag
-    out[others, j] = col
-    out[j, others] = col
-    return out
+    return set_block(M.copy(), j, others, diag, col)
 
 
 def dir_distances(F: np.ndarray, Dir: np.ndarray) -> np.ndarray:
@@ -136,3 +192,140 @@ def column_distances(F: np.ndarray, j: int, col: np.ndarray) -> np.ndarray:
     E = g[:, None] + g[None, :] - 2.0 * Gram
     np.fill_diagonal(E, 0.0)
     return E
+
+
+# ------------------------------------------------------------------- one block (section 5.2)
+class BlockRows(NamedTuple):
+    """The rows of LP (41) for column ``j`` with the scalars fixed (from :func:`block_rows`).
+
+    Row ``i != j`` reads ``M_ii >= low_i + alpha_i |M_ij|``, row ``j`` reads
+    ``M_jj >= low_j + sum_i beta_i |M_ij|``, and ``M_ij = sigma_i |M_ij|`` has a fixed sign.
+
+    Attributes
+    ----------
+    j : int
+        The block's column.
+    others : ndarray of int, shape (K - 1,)
+        The rows ``i != j``, in order.
+    sigma : ndarray, shape (K - 1,)
+        ``+1`` where ``M_ij >= 0`` (different colours), ``-1`` where ``M_ij <= 0``.
+    low : ndarray, shape (K,)
+        ``rho`` plus each row's scaled radius without column ``j`` (eq. (30)); ``low_j = rho``.
+    alpha, beta : ndarray, shape (K - 1,)
+        ``a_j / a_i`` and ``a_i / a_j``: the coefficients of ``|M_ij|`` in row ``i`` and in row ``j``.
+    w : ndarray, shape (2K - 1,)
+        Trace weights of the LP's variables ``[|M_ij| (i != j), slacks]``: ``[alpha + beta, 1]``.
+    """
+
+    j: int
+    others: np.ndarray
+    sigma: np.ndarray
+    low: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    w: np.ndarray
+
+
+def scaled_radii(M: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """``|offdiag(M)| a``: row ``i`` times ``a_i`` is the Gershgorin radius of ``S M S^-1`` in eq. (30).
+
+    ``a = |v|`` (the GDPA scalars are ``s_i = 1 / a_i``).  O(K^2); a solver keeps the result until
+    ``M`` or the scalars change.
+    """
+    absM = np.abs(M)
+    np.fill_diagonal(absM, 0.0)
+    return absM @ a
+
+
+def block_rows(M: np.ndarray, T: np.ndarray, a: np.ndarray, colours: np.ndarray, j: int, rho: float) -> BlockRows:
+    """The rows of LP (41) for column ``j`` (section 5.2), given ``T = scaled_radii(M, a)``.
+
+    Every off-diagonal of column ``j`` is a variable, so its share ``|M_ij| a_j`` leaves each row's
+    radius; row ``j``'s radius is all variable.  O(K).
+    """
+    K = M.shape[0]
+    others = np.arange(K - 1)
+    others[j:] += 1  # every row but j
+    sigma = -colours[others] * colours[j]  # +1: M_ij >= 0 (different colours), -1: M_ij <= 0 (eq. (41))
+    colabs = np.abs(M[:, j])
+    colabs[j] = 0.0
+    low = rho + (T - colabs * a[j]) / a  # fixed radii of eq. (30), column j excluded
+    low[j] = rho  # every off-diagonal of row j is a variable
+    alpha, beta = a[j] / a[others], a[others] / a[j]
+    return BlockRows(j, others, sigma, low, alpha, beta, np.concatenate([alpha + beta, np.ones(K)]))
+
+
+def block_gradient(F: np.ndarray, A: np.ndarray, j: int, F_others: np.ndarray,
+                   sign: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """The block's part of ``sign * grad_M Q``: its diagonal (eq. (32)) and twice its column ``j``.
+
+    ``grad_M Q = F' Lap F`` with ``Lap`` the Laplacian of ``A + A'`` (``A = dQ/dD``, n x n, see
+    :func:`~psdbench.families.mahalanobis.objectives.gradient_from_pairs`); ``F_others = F[:, others]``
+    (rows ``i != j``).  Returns ``(gd, go)``: ``gd_k = (F' Lap F)_kk`` and
+    ``go_i = 2 (F' Lap F)_ij`` for ``i != j`` (``M_ij`` and ``M_ji`` move together).  O(n^2 + n K).
+    """
+    B = sign * (A + A.T)
+    Lap = np.diag(B.sum(axis=1)) - B
+    LF = Lap @ F
+    gd = np.einsum("ak,ak->k", F, LF)  # diagonal of grad = F' Lap F (eq. (32))
+    go = 2.0 * (F_others.T @ LF[:, j])  # 2 x column j of grad
+    return gd, go
+
+
+def block_vertex(rows: BlockRows, gd: np.ndarray, go: np.ndarray, C: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Frank-Wolfe vertex of LP (41) for the linear objective ``gd' diag + go' M[others, j]``: ``(diag, column)``.
+
+    Variables ``u_i = |M_ij|`` (``i != j``) and slacks ``s`` (K): ``M_ii = low_i + alpha_i u_i + s_i``,
+    ``M_jj = low_j + beta' u + s_j``, so the trace ``sum_i M_ii <= C`` is the only coupling row and
+    :func:`knapsack_lp` gives the vertex in closed form.  None when the rows' lower bounds alone
+    exceed ``C``.  O(K).
+    """
+    j, others, sigma, low, alpha, beta, w = rows
+    K = len(gd)
+    kappa = np.concatenate([go * sigma + gd[others] * alpha + gd[j] * beta, gd])
+    x = knapsack_lp(kappa, w, C - float(low.sum()))
+    if x is None:
+        return None
+    u, slack = x[: K - 1], x[K - 1:]
+    diag = low + slack
+    diag[others] += alpha * u
+    diag[j] += float(beta @ u)
+    return diag, sigma * u
+
+
+def block_dir_distances(F: np.ndarray, j: int, F_others: np.ndarray, delta: np.ndarray,
+                        dcol: np.ndarray) -> np.ndarray:
+    """Pair "distances" (eq. (25), may be negative) of the block direction ``diag(delta) + e_j dcol' + dcol e_j'``.
+
+    ``dcol`` holds the rows ``i != j`` (``F_others = F[:, others]``).  The same numbers as
+    :func:`dir_distances` of the K x K direction, in O(n^2 K) without forming it.
+    """
+    Fj = F[:, j]
+    Fc = F_others @ dcol
+    Gram = (F * delta) @ F.T + np.outer(Fj, Fc) + np.outer(Fc, Fj)
+    g = np.diag(Gram)
+    E = g[:, None] + g[None, :] - 2.0 * Gram
+    np.fill_diagonal(E, 0.0)
+    return E
+
+
+def zero_small_offdiag(M: np.ndarray, below: float, j: int | None = None) -> bool:
+    """Set off-diagonal entries of symmetric ``M`` with ``0 < |M_ik| < below`` to 0, in place; True if any changed.
+
+    With ``j`` only row and column ``j`` are scanned (O(K)): enough when every other entry has
+    been through a scan since it last changed, as after a block update of column ``j``.
+    Without ``j`` the whole matrix is scanned (O(K^2)).
+    """
+    if j is None:
+        small = (np.abs(M) < below) & (M != 0)
+        np.fill_diagonal(small, False)
+        M[small] = 0.0
+        return bool(small.any())
+    col = M[:, j]
+    small = (np.abs(col) < below) & (col != 0)
+    small[j] = False
+    if not small.any():
+        return False
+    M[small, j] = 0.0
+    M[j, small] = 0.0
+    return True
