@@ -1,4 +1,4 @@
-"""Issue 5: balanced signed graph learning (BSGL paper), checked against independent references."""
+"""Balanced signed graph learning (BSGL paper), checked against independent references."""
 
 from __future__ import annotations
 

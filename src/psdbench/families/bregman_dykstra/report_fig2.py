@@ -9,9 +9,10 @@ map ``Phi`` (id, log, sqrt, chol) and each slack divergence (ISBD, L2BD, REBD), 
 * **Table**: mean +- std over seeds of the accuracy (percent) per (set, Phi): Eye, then each
   divergence, with the seed count.
 * **Figure**: one panel per set, bars per Phi (Eye, ISBD, L2BD, REBD), error bars one std.
-* **Claim** (issue's reading of Fig. 2): for every Phi, the learned ``W`` with ISBD is not worse than
-  Eye on average over seeds, and strictly better wherever Eye's mean is below 100 %; the mean
-  paired difference (W - Eye, same seed) and its std are shown beside each verdict.
+* **Claim** (Fig. 2, as its caption and section 5.2 state it): for every Phi, the learned ``W``
+  with ISBD is not worse than Eye on average over seeds, and strictly better wherever Eye's mean
+  is below 100 %; the mean paired difference (W - Eye, same seed) and its std are shown beside
+  each verdict.
 """
 
 from __future__ import annotations
