@@ -227,7 +227,7 @@ def test_readme_documents_asv_workflow():
     """The README's Benchmarks section gives the commands a fresh clone needs and names every asv class."""
     readme = (ROOT / "README.md").read_text()
     section = readme.split("\n## Benchmarks\n", 1)[1].split("\n## ", 1)[0]
-    for command in ("pip install -e '.[bench]'", "asv machine --yes", "asv run --quick", "HEAD^!",
+    for command in ("install -e '.[bench]'", "asv machine --yes", "asv run --quick", "HEAD^!",
                     "--python=same", "--set-commit-hash", "asv continuous", "asv compare", "asv publish"):
         assert command in section, f"README's Benchmarks section lacks {command!r}"
     for path in ASV_MODULES:

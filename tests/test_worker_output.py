@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
+
+from .test_harness import grid
 
 PLUGIN = '''
 import os
@@ -42,23 +43,9 @@ def test_solver_output_does_not_reach_the_runs_stdout(tmp_path):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: chatty-solver\nVersion: 0.0\n")
     (info / "entry_points.txt").write_text("[psdbench.solvers]\nchatty = chatty_solver:Chatty\n")
-    grid = tmp_path / "g.toml"
-    grid.write_text(textwrap.dedent("""
-    [run]
-    seeds = [0, 1]
-    timeout = 30
-    reference = false
-
-    [[problems]]
-    name = "graph-classification"
-    datasets = ["sklearn/breast-cancer"]
-    params = { n = [30], graph = ["knn"], k = [5] }
-
-    [[solvers]]
-    name = "chatty"
-    """))
+    g = grid(tmp_path, ["chatty"], seeds=(0, 1), timeout=30)
     env = dict(os.environ, PYTHONPATH=str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(grid), "--db",
+    out = subprocess.run([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(g), "--db",
                           str(tmp_path / "r.sqlite"), "--report", "", "--quiet", "--jobs", "2"],
                          env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
