@@ -7,27 +7,16 @@ import os
 import subprocess
 import sys
 
-from .test_harness import grid
+from .test_harness import FAULTY, grid
 
-PLUGIN = '''
-import os
+PLUGIN = FAULTY + '''
 import sys
 
 import numpy as np
 
-from psdbench.api import Solution
 
-
-class Chatty:
+class Chatty(_Base):
     name = "chatty"
-    kinds = ("graph-classification",)
-    default_params = {}
-
-    def supports(self, instance):
-        return True
-
-    def library_versions(self):
-        return {}
 
     def solve(self, instance, budget, **params):
         print("CHATTER from print")
