@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -88,6 +88,16 @@ class _State:
     n_lp: int = 0
     n_fw: int = 0
     min_lambda_margin: float = np.inf  # min over checked iterates of lambda_min - rho
+
+
+class _BlockFw(NamedTuple):
+    """Per-solve constants of the block Frank-Wolfe loop (read from the parameters once per solve)."""
+
+    nr_tol: float
+    block_tol: float
+    max_fw: int
+    closed_form: bool
+    check: bool
 
 
 class Sgml:
@@ -218,8 +228,8 @@ class Sgml:
         return M, f
 
     def _fw_block(self, inst: MahalanobisKind, sign: float, st: _State, diag: np.ndarray, col: np.ndarray, D: np.ndarray,
-                  coef: tuple[float, np.ndarray] | None, terms: BlockRows, F_others: np.ndarray, p: dict[str, Any],
-                  infeasible: bool = False, grad: tuple[np.ndarray, np.ndarray] | None = None
+                  coef: tuple[float, np.ndarray] | None, terms: BlockRows, F_others: np.ndarray | None, c: _BlockFw,
+                  p: dict[str, Any], grad: tuple[np.ndarray, np.ndarray] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, tuple[float, np.ndarray]]:
         """Frank-Wolfe on block ``j = terms.j`` (section 4.4) with the scalars fixed.
 
@@ -227,47 +237,57 @@ class Sgml:
         ``j`` (rows ``terms.others``, ``F_others = F[:, others]``); everything else is the current
         ``st.M``.  Only these move, so the gradient entries the LP needs and the pair distances
         ``D`` of a direction cost O(n^2 K).  ``coef`` is ``value_and_coef(D)`` if known;
-        ``infeasible`` says that the rows' bounds alone exceed the trace bound (the closed-form
-        LP's test, known before any gradient); ``grad`` is :func:`block_gradient` at ``coef`` if
-        known.  Returns the new ``diag``, ``col``, ``D``, ``sign * Q`` and ``value_and_coef`` at
-        the new ``D``.
+        ``F_others = None`` says that the rows' bounds alone exceed the trace bound (the
+        closed-form LP's test, known before any gradient): LP (41) has no vertex and the block
+        stays.  ``grad`` is :func:`block_gradient` at ``coef`` if known; ``c`` holds the
+        solver's per-solve constants.  Returns the new ``diag``, ``col``, ``D``, ``sign * Q`` and
+        ``value_and_coef`` at the new ``D``.
         """
-        F, j = inst.F, terms.j
-        nr_tol, block_tol = float(p["nr_tol"]), float(p["block_tol"])
         q, A = coef if coef is not None else inst.obj.value_and_coef(D)
         f = sign * q
-        if infeasible:  # LP (41) has no vertex whatever the gradient: the block stays
+        if F_others is None:  # LP (41) has no vertex whatever the gradient
             st.n_lp += 1
             return diag, col, D, f, (q, A)
-        for it in range(int(p["max_fw"])):
+        F, j, obj = inst.F, terms.j, inst.obj
+        lp_s = step_s = 0.0
+        for it in range(c.max_fw):
             # eq. (32) and column j of the gradient
             gd, go = grad if it == 0 and grad is not None else block_gradient(F, A, j, F_others, sign)
-            vert = self._block_direction(terms, j, gd, go, inst.C, inst.rho, st, p)  # LP (41)
+            t0 = time.perf_counter()
+            if c.closed_form:  # LP (41) by its closed form
+                vert = block_vertex(terms, gd, go, inst.C)
+                st.n_lp += 1
+                t1 = time.perf_counter()
+                lp_s += t1 - t0
+            else:  # HiGHS (times itself)
+                vert = self._block_direction(terms, j, gd, go, inst.C, inst.rho, st, p)
+                t1 = time.perf_counter()
             if vert is None:
                 break
-            t0 = time.perf_counter()
             delta, dcol = vert[0] - diag, vert[1] - col
             slope0 = float(gd @ delta) + float(go @ dcol)  # sign * Q'(0) along the direction, eq. (37)
             if -slope0 <= 0:  # Frank-Wolfe gap: no descent left
-                st.timers["step_s"] += time.perf_counter() - t0
+                step_s += time.perf_counter() - t1
                 break
             E = block_dir_distances(F, j, F_others, delta, dcol)  # D moves by gamma E (eq. (25))
-            gamma = step_size(inst.obj, D, E, sign, nr_tol, slope0)  # eqs. (35)-(38)
-            st.timers["step_s"] += time.perf_counter() - t0
+            gamma = step_size(obj, D, E, sign, c.nr_tol, slope0)  # eqs. (35)-(38)
+            step_s += time.perf_counter() - t1
             if gamma <= 0:
                 break
             D_new = np.maximum(D + gamma * E, 0.0)
-            q_new, A_new = inst.obj.value_and_coef(D_new)
+            q_new, A_new = obj.value_and_coef(D_new)
             st.n_fw += 1
             if sign * q_new > f:  # the step search is exact up to tolerance; never accept an increase
                 break
             diag, col = diag + gamma * delta, col + gamma * dcol  # eq. (34)
-            if p["check_iterates"]:
+            if c.check:
                 self._check(st, with_block(st.M, j, terms.others, diag, col), inst.rho, p)
             change = f - sign * q_new
             D, q, A, f = D_new, q_new, A_new, sign * q_new
-            if change <= block_tol * max(1.0, abs(f)):
+            if change <= c.block_tol * max(1.0, abs(f)):
                 break
+        st.timers["lp_s"] += lp_s
+        st.timers["step_s"] += step_s
         return diag, col, D, f, (q, A)
 
     # ------------------------------------------------------------------- whole-matrix FW phase
@@ -349,32 +369,41 @@ class Sgml:
         status = Status.MAX_ITER
         sweeps = 0
         out_of_time = False
+        F, obj, rho = instance.F, instance.obj, instance.rho
+        consts = _BlockFw(float(p["nr_tol"]), float(p["block_tol"]), int(p["max_fw"]), closed_form,
+                          bool(p["check_iterates"]))
         for sweeps in range(1, int(budget.max_iter or p["max_sweeps"]) + 1):  # Algorithm 1, line 2
             f_start = st.f
-            st.D, st.coef = pair_distances(instance.F, st.M), None  # exact again once per sweep
+            st.D, st.coef = pair_distances(F, st.M), None  # exact again once per sweep
+            F_rest = np.asfortranarray(F[:, 1:])  # F[:, others] of block j (its layout), one column moved per block
             for j in range(K):  # line 3
-                terms = self._block_terms(st, j, st.colours, st.a, instance.rho)
+                if j:
+                    F_rest[:, j - 1] = F[:, j - 1]
+                if st.T is None:  # |offdiag(M)| a, kept until M or the scalars change
+                    st.T = scaled_radii(st.M, st.a)  # eq. (30)
+                terms = block_rows(st.M, st.T, st.a, st.colours, j, rho)  # the rows of LP (41)
                 others = terms.others
-                F_others = instance.F[:, others]
                 if st.coef is None:
-                    st.coef = instance.obj.value_and_coef(st.D)
-                diag0, col0 = np.diag(st.M).copy(), st.M[others, j]  # copies (diag is a view)
-                # LP (41) infeasible for both colours (the rows' bounds alone exceed C): block_vertex's test
+                    st.coef = obj.value_and_coef(st.D)
+                diag0, col0 = st.M.diagonal().copy(), st.M[others, j]
+                # LP (41) infeasible for both colours (the rows' bounds alone exceed C): block_vertex's
+                # test; F_others = None then tells _fw_block that the block stays
                 infeasible = closed_form and C - float(terms.low.sum()) < 0
+                F_others = None if infeasible else F_rest
                 # the gradient at M: the first step of both colours when column j is zero (the flipped start is M)
-                grad = None if infeasible else block_gradient(instance.F, st.coef[1], j, F_others, sign)
+                grad = None if infeasible else block_gradient(F, st.coef[1], j, F_others, sign)
                 # lines 4-5: j keeps its colour, FW from the current M
-                best = (*self._fw_block(instance, sign, st, diag0, col0, st.D, st.coef, terms, F_others, p, infeasible,
+                best = (*self._fw_block(instance, sign, st, diag0, col0, st.D, st.coef, terms, F_others, consts, p,
                                         grad), st.colours)
                 if not positive:  # lines 6-7: j flipped, FW from M with column j zeroed (feasible for both)
                     D0, coef0 = st.D, st.coef
                     if col0.any():
                         full = np.zeros(K)
                         full[others] = col0
-                        D0, coef0 = np.maximum(st.D - column_distances(instance.F, j, full), 0.0), None
-                    terms_f = BlockRows(j, others, -terms.sigma, *terms[3:])  # radii exclude column j
-                    flip = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, coef0, terms_f, F_others, p,
-                                          infeasible, grad if coef0 is st.coef else None)
+                        D0, coef0 = np.maximum(st.D - column_distances(F, j, full), 0.0), None
+                    terms_f = terms if infeasible else terms._replace(sigma=-terms.sigma)  # radii exclude column j
+                    flip = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, coef0, terms_f, F_others,
+                                          consts, p, grad if coef0 is st.coef else None)
                     if flip[3] < best[3]:  # line 8: keep the better; a colour changes only if Q drops
                         flipped = st.colours.copy()
                         flipped[j] = -flipped[j]
@@ -383,8 +412,8 @@ class Sgml:
                     set_block(st.M, j, others, best[0], best[1])  # in place (the recorder copies what it keeps)
                     st.D, st.f, st.coef, st.colours = best[2], best[3], best[4], best[5]
                     if self._zero_small(st, p, j):
-                        st.D, st.coef = pair_distances(instance.F, st.M), None
-                        st.f = sign * instance.obj.value_D(st.D)
+                        st.D, st.coef = pair_distances(F, st.M), None
+                        st.f = sign * obj.value_D(st.D)
                     self._scalars(st, p)  # line 10
                 if budget.expired():
                     out_of_time = True
