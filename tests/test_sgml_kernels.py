@@ -7,7 +7,8 @@ from scipy.optimize import linprog
 from psdbench.families.mahalanobis.objectives import gradient_from_pairs, make_objective, pair_distances
 from psdbench.families.mahalanobis.sgml_kernels import (block_dir_distances, block_gradient, block_rows, block_vertex,
                                                         column_distances, dir_distances, full_vertex, scaled_radii,
-                                                        step_size, tree_start, zero_small_offdiag)
+                                                        set_block, step_size, tree_start, zero_small,
+                                                        zero_small_offdiag)
 from psdbench.linalg.balance import two_colouring
 from psdbench.linalg.gdpa import first_eigvec, gershgorin_left_ends, magnitudes
 
@@ -61,28 +62,32 @@ def test_block_gradient_is_part_of_the_full_gradient(sign):
     np.testing.assert_allclose(go, 2.0 * G[others, j], rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("flipped", [False, True])
 @pytest.mark.parametrize("seed", range(5))
-def test_block_vertex_solves_lp_41(seed):
-    """The closed-form vertex reaches the optimum of LP (41) as written (HiGHS) and satisfies it."""
+def test_block_vertex_solves_lp_41(seed, flipped):
+    """The closed-form vertex reaches the optimum of LP (41) as written (HiGHS) and satisfies it;
+    ``flipped`` (node j with the other colour) is the LP with every sign of column j reversed."""
     F, M, colours, a = _setting(seed=seed)
     K, rho, C = len(a), 1e-3, float(np.trace(M)) * 1.5
     rng = np.random.default_rng(seed)
     j = int(rng.integers(K))
     rows = block_rows(M, scaled_radii(M, a), a, colours, j, rho)
+    assert rows.low_sum == float(rows.low.sum())
+    sigma = -rows.sigma if flipped else rows.sigma
     gd, go = rng.standard_normal(K), rng.standard_normal(K - 1)
-    diag, col = block_vertex(rows, gd, go, C)
+    diag, col = block_vertex(rows, gd, go, C, flipped)
     A = np.zeros((K + 1, 2 * K - 1))
-    A[rows.others, K + np.arange(K - 1)] = rows.alpha * rows.sigma
-    A[j, K:] = rows.beta * rows.sigma
+    A[rows.others, K + np.arange(K - 1)] = rows.alpha * sigma
+    A[j, K:] = rows.beta * sigma
     A[np.arange(K), np.arange(K)] = -1.0
     A[K, :K] = 1.0
-    bounds = [(None, None)] * K + [(0.0, None) if s > 0 else (None, 0.0) for s in rows.sigma]
+    bounds = [(None, None)] * K + [(0.0, None) if s > 0 else (None, 0.0) for s in sigma]
     ref = linprog(np.concatenate([gd, go]), A_ub=A, b_ub=np.concatenate([-rows.low, [C]]), bounds=bounds,
                   method="highs")
     assert gd @ diag + go @ col == pytest.approx(ref.fun, rel=1e-9, abs=1e-12)
     assert np.all(A @ np.concatenate([diag, col]) <= np.concatenate([-rows.low, [C]]) + 1e-12)
-    assert np.all(rows.sigma * col >= 0)
-    assert block_vertex(rows, gd, go, float(rows.low.sum()) * (1 - 1e-12)) is None  # bounds alone exceed C
+    assert np.all(sigma * col >= 0)
+    assert block_vertex(rows, gd, go, float(rows.low.sum()) * (1 - 1e-12), flipped) is None  # bounds alone exceed C
 
 
 def test_block_dir_distances_match_the_whole_direction():
@@ -102,7 +107,7 @@ def test_block_dir_distances_match_the_whole_direction():
     np.testing.assert_allclose(column_distances(F, j, col), dir_distances(F, Dcol), rtol=1e-12, atol=1e-12)
 
 
-def test_zero_small_offdiag_column_scan_equals_full_scan_after_a_block_update():
+def test_zero_small_on_the_written_column_equals_a_full_scan_after_a_block_update():
     F, M, colours, a = _setting()
     M[2, 6] = M[6, 2] = 1e-7
     M[0, 0] = 1e-8  # the diagonal is never touched
@@ -110,12 +115,28 @@ def test_zero_small_offdiag_column_scan_equals_full_scan_after_a_block_update():
     assert zero_small_offdiag(full, 1e-5)
     assert full[2, 6] == full[6, 2] == 0.0 and full[0, 0] == 1e-8
     assert not zero_small_offdiag(full.copy(), 1e-5)
-    col = full.copy()
-    for B in (full, col):  # a block update of column 4 leaves small entries there only
-        B[[1, 7], 4] = B[4, [1, 7]] = [3e-6, -2e-6]
-    assert zero_small_offdiag(full, 1e-5) and zero_small_offdiag(col, 1e-5, j=4)
-    np.testing.assert_array_equal(full, col)
-    assert not zero_small_offdiag(col, 1e-5, j=4)
+    j, K = 4, M.shape[0]
+    others = np.delete(np.arange(K), j)
+    written = full.copy()
+    full[[1, 7], j] = full[j, [1, 7]] = [3e-6, -2e-6]  # a block update of column j leaves small entries there only
+    col, any_small = zero_small(full[others, j], 1e-5)
+    assert any_small and not zero_small(col, 1e-5)[1]
+    assert zero_small_offdiag(full, 1e-5)
+    set_block(written, j, others, np.diag(full).copy(), col)
+    np.testing.assert_array_equal(full, written)
+
+
+@pytest.mark.parametrize("j", [0, 3, 9])
+def test_set_block_writes_the_diagonal_and_column_j(j):
+    rng = np.random.default_rng(j)
+    M = rng.standard_normal((10, 10))
+    M = M + M.T
+    others = np.delete(np.arange(10), j)
+    diag, col = rng.standard_normal(10), rng.standard_normal(9)
+    expected = M.copy()
+    expected[np.arange(10), np.arange(10)] = diag
+    expected[others, j] = expected[j, others] = col
+    np.testing.assert_array_equal(set_block(M, j, others, diag, col), expected)
 
 
 @pytest.mark.parametrize("name", ["mcml", "glr", "lmnn"])

@@ -130,9 +130,12 @@ def test_sgml_block_lp(benchmark, cache, size):
     calls = _sgml_calls(cache, size, sgml, "block_vertex")
     out = run_calls(benchmark, block_vertex, calls, rounds=20, family=FAMILY, kernel="sgml_block_lp", size=size,
                     expected="O(K)", expected_slope=1.0, sparse=False)
-    for ((rows, gd, go, C), _), vert in zip(calls, out):  # reference: LP (41) as written, by HiGHS
+    for ((rows, gd, go, C, *flipped), _), vert in zip(calls, out):  # reference: LP (41) as written, by HiGHS
         K = len(gd)
-        j, others, sigma, low, alpha, beta, _ = rows
+        j, others, sigma, low, alpha, beta, _, low_sum = rows
+        assert low_sum == float(low.sum())
+        if flipped and flipped[0]:  # node j with the other colour: every sign of column j reversed
+            sigma = -sigma
         A = np.zeros((K + 1, 2 * K - 1))
         A[others, K + np.arange(K - 1)] = alpha * sigma  # |M_ij| = sigma_i M_ij
         A[j, K:] = beta * sigma

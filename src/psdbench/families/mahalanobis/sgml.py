@@ -69,7 +69,7 @@ from psdbench.families.mahalanobis.objectives import pair_distances
 from psdbench.families.mahalanobis.sgml_kernels import (BlockRows, block_dir_distances, block_gradient, block_rows,
                                                         block_vertex, column_distances, dir_distances, full_vertex,
                                                         near_identity_start, scaled_radii, set_block, step_size,
-                                                        tree_start, with_block, zero_small_offdiag)
+                                                        tree_start, with_block, zero_small, zero_small_offdiag)
 
 
 @dataclass
@@ -180,7 +180,7 @@ class Sgml:
             return vert
         if p["lp_backend"] == "highs":
             # variables [diag (K), M_ij for i != j (K-1)]: LP (41) as written
-            _, others, sigma, low, alpha, beta, _ = terms
+            _, others, sigma, low, alpha, beta, _, _ = terms
             K = len(gd)
             rows = np.concatenate([others, np.full(K - 1, j), np.arange(K), np.full(K, K)])
             cols = np.concatenate([K + np.arange(K - 1), K + np.arange(K - 1), np.arange(K), np.arange(K)])
@@ -229,7 +229,7 @@ class Sgml:
 
     def _fw_block(self, inst: MahalanobisKind, sign: float, st: _State, diag: np.ndarray, col: np.ndarray, D: np.ndarray,
                   coef: tuple[float, np.ndarray] | None, terms: BlockRows, F_others: np.ndarray | None, c: _BlockFw,
-                  p: dict[str, Any], grad: tuple[np.ndarray, np.ndarray] | None = None
+                  p: dict[str, Any], grad: tuple[np.ndarray, np.ndarray] | None = None, flipped: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, tuple[float, np.ndarray]]:
         """Frank-Wolfe on block ``j = terms.j`` (section 4.4) with the scalars fixed.
 
@@ -240,7 +240,7 @@ class Sgml:
         ``F_others = None`` says that the rows' bounds alone exceed the trace bound (the
         closed-form LP's test, known before any gradient): LP (41) has no vertex and the block
         stays.  ``grad`` is :func:`block_gradient` at ``coef`` if known; ``c`` holds the
-        solver's per-solve constants.  Returns the new ``diag``, ``col``, ``D``, ``sign * Q`` and
+        solver's per-solve constants; ``flipped``: node ``j`` takes the other colour (line 7).  Returns the new ``diag``, ``col``, ``D``, ``sign * Q`` and
         ``value_and_coef`` at the new ``D``.
         """
         q, A = coef if coef is not None else inst.obj.value_and_coef(D)
@@ -255,12 +255,13 @@ class Sgml:
             gd, go = grad if it == 0 and grad is not None else block_gradient(F, A, j, F_others, sign)
             t0 = time.perf_counter()
             if c.closed_form:  # LP (41) by its closed form
-                vert = block_vertex(terms, gd, go, inst.C)
+                vert = block_vertex(terms, gd, go, inst.C, flipped)
                 st.n_lp += 1
                 t1 = time.perf_counter()
                 lp_s += t1 - t0
             else:  # HiGHS (times itself)
-                vert = self._block_direction(terms, j, gd, go, inst.C, inst.rho, st, p)
+                vert = self._block_direction(terms._replace(sigma=-terms.sigma) if flipped else terms, j, gd, go,
+                                             inst.C, inst.rho, st, p)
                 t1 = time.perf_counter()
             if vert is None:
                 break
@@ -336,15 +337,14 @@ class Sgml:
         st.M, st.f = self._frank_wolfe(inst, sign, st, st.M, direction, float(p["full_tol"]), p, after_step)
 
     @staticmethod
-    def _zero_small(st: _State, p: dict[str, Any], j: int | None = None) -> bool:
-        """Set off-diagonal entries below ``zero_below`` (but nonzero) to 0; True if any changed.
+    def _zero_small(st: _State, p: dict[str, Any]) -> bool:
+        """Set off-diagonal entries of ``M`` below ``zero_below`` (but nonzero) to 0; True if any changed.
 
-        With ``j`` (after a block update of column ``j``) only row and column ``j`` are scanned,
-        once every other entry has been through a scan (``st.clean``).
+        Scans the whole matrix; after a block update only column ``j`` needs it once every other
+        entry has been through a scan (``st.clean``), and the sweep zeroes that column as it writes it.
         """
-        changed = zero_small_offdiag(st.M, float(p["zero_below"]), j if st.clean else None)
         st.clean = True
-        return changed
+        return zero_small_offdiag(st.M, float(p["zero_below"]))
 
     # ------------------------------------------------------------------------------------ solve
     def solve(self, instance: MahalanobisKind, budget: Budget, **params: Any) -> Solution:
@@ -369,7 +369,7 @@ class Sgml:
         status = Status.MAX_ITER
         sweeps = 0
         out_of_time = False
-        F, obj, rho = instance.F, instance.obj, instance.rho
+        F, obj, rho, zero_below = instance.F, instance.obj, instance.rho, float(p["zero_below"])
         consts = _BlockFw(float(p["nr_tol"]), float(p["block_tol"]), int(p["max_fw"]), closed_form,
                           bool(p["check_iterates"]))
         for sweeps in range(1, int(budget.max_iter or p["max_sweeps"]) + 1):  # Algorithm 1, line 2
@@ -388,7 +388,7 @@ class Sgml:
                 diag0, col0 = st.M.diagonal().copy(), st.M[others, j]
                 # LP (41) infeasible for both colours (the rows' bounds alone exceed C): block_vertex's
                 # test; F_others = None then tells _fw_block that the block stays
-                infeasible = closed_form and C - float(terms.low.sum()) < 0
+                infeasible = closed_form and C - terms.low_sum < 0
                 F_others = None if infeasible else F_rest
                 # the gradient at M: the first step of both colours when column j is zero (the flipped start is M)
                 grad = None if infeasible else block_gradient(F, st.coef[1], j, F_others, sign)
@@ -401,17 +401,20 @@ class Sgml:
                         full = np.zeros(K)
                         full[others] = col0
                         D0, coef0 = np.maximum(st.D - column_distances(F, j, full), 0.0), None
-                    terms_f = terms if infeasible else terms._replace(sigma=-terms.sigma)  # radii exclude column j
-                    flip = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, coef0, terms_f, F_others,
-                                          consts, p, grad if coef0 is st.coef else None)
+                    # the same rows (their radii exclude column j), every sign of column j reversed
+                    flip = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, coef0, terms, F_others,
+                                          consts, p, grad if coef0 is st.coef else None, flipped=True)
                     if flip[3] < best[3]:  # line 8: keep the better; a colour changes only if Q drops
                         flipped = st.colours.copy()
                         flipped[j] = -flipped[j]
                         best = (*flip, flipped)
                 if best[3] < st.f:  # line 9; an unchanged M keeps its scalars
-                    set_block(st.M, j, others, best[0], best[1])  # in place (the recorder copies what it keeps)
+                    col, small = best[1], False
+                    if st.clean:  # every other entry has been scanned: zero column j's small entries as written
+                        col, small = zero_small(col, zero_below)
+                    set_block(st.M, j, others, best[0], col)  # in place (the recorder copies what it keeps)
                     st.D, st.f, st.coef, st.colours = best[2], best[3], best[4], best[5]
-                    if self._zero_small(st, p, j):
+                    if small or (not st.clean and self._zero_small(st, p)):
                         st.D, st.coef = pair_distances(F, st.M), None
                         st.f = sign * obj.value_D(st.D)
                     self._scalars(st, p)  # line 10

@@ -163,9 +163,9 @@ def full_vertex(G: np.ndarray, colours: np.ndarray, a: np.ndarray, rho: float, C
 # ------------------------------------------------------------------------------ pair distances
 def set_block(M: np.ndarray, j: int, others: np.ndarray, diag: np.ndarray, col: np.ndarray) -> np.ndarray:
     """Write the diagonal ``diag`` and column/row ``j`` (``col`` on rows ``others``) into ``M``, in place; returns ``M``."""
-    M[np.diag_indices(len(diag))] = diag
-    M[others, j] = col
-    M[j, others] = col
+    np.fill_diagonal(M, diag)
+    M[:j, j], M[j + 1:, j] = col[:j], col[j:]  # rows ``others`` = every row but j, in order
+    M[j, :j], M[j, j + 1:] = col[:j], col[j:]
     return M
 
 
@@ -215,6 +215,8 @@ class BlockRows(NamedTuple):
         ``a_j / a_i`` and ``a_i / a_j``: the coefficients of ``|M_ij|`` in row ``i`` and in row ``j``.
     w : ndarray, shape (2K - 1,)
         Trace weights of the LP's variables ``[|M_ij| (i != j), slacks]``: ``[alpha + beta, 1]``.
+    low_sum : float
+        ``sum(low)``: the trace the rows' bounds alone take (LP (41) is infeasible above ``C``).
     """
 
     j: int
@@ -224,6 +226,7 @@ class BlockRows(NamedTuple):
     alpha: np.ndarray
     beta: np.ndarray
     w: np.ndarray
+    low_sum: float
 
 
 def scaled_radii(M: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -252,7 +255,7 @@ def block_rows(M: np.ndarray, T: np.ndarray, a: np.ndarray, colours: np.ndarray,
     low = rho + (T - colabs * a[j]) / a  # fixed radii of eq. (30), column j excluded
     low[j] = rho  # every off-diagonal of row j is a variable
     alpha, beta = a[j] / a[others], a[others] / a[j]
-    return BlockRows(j, others, sigma, low, alpha, beta, np.concatenate([alpha + beta, np.ones(K)]))
+    return BlockRows(j, others, sigma, low, alpha, beta, np.concatenate([alpha + beta, np.ones(K)]), float(low.sum()))
 
 
 def block_gradient(F: np.ndarray, A: np.ndarray, j: int, F_others: np.ndarray,
@@ -272,18 +275,22 @@ def block_gradient(F: np.ndarray, A: np.ndarray, j: int, F_others: np.ndarray,
     return gd, go
 
 
-def block_vertex(rows: BlockRows, gd: np.ndarray, go: np.ndarray, C: float) -> tuple[np.ndarray, np.ndarray] | None:
+def block_vertex(rows: BlockRows, gd: np.ndarray, go: np.ndarray, C: float,
+                 flipped: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
     """Frank-Wolfe vertex of LP (41) for the linear objective ``gd' diag + go' M[others, j]``: ``(diag, column)``.
 
     Variables ``u_i = |M_ij|`` (``i != j``) and slacks ``s`` (K): ``M_ii = low_i + alpha_i u_i + s_i``,
     ``M_jj = low_j + beta' u + s_j``, so the trace ``sum_i M_ii <= C`` is the only coupling row and
-    :func:`knapsack_lp` gives the vertex in closed form.  None when the rows' lower bounds alone
-    exceed ``C``.  O(K).
+    :func:`knapsack_lp` gives the vertex in closed form.  ``flipped``: node ``j`` with the other
+    colour (Algorithm 1, line 7), every sign ``sigma_i`` reversed; the rows are the same, since
+    they exclude column ``j``.  None when the rows' lower bounds alone exceed ``C``.  O(K).
     """
-    j, others, sigma, low, alpha, beta, w = rows
+    j, others, sigma, low, alpha, beta, w, low_sum = rows
+    if flipped:
+        sigma = -sigma
     K = len(gd)
     kappa = np.concatenate([go * sigma + gd[others] * alpha + gd[j] * beta, gd])
-    x = knapsack_lp(kappa, w, C - float(low.sum()))
+    x = knapsack_lp(kappa, w, C - low_sum)
     if x is None:
         return None
     u, slack = x[: K - 1], x[K - 1:]
@@ -309,23 +316,21 @@ def block_dir_distances(F: np.ndarray, j: int, F_others: np.ndarray, delta: np.n
     return E
 
 
-def zero_small_offdiag(M: np.ndarray, below: float, j: int | None = None) -> bool:
+def zero_small_offdiag(M: np.ndarray, below: float) -> bool:
     """Set off-diagonal entries of symmetric ``M`` with ``0 < |M_ik| < below`` to 0, in place; True if any changed.
 
-    With ``j`` only row and column ``j`` are scanned (O(K)): enough when every other entry has
-    been through a scan since it last changed, as after a block update of column ``j``.
-    Without ``j`` the whole matrix is scanned (O(K^2)).
+    O(K^2).  After a block update only column ``j`` changed: :func:`zero_small` on the column
+    as it is written does the same in O(K).
     """
-    if j is None:
-        small = (np.abs(M) < below) & (M != 0)
-        np.fill_diagonal(small, False)
-        M[small] = 0.0
-        return bool(small.any())
-    col = M[:, j]
-    small = (np.abs(col) < below) & (col != 0)
-    small[j] = False
+    small = (np.abs(M) < below) & (M != 0)
+    np.fill_diagonal(small, False)
+    M[small] = 0.0
+    return bool(small.any())
+
+
+def zero_small(x: np.ndarray, below: float) -> tuple[np.ndarray, bool]:
+    """``x`` with its entries ``0 < |x_i| < below`` set to 0 (a new array if any), and whether any was."""
+    small = (np.abs(x) < below) & (x != 0)
     if not small.any():
-        return False
-    M[small, j] = 0.0
-    M[j, small] = 0.0
-    return True
+        return x, False
+    return np.where(small, 0.0, x), True
