@@ -11,7 +11,10 @@ Two tables (``benchmarks/kernels/conftest.py`` says what every benchmark records
    cap_lo)`` ("diff"); the sum of its kernels,
    ``sum_k calls_k x t(kernel k)`` with ``calls_k`` the kernel's calls per iteration (counted in an
    untimed run) and ``t`` its benchmark at the same size; their ratio (the glue overhead), marked
-   ``>`` where it exceeds ``--limit``.
+   ``>`` where it exceeds ``--limit``; and, where the benchmark recorded it (``in_place_*``, see
+   ``conftest.in_place``), the same iteration timed with its kernels where the solver calls them:
+   the kernels' share of it and the ratio iteration / kernels in place, which is the glue alone
+   (a replayed kernel runs on warm caches, so the replays' sum can be below the same calls in place).
 2. Per kernel: the least-squares slope of log(time) over log(size), and over log(nnz) for the
    sparse kernels, with the span of sizes and the exponent the code expects beside it.
 """
@@ -55,7 +58,8 @@ def iteration_table(rows: list[dict], limit: float, stat: str = "median") -> lis
     families = defaultdict(set)
     for solver, fam, _ in solves:
         families[solver].add(fam)
-    lines = [f"{'solver':24s} {'size':>6s} {'iteration':>11s} {'from':>5s} {'kernels':>11s} {'ratio':>7s}  kernel share"]
+    lines = [f"{'solver':24s} {'size':>6s} {'iteration':>11s} {'from':>5s} {'kernels':>11s} {'ratio':>7s} "
+             f"{'in place: iteration':>20s} {'kernels':>10s} {'ratio':>6s}  kernel share"]
     for (solver, fam, size), caps in sorted(solves.items()):
         label = solver if len(families[solver]) == 1 else f"{solver} ({fam})"  # one solver timed on two paths
         if len(caps) < 2:
@@ -74,7 +78,11 @@ def iteration_table(rows: list[dict], limit: float, stat: str = "median") -> lis
         ratio = it / total if total > 0 else np.inf
         share = ", ".join(f"{k} {v / it:.0%}" for k, v in sorted(parts.items(), key=lambda kv: -np.nan_to_num(kv[1])))
         mark = ">" if ratio > limit else " "
-        lines.append(f"{label:24s} {size:6d} {1e3 * it:9.3f}ms {how:>5s} {1e3 * total:9.3f}ms {ratio:6.2f}{mark}  {share}")
+        ip_it, ip_k = caps[hi].get("in_place_iteration_s"), caps[hi].get("in_place_kernels_s")
+        inplace = (f"{1e3 * ip_it:18.3f}ms {1e3 * ip_k:8.3f}ms {ip_it / ip_k:6.2f}" if ip_it and ip_k
+                   else f"{'-':>20s} {'-':>10s} {'-':>6s}")
+        lines.append(f"{label:24s} {size:6d} {1e3 * it:9.3f}ms {how:>5s} {1e3 * total:9.3f}ms {ratio:6.2f}{mark} "
+                     f"{inplace}  {share}")
     return lines
 
 

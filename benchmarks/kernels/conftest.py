@@ -139,6 +139,68 @@ def per_iteration_calls(solve: Callable[[int], Any], targets: dict[str, tuple[An
     return {k: (c_hi[k] - c_lo[k]) / (hi - lo) for k in targets}
 
 
+def in_place(benchmark: Any, solve: Callable[[int], Any], targets: dict[str, tuple[Any, str]], lo: int, hi: int,
+             keep: Callable[[dict], bool] | None = None, repeats: int = 3) -> dict[str, float]:
+    """One iteration and its kernels timed where the solver runs them (no replay), for ``extra_info``.
+
+    Runs ``solve(hi)`` ``repeats`` times, untimed by the benchmark, with every target wrapped by a
+    timer (outermost calls only: a kernel inside another counts once) and the solver's
+    ``TraceRecorder.add`` stamped on the same clock.  The measured iterations are the last
+    ``hi - lo`` intervals between stamps of points ``keep`` accepts, as in :func:`run_solve`.
+    Returns, for the repeat with the median iteration time, ``in_place_iteration_s`` and
+    ``in_place_kernels_s`` (the kernels' time inside those iterations), both per iteration: their
+    ratio is the glue alone.  A replayed kernel (:func:`run_calls`) runs on warm caches, so the
+    sum of replays can be below the same kernels' time in place.  Empty in quick mode.
+    """
+    import statistics
+    import time
+
+    from psdbench.tracing import TraceRecorder
+
+    if benchmark.disabled:
+        return {}
+    clock, depth = time.monotonic, [0]
+    spans: list[tuple[float, float]] = []
+    stamps: list[float] = []
+
+    def timing(f: Callable) -> Callable:
+        def wrapper(*a: Any, **k: Any) -> Any:
+            if depth[0]:
+                return f(*a, **k)
+            depth[0] += 1
+            t0 = clock()
+            try:
+                return f(*a, **k)
+            finally:
+                spans.append((t0, clock()))
+                depth[0] -= 1
+        return wrapper
+
+    add = TraceRecorder.add
+
+    def stamped(self: Any, variables: Any = None, **values: Any) -> None:
+        if keep is None or keep(values):
+            stamps.append(clock())
+        add(self, variables, **values)
+
+    runs = []
+    for _ in range(repeats):
+        spans.clear(), stamps.clear()
+        with ExitStack() as stack:
+            for owner, attr in targets.values():
+                stack.enter_context(_patch(owner, attr, timing(getattr(owner, attr))))
+            stack.enter_context(mock.patch.object(TraceRecorder, "add", stamped))
+            solve(hi)
+        if len(stamps) <= hi - lo:
+            return {}
+        t_lo, t_hi = stamps[-1 - (hi - lo)], stamps[-1]
+        inside = sum(t1 - t0 for t0, t1 in spans if t_lo <= t0 < t_hi)
+        runs.append(((t_hi - t_lo) / (hi - lo), inside / (hi - lo)))
+    it, kern = sorted(runs)[len(runs) // 2]
+    return {"in_place_iteration_s": float(it), "in_place_kernels_s": float(kern),
+            "in_place_repeats": repeats, "in_place_spread": float(statistics.pstdev([r[0] for r in runs]) / it)}
+
+
 def sample_calls(fn: Callable[[], Any], owner: Any, attr: str, skip: int = 0, k: int = 16,
                  seed: int = 0) -> list[tuple[tuple, dict]]:
     """Arguments (copied) of up to ``k`` calls ``fn()`` makes to ``getattr(owner, attr)``, after the first ``skip``.

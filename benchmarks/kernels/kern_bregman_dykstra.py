@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import cached, iteration_calls, per_iteration_calls, run_calls, run_solve
+from conftest import cached, in_place, iteration_calls, per_iteration_calls, run_calls, run_solve
 
 from psdbench.api import Budget
 from psdbench.families.bregman_dykstra import dykstra, projection
@@ -92,8 +92,9 @@ def test_epoch(benchmark, cache, size, order, cap):
     solve = lambda k: _solve(inst, k, order)  # noqa: E731
     calls = per_iteration_calls(solve, targets, *EPOCHS) if cap == EPOCHS[-1] else {}
     name = "dykstra" if order == "rand" else f"dykstra-{order}"
+    extra = in_place(benchmark, solve, targets, *EPOCHS) if calls else {}
     sol = run_solve(benchmark, lambda: solve(cap), rounds=3, measured=cap - EPOCHS[0] if calls else 0, family=FAMILY,
                     role="solve", solver=name, size=size, iterations=cap,
-                    calls={f"{FAMILY}:{k}": v for k, v in calls.items()})
+                    calls={f"{FAMILY}:{k}": v for k, v in calls.items()}, **extra)
     assert sol.iterations == cap
     assert inst.verify(sol).ok

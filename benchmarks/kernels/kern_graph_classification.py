@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from conftest import cached, iteration_calls, last_call, per_iteration_calls, run, run_calls, run_solve
+from conftest import cached, in_place, iteration_calls, last_call, per_iteration_calls, run, run_calls, run_solve
 
 from psdbench.api import Budget
 from psdbench.families.graph_classification import gdpa_lp, gdpa_lp_elim
@@ -261,9 +261,10 @@ def test_solve(benchmark, cache, size, solver, cap):
         targets = {**targets, "split_dual_matrix": (inst, "split_dual_matrix")}
     solve = lambda k: cls().solve(inst, Budget(max_iter=k), tol=0.0)  # noqa: E731
     calls = per_iteration_calls(solve, targets, *SOLVE_CAPS) if cap == SOLVE_CAPS[-1] else {}
+    extra = in_place(benchmark, solve, targets, *SOLVE_CAPS) if calls else {}
     sol = run_solve(benchmark, lambda: solve(cap), rounds=3, measured=cap - SOLVE_CAPS[0] if calls else 0,
                     family=FAMILY, role="solve", solver=solver, size=size, iterations=cap,
-                    calls={f"{FAMILY}:{k}": v for k, v in calls.items()})
+                    calls={f"{FAMILY}:{k}": v for k, v in calls.items()}, **extra)
     assert sol.iterations == cap
     # the returned point verifies (dense LAPACK checks), and gdpa-lp-elim's certified lower bound
     # on p* is below x' L x of its own labels (an upper bound on p*)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from conftest import cached, iteration_calls, per_iteration_calls, run, run_calls, run_solve
+from conftest import cached, in_place, iteration_calls, per_iteration_calls, run, run_calls, run_solve
 from kern_graph_classification import _lp_reference
 
 from psdbench.api import Budget
@@ -204,7 +204,8 @@ def test_solve(benchmark, cache, size, solver, cap):
     inst = _inst(cache, size)
     solve = _solver(cache, size, solver)
     calls = per_iteration_calls(solve, _targets(solver, inst), *SOLVE_CAPS) if cap == SOLVE_CAPS[-1] else {}
-    sol = run_solve(benchmark, lambda: solve(cap), rounds=3, measured=cap - SOLVE_CAPS[0] if calls else 0,
+    extra = in_place(benchmark, solve, _targets(solver, inst), *SOLVE_CAPS) if calls else {}
+    sol = run_solve(benchmark, lambda: solve(cap), rounds=3, measured=cap - SOLVE_CAPS[0] if calls else 0, **extra,
                     family=FAMILY, role="solve", solver=solver, size=size, iterations=cap,
                     calls={f"{FAMILY}:{k}": v for k, v in calls.items()})
     assert sol.iterations == cap

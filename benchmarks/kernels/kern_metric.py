@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from conftest import cached, iteration_calls, per_iteration_calls, run, run_calls, run_solve
+from conftest import cached, in_place, iteration_calls, per_iteration_calls, run, run_calls, run_solve
 from scipy.optimize import brentq, linprog
 from scipy.spatial.distance import cdist
 
@@ -266,9 +266,11 @@ def test_solve_sgml(benchmark, cache, size, solver, cap):
     cls = Sgml if solver == "sgml" else Pgml
     targets = {**SGML_KERNELS, "sgml_pair_coef": (inst.obj, "value_and_coef")}
     calls = per_iteration_calls(lambda k: _sgml_solve(inst, k, cls), targets, *SWEEPS) if cap == SWEEPS[-1] else {}
+    keep = lambda p: p.get("phase") in (0, 1)  # noqa: E731 (the sweeps' points, not the whole-matrix phase's)
+    extra = in_place(benchmark, lambda k: _sgml_solve(inst, k, cls), targets, *SWEEPS, keep=keep) if calls else {}
     sol = run_solve(benchmark, lambda: _sgml_solve(inst, cap, cls), rounds=3, measured=cap - SWEEPS[0] if calls else 0,
-                    keep=lambda p: p.get("phase") in (0, 1), family=FAMILY, role="solve", solver=solver, size=size,
-                    iterations=cap, calls={f"{FAMILY}:{k}": v for k, v in calls.items()})
+                    keep=keep, family=FAMILY, role="solve", solver=solver, size=size,
+                    iterations=cap, calls={f"{FAMILY}:{k}": v for k, v in calls.items()}, **extra)
     assert sol.info["sweeps"] == cap
     check = inst.verify(sol)
     assert check.ok and check.details["balanced"]  # dense eigvalsh, trace, 2-colouring
@@ -280,7 +282,8 @@ def test_solve_pdcone(benchmark, cache, size, cap):
     targets = {"pdcone_projection": (pd_cone, "project_rescale"), "pdcone_gradient": (inst, "value_and_grad")}
     solve = lambda k: PdCone().solve(inst, Budget(max_iter=k), tol=0.0)  # noqa: E731
     calls = per_iteration_calls(solve, targets, *PD_CAPS) if cap == PD_CAPS[-1] else {}
+    extra = in_place(benchmark, solve, targets, *PD_CAPS) if calls else {}
     sol = run(benchmark, lambda: solve(cap), rounds=5, family=FAMILY, role="solve", solver="pd-cone", size=size,
-              iterations=cap, calls={f"{FAMILY}:{k}": v for k, v in calls.items()})
+              iterations=cap, calls={f"{FAMILY}:{k}": v for k, v in calls.items()}, **extra)
     assert sol.iterations == cap
     assert inst.verify(sol).ok

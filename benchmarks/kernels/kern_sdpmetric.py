@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from conftest import cached, iteration_calls, per_iteration_calls, run, run_calls, run_solve
+from conftest import cached, in_place, iteration_calls, per_iteration_calls, run, run_calls, run_solve
 
 from psdbench.api import Budget
 from psdbench.families.sdpmetric import losses, sdpmetric
@@ -136,9 +136,10 @@ def test_solve(benchmark, cache, size, cap):
                "line_search_trial": (losses, "f_value")}
     solve = lambda k: Sdpmetric().solve(inst, Budget(max_iter=k), tol=0.0, eps=0.0)  # noqa: E731
     calls = per_iteration_calls(solve, targets, *CAPS) if cap == CAPS[-1] else {}
+    extra = in_place(benchmark, solve, targets, *CAPS) if calls else {}
     sol = run_solve(benchmark, lambda: solve(cap), rounds=3, measured=cap - CAPS[0] if calls else 0, family=FAMILY,
                     role="solve", solver="sdpmetric", size=size, iterations=cap,
-                    calls={f"{FAMILY}:{k}": v for k, v in calls.items()})
+                    calls={f"{FAMILY}:{k}": v for k, v in calls.items()}, **extra)
     assert sol.iterations == cap
     assert inst.verify(sol).ok
     assert inst.fw_bound(sol.variables["X"]) >= inst.objective(sol) - 1e-9  # Frank-Wolfe bound above the value
