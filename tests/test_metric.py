@@ -12,7 +12,7 @@ from psdbench.families.mahalanobis.problem import MahalanobisInstance, Mcml, obj
 from psdbench.families.mahalanobis.objectives import OBJECTIVES, PairObjective, _first_crossing, make_objective, pair_distances
 from psdbench.families.mahalanobis.pd_cone import PdCone, project_rescale
 from psdbench.families.mahalanobis.sgml import Pgml, Sgml
-from psdbench.families.mahalanobis.sgml_kernels import knapsack_lp, newton_step_size, tree_start
+from psdbench.families.mahalanobis.sgml_kernels import block_vertex, knapsack_lp, newton_step_size, tree_start
 
 TOL = {"psd": 1e-7, "trace": 1e-7, "sym": 1e-9, "zero": 1e-9}
 
@@ -229,10 +229,12 @@ def test_block_lp_closed_form_equals_highs():
     for j in range(8):
         terms = solver._block_terms(st, j, st.colours, a, inst.rho)
         gd, go = rng.standard_normal(8), rng.standard_normal(7)
-        p = {**solver.default_params}
-        d1, c1 = solver._block_direction(terms, j, gd, go, inst.C, inst.rho, st, {**p, "lp_backend": "closed-form"})
-        d2, c2 = solver._block_direction(terms, j, gd, go, inst.C, inst.rho, st, {**p, "lp_backend": "highs"})
-        assert gd @ d1 + go @ c1 == pytest.approx(gd @ d2 + go @ c2, rel=1e-7, abs=1e-9)
+        p = {**solver.default_params, "lp_backend": "highs"}
+        for flipped in (False, True):  # node j with either colour
+            d1, c1 = block_vertex(terms, gd, go, inst.C, flipped)
+            rows = terms._replace(sigma=-terms.sigma) if flipped else terms
+            d2, c2 = solver._block_lp_highs(rows, gd, go, inst.C, inst.rho, st, p)
+            assert gd @ d1 + go @ c1 == pytest.approx(gd @ d2 + go @ c2, rel=1e-7, abs=1e-9)
 
 
 def test_tree_start_is_a_balanced_pd_metric():

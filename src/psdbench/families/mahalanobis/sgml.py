@@ -169,28 +169,20 @@ class Sgml:
             st.T = scaled_radii(st.M, a)  # eq. (30)
         return block_rows(st.M, st.T, a, colours, j, rho)
 
-    def _block_direction(self, terms: BlockRows, j: int, gd: np.ndarray, go: np.ndarray, C: float, rho: float,
-                         st: _State, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
-        """Frank-Wolfe vertex of LP (41) for objective ``gd' diag + go' M[others, j]``: ``(diag, column)``."""
-        t0 = time.perf_counter()
-        if p["lp_backend"] == "closed-form":
-            vert = block_vertex(terms, gd, go, C)
-            st.timers["lp_s"] += time.perf_counter() - t0
-            st.n_lp += 1
-            return vert
-        if p["lp_backend"] == "highs":
-            # variables [diag (K), M_ij for i != j (K-1)]: LP (41) as written
-            _, others, sigma, low, alpha, beta, _, _ = terms
-            K = len(gd)
-            rows = np.concatenate([others, np.full(K - 1, j), np.arange(K), np.full(K, K)])
-            cols = np.concatenate([K + np.arange(K - 1), K + np.arange(K - 1), np.arange(K), np.arange(K)])
-            vals = np.concatenate([alpha * sigma, beta * sigma, -np.ones(K), np.ones(K)])
-            A = sp.csr_matrix((vals, (rows, cols)), shape=(K + 1, 2 * K - 1))
-            b = np.concatenate([-low, [C]])
-            bounds = [(rho, None)] * K + [(0.0, None) if s > 0 else (None, 0.0) for s in sigma]
-            x = self._lp(np.concatenate([gd, go]), A, b, bounds, st, p)
-            return None if x is None else (x[:K], x[K:])
-        raise ValueError(f"{self.name}: lp_backend must be 'closed-form' or 'highs', not {p['lp_backend']!r}")
+    def _block_lp_highs(self, terms: BlockRows, gd: np.ndarray, go: np.ndarray, C: float, rho: float, st: _State,
+                        p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+        """LP (41) as written, by HiGHS (``lp_backend = "highs"``): the Frank-Wolfe vertex for objective
+        ``gd' diag + go' M[others, j]``, as ``(diag, column)``; :func:`block_vertex` is its closed form."""
+        j, others, sigma, low, alpha, beta, _, _ = terms  # variables [diag (K), M_ij for i != j (K-1)]
+        K = len(gd)
+        rows = np.concatenate([others, np.full(K - 1, j), np.arange(K), np.full(K, K)])
+        cols = np.concatenate([K + np.arange(K - 1), K + np.arange(K - 1), np.arange(K), np.arange(K)])
+        vals = np.concatenate([alpha * sigma, beta * sigma, -np.ones(K), np.ones(K)])
+        A = sp.csr_matrix((vals, (rows, cols)), shape=(K + 1, 2 * K - 1))
+        b = np.concatenate([-low, [C]])
+        bounds = [(rho, None)] * K + [(0.0, None) if s > 0 else (None, 0.0) for s in sigma]
+        x = self._lp(np.concatenate([gd, go]), A, b, bounds, st, p)
+        return None if x is None else (x[:K], x[K:])
 
     def _frank_wolfe(self, inst: MahalanobisKind, sign: float, st: _State, M: np.ndarray, direction: Callable,
                      tol: float, p: dict[str, Any], after_step: Callable | None = None) -> tuple[np.ndarray, float]:
@@ -229,23 +221,24 @@ class Sgml:
 
     def _fw_block(self, inst: MahalanobisKind, sign: float, st: _State, diag: np.ndarray, col: np.ndarray, D: np.ndarray,
                   coef: tuple[float, np.ndarray] | None, terms: BlockRows, F_others: np.ndarray | None, c: _BlockFw,
-                  p: dict[str, Any], grad: tuple[np.ndarray, np.ndarray] | None = None, flipped: bool = False
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, tuple[float, np.ndarray]]:
+                  p: dict[str, Any], infeasible: bool = False, grad: tuple[np.ndarray, np.ndarray] | None = None,
+                  flipped: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, tuple[float, np.ndarray]]:
         """Frank-Wolfe on block ``j = terms.j`` (section 4.4) with the scalars fixed.
 
         The block's variables are the diagonal ``diag`` and the off-diagonals ``col`` of column
         ``j`` (rows ``terms.others``, ``F_others = F[:, others]``); everything else is the current
         ``st.M``.  Only these move, so the gradient entries the LP needs and the pair distances
         ``D`` of a direction cost O(n^2 K).  ``coef`` is ``value_and_coef(D)`` if known;
-        ``F_others = None`` says that the rows' bounds alone exceed the trace bound (the
-        closed-form LP's test, known before any gradient): LP (41) has no vertex and the block
-        stays.  ``grad`` is :func:`block_gradient` at ``coef`` if known; ``c`` holds the
-        solver's per-solve constants; ``flipped``: node ``j`` takes the other colour (line 7).  Returns the new ``diag``, ``col``, ``D``, ``sign * Q`` and
-        ``value_and_coef`` at the new ``D``.
+        ``infeasible`` says that the rows' bounds alone exceed the trace bound (the closed-form
+        LP's test, known before any gradient): LP (41) has no vertex, the block stays and
+        ``F_others`` may be None.  ``grad`` is :func:`block_gradient` at ``coef`` if known; ``c``
+        holds the solver's per-solve constants; ``flipped``: node ``j`` takes the other colour
+        (line 7).  Returns the new ``diag``, ``col``, ``D``, ``sign * Q`` and ``value_and_coef``
+        at the new ``D``.
         """
         q, A = coef if coef is not None else inst.obj.value_and_coef(D)
         f = sign * q
-        if F_others is None:  # LP (41) has no vertex whatever the gradient
+        if infeasible:  # LP (41) has no vertex whatever the gradient
             st.n_lp += 1
             return diag, col, D, f, (q, A)
         F, j, obj = inst.F, terms.j, inst.obj
@@ -260,8 +253,8 @@ class Sgml:
                 t1 = time.perf_counter()
                 lp_s += t1 - t0
             else:  # HiGHS (times itself)
-                vert = self._block_direction(terms._replace(sigma=-terms.sigma) if flipped else terms, j, gd, go,
-                                             inst.C, inst.rho, st, p)
+                vert = self._block_lp_highs(terms._replace(sigma=-terms.sigma) if flipped else terms, gd, go, inst.C,
+                                            inst.rho, st, p)
                 t1 = time.perf_counter()
             if vert is None:
                 break
@@ -379,22 +372,19 @@ class Sgml:
             for j in range(K):  # line 3
                 if j:
                     F_rest[:, j - 1] = F[:, j - 1]
-                if st.T is None:  # |offdiag(M)| a, kept until M or the scalars change
-                    st.T = scaled_radii(st.M, st.a)  # eq. (30)
-                terms = block_rows(st.M, st.T, st.a, st.colours, j, rho)  # the rows of LP (41)
+                terms = self._block_terms(st, j, st.colours, st.a, rho)
                 others = terms.others
                 if st.coef is None:
                     st.coef = obj.value_and_coef(st.D)
                 diag0, col0 = st.M.diagonal().copy(), st.M[others, j]
-                # LP (41) infeasible for both colours (the rows' bounds alone exceed C): block_vertex's
-                # test; F_others = None then tells _fw_block that the block stays
+                # LP (41) infeasible for both colours (the rows' bounds alone exceed C): block_vertex's test
                 infeasible = closed_form and C - terms.low_sum < 0
                 F_others = None if infeasible else F_rest
                 # the gradient at M: the first step of both colours when column j is zero (the flipped start is M)
                 grad = None if infeasible else block_gradient(F, st.coef[1], j, F_others, sign)
                 # lines 4-5: j keeps its colour, FW from the current M
                 best = (*self._fw_block(instance, sign, st, diag0, col0, st.D, st.coef, terms, F_others, consts, p,
-                                        grad), st.colours)
+                                        infeasible, grad), st.colours)
                 if not positive:  # lines 6-7: j flipped, FW from M with column j zeroed (feasible for both)
                     D0, coef0 = st.D, st.coef
                     if col0.any():
@@ -403,7 +393,7 @@ class Sgml:
                         D0, coef0 = np.maximum(st.D - column_distances(F, j, full), 0.0), None
                     # the same rows (their radii exclude column j), every sign of column j reversed
                     flip = self._fw_block(instance, sign, st, diag0, np.zeros(K - 1), D0, coef0, terms, F_others,
-                                          consts, p, grad if coef0 is st.coef else None, flipped=True)
+                                          consts, p, infeasible, grad if coef0 is st.coef else None, flipped=True)
                     if flip[3] < best[3]:  # line 8: keep the better; a colour changes only if Q drops
                         flipped = st.colours.copy()
                         flipped[j] = -flipped[j]
