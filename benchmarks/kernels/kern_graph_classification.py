@@ -74,8 +74,10 @@ def _calls(cache: dict, n: int, solver: str, owner, attr: str) -> list:
     return cached(cache, ("graph-calls", n, solver, attr), lambda: iteration_calls(solve, SOLVE_CAPS, owner, attr))
 
 
-def _check_eig(H: np.ndarray, eig) -> None:
-    """Against dense ``eigh``: the smallest eigenvalue, and ``v`` an eigenvector of it (residual)."""
+def _check_eig(H, eig) -> None:
+    """Against dense ``eigh`` (of ``H`` densified if sparse): the smallest eigenvalue, and ``v`` an
+    eigenvector of it (residual)."""
+    H = H.toarray() if hasattr(H, "toarray") else H
     w = sla.eigvalsh(H)
     scale = max(1.0, float(np.abs(w).max()))
     assert abs(eig.lam_min - w[0]) <= 1e-4 * scale  # LOBPCG tol 1e-4 (the solvers' default)
@@ -163,14 +165,17 @@ def _lp_reference(c, A, b, bounds) -> float:
     return cp.Problem(cp.Minimize(c @ x), cons).solve(solver=cp.CLARABEL)
 
 
+def _replay_lp_solve(benchmark, calls: list, family: str, kernel: str, size: int) -> None:
+    """Replay recorded ``solve_lp`` calls (HiGHS); the first one's optimum checked against cvxpy (Clarabel)."""
+    (c, A, b, bounds), _ = calls[0]
+    res = run_calls(benchmark, solve_lp, calls, family=family, kernel=kernel, size=size, nnz=int(A.nnz), **SPARSE)
+    ref = _lp_reference(c, A, b, bounds)
+    assert abs(res[0].fun - ref) <= 1e-6 * max(1.0, abs(ref))
+
+
 def test_split_lp_solve(benchmark, cache, size):
     """One LP (20)+(21) of gdpa-lp by HiGHS dual simplex."""
-    calls = _calls(cache, size, "gdpa-lp", gdpa_lp, "solve_lp")
-    (c, A, rhs, bounds), kw = calls[0]
-    res = run_calls(benchmark, solve_lp, calls, family=FAMILY, kernel="split_lp_solve", size=size, nnz=int(A.nnz),
-                    **SPARSE)
-    ref = _lp_reference(c, A, rhs, bounds)
-    assert abs(res[0].fun - ref) <= 1e-6 * max(1.0, abs(ref))
+    _replay_lp_solve(benchmark, _calls(cache, size, "gdpa-lp", gdpa_lp, "solve_lp"), FAMILY, "split_lp_solve", size)
 
 
 def test_gershgorin_scan(benchmark, cache, size):
@@ -199,12 +204,9 @@ def test_elim_gershgorin_rows(benchmark, cache, size):
 
 
 def test_elim_lp_solve(benchmark, cache, size):
+    """One LP of gdpa-lp-elim (the split reduced dual's Gershgorin rows) by HiGHS."""
     calls = _calls(cache, size, "gdpa-lp-elim", gdpa_lp_elim, "solve_lp")
-    (c, A, b, bounds), kw = calls[0]
-    res = run_calls(benchmark, solve_lp, calls, family=FAMILY, kernel="elim_lp_solve", size=size, nnz=int(A.nnz),
-                    **SPARSE)
-    ref = _lp_reference(c, A, b, bounds)
-    assert abs(res[0].fun - ref) <= 1e-6 * max(1.0, abs(ref))
+    _replay_lp_solve(benchmark, calls, FAMILY, "elim_lp_solve", size)
 
 
 def test_elim_first_eigvec_warm(benchmark, cache, size):

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 from conftest import cached, in_place, iteration_calls, per_iteration_calls, run, run_calls, run_solve
-from kern_graph_classification import _lp_reference
+from kern_graph_classification import _check_eig, _replay_lp_solve
 
 from psdbench.api import Budget
 from psdbench.families.graph_classification import sparse_elim, sparse_gdpa_lp
@@ -59,16 +59,6 @@ def _calls(cache: dict, n: int, solver: str, owner, attr: str) -> list:
 def _iterate(cache: dict, n: int, solver: str):
     """The solution after LP 2."""
     return cached(cache, ("graph-sparse-sol", n, solver), lambda: _solver(cache, n, solver)(2))
-
-
-def _check_eig(H, eig) -> None:
-    """Against dense ``eigh``: the smallest eigenvalue, and ``v`` an eigenvector of it (residual)."""
-    D = H.toarray()
-    w = sla.eigvalsh(D)
-    scale = max(1.0, float(np.abs(w).max()))
-    assert abs(eig.lam_min - w[0]) <= 1e-4 * scale  # LOBPCG tol 1e-4 (the solvers' default)
-    if eig.n_components == 1:
-        assert np.linalg.norm(D @ eig.v - eig.lam_min * eig.v) <= 1e-3 * scale
 
 
 def _disc_left_ends(H: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -120,11 +110,7 @@ def test_split_lp_rows(benchmark, cache, size):
 def test_split_lp_solve(benchmark, cache, size):
     """One LP (20)+(21) of gdpa-lp by HiGHS dual simplex (sparse rows)."""
     calls = _calls(cache, size, "gdpa-lp", sparse_gdpa_lp, "solve_lp")
-    (c, A, rhs, bounds), kw = calls[0]
-    res = run_calls(benchmark, solve_lp, calls, family=FAMILY, kernel="split_lp_solve", size=size, nnz=int(A.nnz),
-                    **SPARSE)
-    ref = _lp_reference(c, A, rhs, bounds)
-    assert abs(res[0].fun - ref) <= 1e-6 * max(1.0, abs(ref))
+    _replay_lp_solve(benchmark, calls, FAMILY, "split_lp_solve", size)
 
 
 def test_gershgorin_scan(benchmark, cache, size):
