@@ -57,6 +57,73 @@ class Text:
     text: str
 
 
+#: The four verdicts a :class:`Finding` may carry, in one vocabulary across the report.
+VERDICTS: tuple[str, ...] = ("holds", "does not hold", "within the spread", "not measured in this run")
+
+
+@dataclass
+class Finding:
+    """One claim of a paper checked by a section, collected into the report's findings table.
+
+    The renderer lists every finding at the top of the report (with a link to the section that
+    emitted it) and shows it again where it was emitted.
+
+    Attributes
+    ----------
+    paper : str
+        Short name of the paper (e.g. ``"SGML"``).
+    claim : str
+        The claim in one sentence, as the paper states it (Markdown ``code`` allowed).
+    paper_value : str
+        The paper's number (``""`` when the claim is qualitative).
+    ours : str
+        Our value with its spread over seeds (e.g. ``"8.3x [7.9-8.8]"``, ``"0.031 +/- 0.004"``).
+    verdict : str
+        One of :data:`VERDICTS`.
+    interval : str
+        Where the claim compares two methods: the 95 % interval of the paired difference over
+        seeds / folds (``""`` otherwise).
+    note : str
+        Why the verdict, in one line (what was compared, which spread was read).
+    """
+
+    paper: str
+    claim: str
+    paper_value: str
+    ours: str
+    verdict: str
+    interval: str = ""
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"Finding verdict {self.verdict!r} is not one of {VERDICTS}")
+
+
+@dataclass
+class DataSource:
+    """A data source a section reads besides the store (a paper's table under ``PSDBENCH_DATA``, ...).
+
+    The renderer lists every source in the run details, found or missing, with the sections it
+    affects, so a render without the data says what it dropped.
+
+    Attributes
+    ----------
+    name : str
+        What the source is (``"SGML paper, Table II"``).
+    path : str
+        Where it was looked for.
+    found : bool
+    affects : str
+        What the section shows from it, or drops without it (one line).
+    """
+
+    name: str
+    path: str
+    found: bool
+    affects: str = ""
+
+
 @dataclass
 class Section:
     """A titled group of blocks, as returned to the renderer."""
