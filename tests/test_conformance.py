@@ -18,8 +18,8 @@ from psdbench.testing import (ConformanceError, DeadlineError, InfeasiblePointEr
 def instances(registry, wdbc):
     """One small instance per family, each passed through check_problem."""
     gc = check_problem(registry.problem("graph-classification"), wdbc, {"n": 20, "graph": "knn", "k": 5},
-                       kind=GraphClassificationKind)
-    mc = check_problem(registry.problem("metric/mcml"), wdbc, {"fold": 0}, kind=MahalanobisKind)
+                       kind=GraphClassificationKind, solve_reference=True)
+    mc = check_problem(registry.problem("metric/mcml"), wdbc, {"fold": 0}, kind=MahalanobisKind, solve_reference=True)
     gmrf = registry.load_dataset("synthetic/balanced-gmrf")
     params = {"n_nodes": 10, "n_samples": 100}
     truth = registry.problem("signed-graph").build(gmrf, params, 0)
@@ -31,7 +31,7 @@ def instances(registry, wdbc):
 def test_problems_without_a_formulation_need_a_point(registry, wdbc):
     lsml = registry.problem("metric/lsml")  # not convex: no cvxpy formulation
     with pytest.raises(ConformanceError, match="pass point="):
-        check_problem(lsml, wdbc, {"fold": 1})
+        check_problem(lsml, wdbc, {"fold": 1}, solve_reference=True)
     inst = lsml.build(wdbc, {"fold": 1}, 0)
     assert check_problem(lsml, wdbc, {"fold": 1}, point={"M": inst.identity_start()}).kind == "mahalanobis"
     with pytest.raises(ParamSpecError, match="parameter fold must be"):

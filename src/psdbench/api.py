@@ -51,7 +51,7 @@ __all__ = [
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
     "TraceRecorder", "certified_reference", "choice", "default_params", "either", "expand_params",
     "number", "pairs_with", "param_specs", "problem_family", "problem_sense", "repair",
-    "resolve_iterate", "skip_reason", "validate_params",
+    "resolve_iterate", "skip_reason", "validate_params", "warm_up",
 ]
 
 
@@ -296,6 +296,13 @@ class Solver(Protocol):
         ``supports``.
     ``preload`` : tuple of str
         Modules the fork server imports once (besides the entry point's own module).
+    ``warm_up(instance) -> None``
+        Called once per worker process, untimed, before the solver's first timed ``solve`` there,
+        with that cell's (read-only) instance: import what ``solve`` imports lazily and make a
+        first small call of its hot path (a tiny factorization, a JIT compile), so that the first
+        cell of a worker is not charged for start-up.  Its time counts against that cell's
+        deadline, not its ``wall_time_s``; an exception fails the cell (status ``error``).
+        Default: nothing beyond the imports of ``preload`` (:func:`warm_up`).
     """
 
     name: str
@@ -425,3 +432,15 @@ def repair(instance: Any, solution: Solution) -> Solution | None:
     """The instance's ``repair`` hook (a feasible point from an infeasible iterate), or ``None``."""
     hook = getattr(instance, "repair", None)
     return None if hook is None else hook(solution)
+
+
+def warm_up(solver: Any, instance: Any) -> None:
+    """Untimed warm-up before a worker's first timed solve: import the solver's ``preload`` modules,
+    then call its ``warm_up(instance)`` hook if it has one (default: nothing more)."""
+    import importlib
+
+    for module in getattr(solver, "preload", ()):
+        importlib.import_module(module)
+    hook = getattr(solver, "warm_up", None)
+    if hook is not None:
+        hook(instance)

@@ -96,13 +96,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--save-solutions", action="store_true", default=None,
                      help="keep each cell's returned point (<db stem>.solutions/<run>/<cell>.npz, named in the row)")
+    cache = run.add_mutually_exclusive_group()
+    cache.add_argument("--ref-cache", default=None, metavar="DIR",
+                       help="reference cache shared by stores (default: $PSDBENCH_REF_CACHE, else "
+                            "$XDG_CACHE_HOME/psdbench/references)")
+    cache.add_argument("--no-ref-cache", action="store_true", help="neither read nor write the reference cache")
     ls = sub.add_parser("list", help="list problems, solvers, datasets or suites")
     ls.add_argument("what", choices=["problems", "solvers", "datasets", "suites"])
     ls.add_argument("-v", "--verbose", action="store_true", help="every parameter, its default, type and meaning")
     info = sub.add_parser("info", help="one problem, solver, dataset or suite: every parameter, default, type, meaning")
     info.add_argument("name")
-    res = sub.add_parser("results", help="print the stored results")
+    res = sub.add_parser("results", help="print the stored results: the current row of each cell")
     res.add_argument("--db", default=DEFAULT_DB)
+    res.add_argument("--all", action="store_true", help="every stored row of every run (the history)")
     res.add_argument("--format", default="table", choices=["table", "csv", "json"])
     rep = sub.add_parser("report", help="write the HTML / Markdown / CSV report")
     rep.add_argument("--db", default=DEFAULT_DB)
@@ -149,6 +155,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     if args.report:
         check_out_dir(args.report, "--report")
+    if args.ref_cache:
+        check_out_dir(args.ref_cache, "--ref-cache")
     prep = prepare(args.grid, suite=args.suite, solvers=args.solver, datasets=args.dataset, problems=args.problem,
                    db=args.db, save_solutions=args.save_solutions)
     for name, why in prep.registry.broken.items():
@@ -160,13 +168,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         with _sigterm_stops_gracefully():
             run_id = run_grid(grid, store, jobs=args.jobs, backend=args.backend, timeout=args.timeout,
                               force=args.force, progress=not args.quiet, command=" ".join(sys.argv),
-                              scheduler=args.scheduler, summary=summary, save_solutions=prep.grid.save_solutions)
+                              scheduler=args.scheduler, summary=summary, save_solutions=prep.grid.save_solutions,
+                              ref_cache=False if args.no_ref_cache else (args.ref_cache or True))
         df = store.results_frame()
         mine = df[df["cell_key"].isin({c.cell_key for c in grid.cells})]
         counts = mine["status"].value_counts().to_dict() if len(mine) else {}
         print(f"run {run_id}: {len(mine)} cells of grid {grid.name} in {args.db}: "
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-              + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)")
+              + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)"
+              + _run_notes(summary))
         if args.report:
             from .report import write_report
 
@@ -175,6 +185,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     finally:
         store.close()  # checkpoints the WAL: the file alone holds the run, and later reads leave it as is
     return 0
+
+
+def _run_notes(summary: dict[str, Any]) -> str:
+    """The run summary's notes: cells re-run because code changed, references from the cache."""
+    notes = []
+    changed = summary.get("code_changed") or {}
+    if changed:
+        notes.append(f"{sum(changed.values())} cells re-run because code changed ("
+                     + ", ".join(f"{why}: {n}" for why, n in sorted(changed.items())) + ")")
+    if summary.get("refs_reused"):
+        notes.append(f"{summary['refs_reused']} references reused from cache")
+    if summary.get("refs_rejected"):
+        notes.append(f"{summary['refs_rejected']} cached references rejected (corrupt or stale) and recomputed")
+    return "".join(f"; {n}" for n in notes)
 
 
 def _report_line(paths: dict[str, Path]) -> str:
@@ -245,7 +269,7 @@ def _records(df: Any) -> list[dict[str, Any]]:
 def _cmd_results(args: argparse.Namespace) -> int:
     from .harness.inputs import ReadOnlyStore
 
-    df = ReadOnlyStore(args.db).results_frame()
+    df = ReadOnlyStore(args.db).results_frame(view="history" if args.all else "current")
     df = df.drop(columns=["trace"], errors="ignore")
     if args.format == "json":
         sys.stdout.write(json.dumps(_records(df), indent=1, default=str) + "\n")
@@ -256,8 +280,9 @@ def _cmd_results(args: argparse.Namespace) -> int:
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False)
     else:
-        cols = ["problem", "dataset", "instance_params", "seed", "solver", "solver_params", "status", "objective",
-                "gap_rel", "gap_scaled", "wall_time_s", "metric_error_rate"]
+        cols = (["run_id"] if args.all else []) + [
+            "problem", "dataset", "instance_params", "seed", "solver", "solver_params", "status", "objective",
+            "gap_rel", "gap_scaled", "wall_time_s", "metric_error_rate"]
         if "below_certified" in df.columns and df["below_certified"].any():
             cols.append("below_certified")
         import pandas as pd

@@ -69,7 +69,7 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
         name = suite or "default"
         spec = reg.read_suite(name)
     spec = restrict(spec, solvers=solvers, datasets=datasets, problems=problems)
-    g = expand(spec, name, reg)
+    g = expand(spec, name, reg, narrowed=bool(solvers or datasets or problems))
     if save_solutions is not None:
         if not isinstance(save_solutions, bool):
             raise PsdbenchError(f"save_solutions must be True or False, not {save_solutions!r}")

@@ -3,7 +3,7 @@
 A cell is problem x dataset x instance params x seed x solver x solver params.  Lists expand as a
 Cartesian product.  A ``[[solvers]]`` entry may carry ``where = { n = [50, 100] }``: the solver runs
 only on instances whose parameters take one of the listed values (used to keep a solver to the sizes
-it can handle); the key ``dataset`` filters on the dataset name.  A solver is paired only with the
+it can handle); the keys ``dataset`` and ``problem`` filter on the dataset and problem names.  A solver is paired only with the
 problems whose ``kind`` it lists in ``kinds`` (``"*"``: any), so one grid can mix problem families.  See ``docs/architecture.md`` for the format; :func:`load_grid` raises a one-line
 :class:`~psdbench.api.PsdbenchError` on anything malformed.
 """
@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..api import DataError, PsdbenchError, expand_params, pairs_with, param_specs, problem_family, problem_sense, validate_params
 from ..registry import CORE_LIBRARIES, Registry
 from .inputs import check_dataset_content, positive_seconds
-from .keys import dataset_fingerprint, instance_key, stable_hash
+from .keys import cell_id, cell_key, code_hash, dataset_fingerprint, instance_key
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name", "save_solutions"}
 PROBLEM_KEYS = {"name", "datasets", "params"}
@@ -31,7 +30,9 @@ SOLVER_KEYS = {"name", "params", "where"}
 
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work; ``cell_key`` hashes everything that determines its result."""
+    """One unit of work; ``cell_key`` hashes everything that determines its result, ``cell_id`` only
+    its description (:func:`~psdbench.harness.keys.cell_id`); ``solver_code`` / ``problem_code``
+    are the code hashes in the keys."""
 
     problem: str
     dataset: str
@@ -41,6 +42,9 @@ class Cell:
     solver_params: dict[str, Any]
     instance_key: str
     cell_key: str
+    cell_id: str = ""
+    solver_code: str = ""
+    problem_code: str = ""
 
 
 @dataclass
@@ -56,6 +60,7 @@ class Grid:
     senses: dict[str, str] = field(default_factory=dict)  # problem name -> "min" | "max"
     families: dict[str, str] = field(default_factory=dict)  # problem name -> family
     libraries: list[str] = field(default_factory=list)  # distributions whose versions the run records
+    problem_codes: dict[str, str] = field(default_factory=dict)  # problem name -> its code hash
 
 
 def _product(params: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -178,8 +183,8 @@ class _Datasets:
 
 
 def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> None:
-    """A ``where`` key must name ``dataset`` or a parameter of a problem the solver pairs with."""
-    known = {"dataset"}
+    """A ``where`` key must name ``dataset``, ``problem`` or a parameter of a problem the solver pairs with."""
+    known = {"dataset", "problem"}
     for problem in problems:
         known |= set(param_specs(problem)) | set(getattr(problem, "default_params", {}) or {})
     bad = set(filt) - known
@@ -188,11 +193,16 @@ def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> 
                             f"it pairs with (known: {', '.join(sorted(known))})")
 
 
-def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
+def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = False) -> Grid:
     """Validate a parsed grid and expand it to cells (checks every plugin, dataset and value).
 
     Raises a one-line :class:`PsdbenchError` on anything malformed, including a solver entry that
     yields no cell (no problem of a kind it supports, or a ``where`` that matches nothing).
+
+    ``narrowed`` (a grid cut down from the command line, :func:`restrict`): a solver entry that
+    gives no cell among the kept problems is dropped instead (its ``where`` keys are then not
+    checked: they may name parameters of a problem the selection dropped); only a solver that
+    gives no cell at all, through any of its entries, is an error.
     """
     unknown = set(spec) - {"run", "problems", "solvers"}
     if unknown:
@@ -221,7 +231,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         # the key hashes the *effective* parameters, so a changed default never reuses old cells
         defaults = {k: spec.default for k, spec in param_specs(solver).items()}
         solver_entries.append((s["name"], combos, {k: v if isinstance(v, list) else [v] for k, v in filt.items()},
-                               [versions, defaults], solver, where))
+                               [versions, defaults], solver, where, code_hash(solver)))
 
     data = _Datasets(reg)
     loaded = []
@@ -233,6 +243,9 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
             raise PsdbenchError(f"{where}: 'name' must be a string, not {p['name']!r}")
         problem = reg.problem(p["name"])
         datasets = p.get("datasets", [])
+        if narrowed and datasets == []:
+            raise PsdbenchError(f"{where}: problem {p['name']!r} is not in grid {name}, so it has no datasets: "
+                                "add -d DATASET (psdbench list datasets)")
         if not isinstance(datasets, list) or not datasets:
             raise PsdbenchError(f"{where}: 'datasets' must be a non-empty list")
         for d in datasets:
@@ -241,13 +254,15 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         for c in combos:
             validate_params(problem, c, where, undeclared_ok=True)
         loaded.append((p["name"], problem, datasets, combos, where))
-    for sname, _, filt, _, solver, where in solver_entries:
-        _where_keys(filt, [pr for _, pr, _, _, _ in loaded if pairs_with(solver, pr)], where)
+    if not narrowed:
+        for sname, _, filt, _, solver, where, _ in solver_entries:
+            _where_keys(filt, [pr for _, pr, _, _, _ in loaded if pairs_with(solver, pr)], where)
 
     cells: list[Cell] = []
     instances: dict[str, dict[str, Any]] = {}
     senses: dict[str, str] = {}
     families: dict[str, str] = {}
+    codes: dict[str, str] = {}
     per_solver = [0] * len(solver_entries)
     for pname, problem, datasets, combos, where in loaded:
         expanded = []
@@ -262,20 +277,30 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
                                         f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from None
         senses[pname] = problem_sense(problem)
         families[pname] = problem_family(problem)
+        pcode = codes[pname] = code_hash(problem)
         for (d, ip), seed in itertools.product(expanded, seeds):
-            ikey = instance_key(pname, d, ip, seed, data.fingerprint(d))
+            ikey = instance_key(pname, d, ip, seed, data.fingerprint(d), pcode)
             instances[ikey] = {"problem": pname, "dataset": d, "instance_params": ip, "seed": seed}
-            for j, (sname, scombos, filt, versions, solver, _) in enumerate(solver_entries):
+            for j, (sname, scombos, filt, versions, solver, _, scode) in enumerate(solver_entries):
                 if not pairs_with(solver, problem):
                     continue  # a solver is paired only with the problem kinds it declares
-                if any((d if k == "dataset" else ip.get(k, getattr(problem, "default_params", {}).get(k))) not in allowed
+                if any((d if k == "dataset" else pname if k == "problem" else
+                        ip.get(k, getattr(problem, "default_params", {}).get(k))) not in allowed
                        for k, allowed in filt.items()):
                     continue
                 for sp in scombos:
-                    ckey = stable_hash(["cell", ikey, sname, sp, versions, __version__])
-                    cells.append(Cell(pname, d, ip, seed, sname, sp, ikey, ckey))
+                    ckey = cell_key(ikey, sname, sp, versions, scode)
+                    cells.append(Cell(pname, d, ip, seed, sname, sp, ikey, ckey, cell_id(pname, d, ip, seed, sname, sp),
+                                      scode, pcode))
                     per_solver[j] += 1
-    for count, (sname, _, filt, _, solver, where) in zip(per_solver, solver_entries):
+    if narrowed:  # entries that give no cell among the kept problems are dropped, not errors
+        given: dict[str, int] = {}
+        for count, entry in zip(per_solver, solver_entries):
+            given[entry[0]] = given.get(entry[0], 0) + count
+        first_empty = {e[0]: j for j, e in reversed(list(enumerate(solver_entries))) if not given[e[0]]}
+        keep = [j for j, c in enumerate(per_solver) if c or first_empty.get(solver_entries[j][0]) == j]
+        per_solver, solver_entries = [per_solver[j] for j in keep], [solver_entries[j] for j in keep]
+    for count, (sname, _, filt, _, solver, where, _) in zip(per_solver, solver_entries):
         if count == 0:
             why = f"its 'where' {filt} matches no instance" if filt else \
                 f"no problem of the grid has a kind it supports ({', '.join(getattr(solver, 'kinds', ()))})"
@@ -292,6 +317,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         senses=senses,
         families=families,
         libraries=list(dict.fromkeys([*CORE_LIBRARIES, *(lib for e in solver_entries for lib in e[3][0])])),
+        problem_codes=codes,
     )
 
 

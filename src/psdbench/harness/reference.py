@@ -23,6 +23,7 @@ reference columns in one transaction.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Iterable, Mapping
 
@@ -34,6 +35,32 @@ from .store import Store
 CERTIFIED_RTOL = 1e-5
 #: Cell statuses whose verified points may serve as the reference.
 REFERENCE_STATUSES = ("ok", "max_iter")
+#: Libraries references are computed with (the conic stack every problem's reference hook may use):
+#: their versions are part of :func:`reference_key`.
+REFERENCE_LIBRARIES = ("numpy", "scipy", "cvxpy", "clarabel", "scs")
+
+
+@functools.lru_cache(maxsize=None)
+def reference_key(problem_code: str) -> str:
+    """The key of the code that computes an instance's reference (:mod:`psdbench.harness.refcache`).
+
+    The reference is the instance's own ``certified_reference`` hook, so its code is the problem's
+    (``problem_code``, :func:`~psdbench.harness.keys.code_hash`, which follows the problem's imports
+    of psdbench's shared solvers and kernels); the key adds the versions of
+    :data:`REFERENCE_LIBRARIES`, :data:`CERTIFIED_RTOL` and psdbench's version.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .. import __version__
+    from .keys import stable_hash
+
+    versions = {}
+    for lib in REFERENCE_LIBRARIES:
+        try:
+            versions[lib] = version(lib)
+        except PackageNotFoundError:
+            versions[lib] = "absent"
+    return stable_hash(["reference", problem_code, versions, CERTIFIED_RTOL, __version__])
 
 
 def reference_record(instance_key: str, spec: Mapping[str, Any], res: Mapping[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,8 @@ class CellResult:
     The identity fields (``run_id`` to ``solver_params``) come from the grid; the worker fills the
     outcome; the reference fields are filled by :func:`psdbench.harness.reference.finalize` once the
     instance's cells are in; ``created_at`` when the row is stored; ``solution`` (schema 3) only
-    when the run saves solutions.
+    when the run saves solutions; ``cell_id``, ``solver_code`` and ``problem_code`` (schema 4) say
+    which cell it is whatever computed it, and which code did.
     """
 
     run_id: str = _col("TEXT", default="")
@@ -63,13 +64,18 @@ class CellResult:
     curve: list[dict[str, float]] = _col("TEXT", json_=True, factory=list)
     created_at: str | None = _col("TEXT")
     solution: str | None = _col("TEXT")  # the saved point's archive, relative to the store (harness/solutions.py)
+    # schema 4: the cell's code-independent identity (harness/keys.py cell_id) and the code hashes in its key
+    cell_id: str | None = _col("TEXT")
+    solver_code: str | None = _col("TEXT")
+    problem_code: str | None = _col("TEXT")
 
     @classmethod
     def for_cell(cls, cell: Any, run_id: str) -> "CellResult":
         """The identity of a grid cell (a :class:`~psdbench.harness.grid.Cell`) in run ``run_id``."""
         return cls(run_id=run_id, cell_key=cell.cell_key, instance_key=cell.instance_key, problem=cell.problem,
                    dataset=cell.dataset, instance_params=dict(cell.instance_params), seed=int(cell.seed),
-                   solver=cell.solver, solver_params=dict(cell.solver_params))
+                   solver=cell.solver, solver_params=dict(cell.solver_params), cell_id=cell.cell_id or None,
+                   solver_code=cell.solver_code or None, problem_code=cell.problem_code or None)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> "CellResult":

@@ -26,7 +26,13 @@ in a long-lived worker that is replaced after any fault.
   counted done (cells that finish together share one transaction); cells already in the store
   are skipped unless ``force``.  References are computed first (cached per instance), each in a
   fresh process under the same deadline mechanism, and reference and gap columns are filled by
-  :func:`psdbench.harness.reference.finalize` once the cells are in.
+  :func:`psdbench.harness.reference.finalize` once the cells are in.  A certified reference is
+  also kept in the reference cache shared by stores (:mod:`psdbench.harness.refcache`), and an
+  instance whose reference is there is not solved again.
+* Code changes: a cell's key hashes its solver's and problem's code
+  (:func:`psdbench.harness.keys.code_hash`), so an edited solver's cells are missing from the
+  store and run again; the summary counts the cells whose stored row of the same description
+  (``cell_id``) was computed by other code, by the solver or problem whose code changed.
 """
 
 from __future__ import annotations
@@ -52,7 +58,8 @@ from .local import run_local
 from .progress import Progress
 from .process import (BASE_PRELOAD, MAX_CHECKPOINTS, THREAD_VARS, CellWorker, Isolated,  # noqa: F401 (re-exported)
                       _context, grace_for, post_for, run_isolated)
-from .reference import finalize, reference_record
+from .refcache import ReferenceCache
+from .reference import finalize, reference_key, reference_record
 from .results import CellResult
 from .store import Store, now
 
@@ -159,15 +166,21 @@ def run_grid(
     scheduler: str | None = None,
     summary: dict[str, Any] | None = None,
     save_solutions: bool | None = None,
+    ref_cache: str | os.PathLike | bool | None = True,
 ) -> str:
     """Run every missing cell of ``grid`` (all of them with ``force``) and fill in gaps.
 
     Returns the run id.  Failures are results: they are stored with status and traceback.
     ``summary``, if given, is filled with this run's counts (:meth:`Progress.summary
     <psdbench.harness.progress.Progress.summary>`): ``ran``, ``elsewhere`` (cells another run on
-    the store held or stored meanwhile) and ``status`` (cells per status).  ``save_solutions``
-    (default: the grid's) keeps each cell's returned point beside the store
-    (:mod:`psdbench.harness.solutions`).
+    the store held or stored meanwhile), ``status`` (cells per status), ``code_changed``
+    (``{"solver NAME" | "problem NAME": cells}``: cells run again because that code changed,
+    :func:`code_changes`) and ``refs_reused`` / ``refs_rejected`` (references taken from the
+    reference cache / cache entries not trusted).  ``save_solutions`` (default: the grid's) keeps
+    each cell's returned point beside the store (:mod:`psdbench.harness.solutions`).
+    ``ref_cache``: the reference cache (:meth:`ReferenceCache.resolve
+    <psdbench.harness.refcache.ReferenceCache.resolve>`: ``True`` the default folder, a folder,
+    or ``False`` for none).
     """
     jobs = jobs or os.cpu_count() or 1
     timeout = float(timeout or grid.timeout)
@@ -178,12 +191,25 @@ def run_grid(
     keep = grid.save_solutions if save_solutions is None else save_solutions
     extra = {"solutions": solutions.target(store.path, run_id)} if keep else {}
 
-    done = set() if force else store.done_keys()
+    stored = store.done_keys()
+    done = set() if force else stored
     todo = [c for c in grid.cells if c.cell_key not in done]
-    refs = []
+    changed = code_changes([c for c in todo if c.cell_key not in stored], store)
+    refs: list[str] = []
+    cache = ReferenceCache.resolve(ref_cache) if grid.reference else None
+    ref_keys = {k: reference_key(grid.problem_codes.get(spec["problem"], "")) for k, spec in grid.instances.items()}
+    reused: list[dict[str, Any]] = []
     if grid.reference:
         have = {} if force else store.references(grid.instances)
         refs = [k for k in grid.instances if k not in have]
+        if cache is not None:
+            for k in refs:
+                rec = cache.get(k, ref_keys[k])
+                if rec is not None:
+                    msg = str(rec.get("message") or "")
+                    reused.append({**rec, "message": "from the reference cache" + (f"; {msg}" if msg else "")})
+            store.write_many([], reused)
+            refs = [k for k in refs if k not in {r["instance_key"] for r in reused}]
     prog = Progress(len(todo), len(refs), enabled=progress)
 
     def claim(what: str, obj: Any) -> str:
@@ -203,6 +229,9 @@ def run_grid(
                 refs_done = [reference_record(key, grid.instances[key], res) for what, key, res in batch
                              if what == "ref"]
                 store.write_many(cells, refs_done, release=run_id)  # committed before they count as done
+                if cache is not None:
+                    for rec in refs_done:  # only certified ones are kept
+                        cache.put(rec["instance_key"], ref_keys[rec["instance_key"]], rec)
                 for what, obj, res in batch:
                     if what == "skipped":
                         prog.skip(res, "ref" if isinstance(obj, str) else "cell")
@@ -218,8 +247,29 @@ def run_grid(
         finalize(store, {k: grid.senses.get(spec["problem"], "min") for k, spec in grid.instances.items()})
         store.finish_run(run_id)
         if summary is not None:
-            summary.update(prog.summary())
+            summary.update(prog.summary(), code_changed=changed, refs_reused=len(reused),
+                           refs_rejected=cache.rejected if cache is not None else 0)
     return run_id
+
+
+def code_changes(cells: list[Any], store: Store) -> dict[str, int]:
+    """Cells to run whose latest stored row of the same description (``cell_id``) was computed by
+    other code: ``{"solver NAME" | "problem NAME": cells}`` (the solver's code first, where both
+    changed).  Rows of a store older than schema 4 carry no code hash and count as no change."""
+    prior = store.latest_by_cell_id([c.cell_id for c in cells if c.cell_id])
+    out: dict[str, int] = {}
+    for c in cells:
+        row = prior.get(c.cell_id)
+        if row is None or row["cell_key"] == c.cell_key:
+            continue
+        if row["solver_code"] and row["solver_code"] != c.solver_code:
+            why = f"solver {c.solver}"
+        elif row["problem_code"] and row["problem_code"] != c.problem_code:
+            why = f"problem {c.problem}"
+        else:
+            continue
+        out[why] = out.get(why, 0) + 1
+    return out
 
 
 def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,

@@ -57,12 +57,20 @@ def freeze(obj: Any, depth: int = 0, seen: set[int] | None = None) -> Any:
 
 
 class WorkerCache:
-    """Registry, datasets and instances of one worker process (least recently used dropped first)."""
+    """Registry, datasets and instances of one worker process (least recently used dropped first), and
+    the solvers it has warmed up."""
 
     def __init__(self) -> None:
         self._registry: Any = None
         self._datasets: OrderedDict[str, Any] = OrderedDict()
         self._instances: OrderedDict[str, Any] = OrderedDict()
+        self._warmed: set[str] = set()
+
+    def first_use(self, solver: str) -> bool:
+        """True the first time this worker runs ``solver`` (it then warms up, :func:`psdbench.api.warm_up`)."""
+        first = solver not in self._warmed
+        self._warmed.add(solver)
+        return first
 
     def registry(self) -> Any:
         """The plugin registry, discovered once per worker."""

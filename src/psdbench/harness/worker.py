@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..api import (Budget, Solution, Status, certified_reference, problem_sense, repair, resolve_iterate,
-                   skip_reason)
+                   skip_reason, warm_up)
 from .reference import CERTIFIED_RTOL
 from .results import CellResult, jsonable
 from .shared import WorkerCache, freeze
@@ -209,7 +209,9 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
     Building the instance counts against the deadline of the cell that builds it (with a
     ``cache``, the first cell of the instance in this worker; the cells that reuse it do not pay
     it); wall and CPU time are those of ``solve``, peak RSS that of the cell (the process's peak
-    is reset before ``solve`` where Linux allows).  The curve is re-scored after the timed interval.
+    is reset before ``solve`` where Linux allows).  Before a process's first timed solve of a
+    solver, the solver warms up untimed (:func:`psdbench.api.warm_up`; its time counts against the
+    deadline, like the build).  The curve is re-scored after the timed interval.
     """
     out: CellResult = task["result"]
     try:
@@ -219,6 +221,13 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
         if why is not None:
             return replace(out, status=Status.SKIPPED.value, message=why)
         freeze(instance)  # again: arrays an earlier cell's calls cached on the instance are shared too
+        if cache is None or cache.first_use(out.solver):  # untimed, once per process and solver
+            try:
+                warm_up(solver, instance)
+            except Exception as exc:
+                return replace(out, status=Status.ERROR.value, message=f"warm_up failed: {type(exc).__name__}: "
+                                                                       f"{exc}\n{traceback.format_exc()}")
+            freeze(instance)
         budget = _budget(task, emit)
         reset = _reset_peak()
         r0 = resource.getrusage(resource.RUSAGE_SELF)
