@@ -14,8 +14,8 @@ Where: ``--ref-cache DIR`` (``run_grid(ref_cache=DIR)``), else the environment v
 
 Nothing read from the cache is trusted: an entry is used only if it parses, its checksum (SHA-256
 of its record) matches, it names the instance and reference key asked for, its interval is
-still certified at :data:`~psdbench.harness.reference.CERTIFIED_RTOL`, and the solver it names,
-where that is an installed distribution, still has the version it records.  Anything else is
+still certified at :data:`~psdbench.harness.reference.CERTIFIED_RTOL`, and the versions it
+records (``solver_version``), where they name installed distributions, are still installed.  Anything else is
 counted as rejected and the reference is computed again (and the entry rewritten).  Entries are
 written atomically (a temporary file in the same folder, then ``os.replace``), so a reader never
 sees half an entry; a cache that cannot be written is skipped, never fatal.
@@ -146,17 +146,20 @@ class ReferenceCache:
 
 
 def _solver_current(record: Mapping[str, Any]) -> bool:
-    """Whether the solver a record names (its first word, e.g. ``clarabel``), where it is an
-    installed distribution, still has the version the record states."""
+    """Whether the versions a record states are still installed: ``solver_version`` either a bare
+    version of the solver its first word names (``clarabel`` / ``0.9.0``) or ``name version`` pairs
+    (``cvxpy 1.9.3``); names that are not installed distributions are not checked."""
     from importlib.metadata import PackageNotFoundError, version
 
-    m = re.match(r"[A-Za-z0-9_.-]+", str(record.get("solver") or ""))
-    want = record.get("solver_version")
-    if m is None or not want:
-        return True
-    try:
-        return version(m.group(0)) == str(want)
-    except PackageNotFoundError:
-        return True
-    except ValueError:
-        return True
+    stated = str(record.get("solver_version") or "").strip()
+    pairs = re.findall(r"([A-Za-z][\w.-]*)\s+v?(\d[\w.+-]*)", stated)
+    if not pairs:
+        m = re.match(r"[A-Za-z0-9_.-]+", str(record.get("solver") or ""))
+        pairs = [(m.group(0), stated)] if m and stated else []
+    for name, want in pairs:
+        try:
+            if version(name) != want:
+                return False
+        except (PackageNotFoundError, ValueError):
+            continue
+    return True
