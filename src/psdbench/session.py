@@ -83,7 +83,8 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
 def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = None,
         solvers: list[str] | None = None, datasets: list[str] | None = None, problems: list[str] | None = None,
         db: str | Path = DEFAULT_DB, jobs: int | None = None, timeout: float | None = None, force: bool = False,
-        backend: str = "local", progress: bool = False, save_solutions: bool | None = None) -> pd.DataFrame:
+        backend: str = "local", progress: bool = False, save_solutions: bool | None = None,
+        ref_cache: str | Path | bool = True) -> pd.DataFrame:
     """Run a grid (resuming from ``db``) and return its cells' results.
 
     Parameters
@@ -102,6 +103,10 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
     save_solutions : bool, optional
         Keep each cell's returned point beside the store (default: the grid's); read one back
         with :func:`psdbench.load_solution`.
+    ref_cache : path or bool
+        The reference cache shared by stores (:mod:`psdbench.harness.refcache`): ``True`` its
+        default folder (``$PSDBENCH_REF_CACHE``, else ``$XDG_CACHE_HOME/psdbench/references``), a
+        folder, or ``False`` for none.
 
     Returns
     -------
@@ -125,7 +130,7 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
     store = Store(p.db)
     try:
         run_grid(p.grid, store, jobs=jobs, backend=backend, timeout=timeout, force=force, progress=progress,
-                 command="psdbench.run(...)", save_solutions=p.grid.save_solutions)
+                 command="psdbench.run(...)", save_solutions=p.grid.save_solutions, ref_cache=ref_cache)
         from .harness.reference import annotate
 
         df = annotate(store.results_frame(), store.references_frame())

@@ -5,7 +5,7 @@ the instance and on the code and libraries that computed it, not on the store it
 for.  So the runner keeps each one it computes in a file of its own, keyed by the instance key
 (which hashes the problem's code and the dataset's content, :mod:`psdbench.harness.keys`) and
 the reference key (:func:`psdbench.harness.reference.reference_key`: the problem's code, the
-libraries references are computed with, the certification tolerance and psdbench's version), and
+versions of psdbench's install requirements, the certification tolerance and psdbench's version), and
 a new store for the same instances takes them from there instead of solving them again.
 
 Where: ``--ref-cache DIR`` (``run_grid(ref_cache=DIR)``), else the environment variable
@@ -147,8 +147,8 @@ class ReferenceCache:
 
 def _solver_current(record: Mapping[str, Any]) -> bool:
     """Whether the versions a record states are still installed: ``solver_version`` either a bare
-    version of the solver its first word names (``clarabel`` / ``0.9.0``) or ``name version`` pairs
-    (``cvxpy 1.9.3``); names that are not installed distributions are not checked."""
+    version of the distribution the first word of ``solver`` names (``name`` / ``1.2.3``) or
+    ``name version`` pairs (``name 1.2.3``); names that are not installed distributions are not checked."""
     from importlib.metadata import PackageNotFoundError, version
 
     stated = str(record.get("solver_version") or "").strip()

@@ -35,9 +35,28 @@ from .store import Store
 CERTIFIED_RTOL = 1e-5
 #: Cell statuses whose verified points may serve as the reference.
 REFERENCE_STATUSES = ("ok", "max_iter")
-#: Libraries references are computed with (the conic stack every problem's reference hook may use):
-#: their versions are part of :func:`reference_key`.
-REFERENCE_LIBRARIES = ("numpy", "scipy", "cvxpy", "clarabel", "scs")
+
+
+def _dependency_versions() -> dict[str, str]:
+    """Versions of psdbench's own install requirements (not its extras): the libraries the
+    built-in reference hooks are written with."""
+    import re
+    from importlib.metadata import PackageNotFoundError, requires, version
+
+    try:
+        reqs = requires("psdbench") or []
+    except PackageNotFoundError:
+        reqs = []
+    out = {}
+    for req in reqs:
+        m = re.match(r"[A-Za-z0-9_.-]+", req)
+        if m is None or "extra ==" in req:
+            continue
+        try:
+            out[m.group(0)] = version(m.group(0))
+        except PackageNotFoundError:
+            out[m.group(0)] = "absent"
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -46,21 +65,14 @@ def reference_key(problem_code: str) -> str:
 
     The reference is the instance's own ``certified_reference`` hook, so its code is the problem's
     (``problem_code``, :func:`~psdbench.harness.keys.code_hash`, which follows the problem's imports
-    of psdbench's shared solvers and kernels); the key adds the versions of
-    :data:`REFERENCE_LIBRARIES`, :data:`CERTIFIED_RTOL` and psdbench's version.
+    of psdbench's shared solvers and kernels); the key adds the versions of psdbench's install
+    requirements (the conic modelling and solver libraries references use among them),
+    :data:`CERTIFIED_RTOL` and psdbench's version.
     """
-    from importlib.metadata import PackageNotFoundError, version
-
     from .. import __version__
     from .keys import stable_hash
 
-    versions = {}
-    for lib in REFERENCE_LIBRARIES:
-        try:
-            versions[lib] = version(lib)
-        except PackageNotFoundError:
-            versions[lib] = "absent"
-    return stable_hash(["reference", problem_code, versions, CERTIFIED_RTOL, __version__])
+    return stable_hash(["reference", problem_code, _dependency_versions(), CERTIFIED_RTOL, __version__])
 
 
 def reference_record(instance_key: str, spec: Mapping[str, Any], res: Mapping[str, Any]) -> dict[str, Any]:
