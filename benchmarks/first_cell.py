@@ -5,7 +5,9 @@ The example solver plugin (``example-harmonic``: one linear solve on the unlabel
 instance), ``reference = false``, run with ``psdbench run`` on a fresh store.  With ``--jobs 1``
 the first stored cell is the worker's first timed solve; with ``--jobs 2`` the first two are
 (each worker takes one instance at a time).  The script prints, per repetition, the first cells'
-``wall_time_s`` and their ratio to the median of the others.  Before each worker's first timed
+``wall_time_s`` and their ratio to the median of the others, and the same for ``cpu_time_s``
+(which a busy machine's preemption does not inflate: a wall-time outlier with a normal CPU time
+was waiting for a core, not starting up).  Before each worker's first timed
 solve the harness warms the solver up, untimed (``psdbench.api.warm_up``: the solver's
 ``preload`` imports and its ``warm_up(instance)`` hook, which the example plugin declares).
 
@@ -62,8 +64,8 @@ def _env(work: Path) -> dict[str, str]:
     return env
 
 
-def measure(jobs: int, work: Path) -> tuple[list[float], float]:
-    """``(first cells' wall_time_s, median wall_time_s of the others)`` of one fresh run."""
+def measure(jobs: int, work: Path) -> tuple:
+    """``(first cells' wall_time_s, median of the others, the same two for cpu_time_s)`` of one fresh run."""
     grid = work / "first-cell.toml"
     grid.write_text(GRID)
     db = work / f"first-{jobs}.sqlite"
@@ -75,10 +77,14 @@ def measure(jobs: int, work: Path) -> tuple[list[float], float]:
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr}")
     with sqlite3.connect(db) as con:
-        walls = [w for (w,) in con.execute("SELECT wall_time_s FROM history WHERE status = 'ok' ORDER BY seq")]
-    if len(walls) != 20:
-        raise RuntimeError(f"{db}: {len(walls)} ok cells, expected 20")
-    return walls[:jobs], statistics.median(walls[jobs:])
+        rows = con.execute("SELECT wall_time_s, cpu_time_s FROM history WHERE status = 'ok' ORDER BY seq").fetchall()
+    if len(rows) != 20:
+        raise RuntimeError(f"{db}: {len(rows)} ok cells, expected 20")
+    out = []
+    for i in range(2):
+        values = [r[i] for r in rows]
+        out += [values[:jobs], statistics.median(values[jobs:])]
+    return tuple(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,10 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.repeat):
-            first, median = measure(args.jobs, Path(tmp))
-            print(f"jobs {args.jobs} run {i}: first cell(s) {', '.join(f'{1e3 * w:.2f} ms' for w in first)}; "
-                  f"median of the others {1e3 * median:.2f} ms; ratio "
-                  + ", ".join(f"{w / median:.2f}" for w in first))
+            first, median, first_cpu, median_cpu = measure(args.jobs, Path(tmp))
+            print(f"jobs {args.jobs} run {i}: wall: first cell(s) {', '.join(f'{1e3 * w:.2f} ms' for w in first)}, "
+                  f"median of the others {1e3 * median:.2f} ms, ratio " + ", ".join(f"{w / median:.2f}" for w in first)
+                  + "; cpu: ratio " + ", ".join(f"{w / median_cpu:.2f}" for w in first_cpu))
     return 0
 
 

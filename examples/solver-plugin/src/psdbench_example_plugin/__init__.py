@@ -47,11 +47,9 @@ class HarmonicSolver:
         return getattr(instance, "kind", None) in self.kinds
 
     def warm_up(self, instance: GraphClassificationKind) -> None:
-        """Untimed, once per worker before its first timed solve: the hot path (a ridge-shifted
-        dense solve) on a small block of the instance, so LAPACK's first-call costs are paid here."""
-        k = min(8, max(1, int(instance.n) - int(instance.m)))
-        L = np.asarray(instance.L, dtype=float)[-k:, -k:]
-        np.linalg.solve(L + np.eye(k), np.ones(k))
+        """Untimed, once per worker before its first timed solve: the hot path itself (one solve of
+        this instance, milliseconds), so LAPACK's and the allocator's first-call costs are paid here."""
+        self.solve(instance, Budget())
 
     def solve(self, instance: GraphClassificationKind, budget: Budget, **params: Any) -> Solution:
         api.validate_params(self, params, self.name)
