@@ -309,7 +309,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare_cells, compare_solvers, unmatched
     from .harness.inputs import ReadOnlyStore
 
-    a, b = ReadOnlyStore(args.a).results_frame(), ReadOnlyStore(args.b).results_frame()
+    # the current row of each cell (as results and the report): a cell re-run after a code change is one row
+    a, b = ReadOnlyStore(args.a).results_frame(view="current"), ReadOnlyStore(args.b).results_frame(view="current")
     cells = compare_cells(a, b, factor=args.factor, gap_tol=args.gap_tol, min_time=args.min_time)
     solvers = compare_solvers(cells) if len(cells) else compare_solvers(cells.assign(gap_change=[], time_ratio=[]))
     only_a, only_b = unmatched(a, b)
