@@ -301,7 +301,8 @@ class Solver(Protocol):
         with that cell's (read-only) instance: import what ``solve`` imports lazily and make a
         first small call of its hot path (a tiny factorization, a JIT compile), so that the first
         cell of a worker is not charged for start-up.  Its time counts against that cell's
-        deadline, not its ``wall_time_s``; an exception fails the cell (status ``error``).
+        deadline, not its ``wall_time_s``; an exception fails the cell (status ``error``), and the
+        hook is tried again before the next cell, so every cell it fails on fails alike.
         Default: nothing beyond the imports of ``preload`` (:func:`warm_up`).
     """
 

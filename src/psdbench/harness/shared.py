@@ -66,11 +66,13 @@ class WorkerCache:
         self._instances: OrderedDict[str, Any] = OrderedDict()
         self._warmed: set[str] = set()
 
-    def first_use(self, solver: str) -> bool:
-        """True the first time this worker runs ``solver`` (it then warms up, :func:`psdbench.api.warm_up`)."""
-        first = solver not in self._warmed
+    def warmed(self, solver: str) -> bool:
+        """Whether ``solver`` has warmed up in this worker (:func:`psdbench.api.warm_up`)."""
+        return solver in self._warmed
+
+    def mark_warmed(self, solver: str) -> None:
+        """Record that ``solver`` warmed up here (after its warm-up succeeded)."""
         self._warmed.add(solver)
-        return first
 
     def registry(self) -> Any:
         """The plugin registry, discovered once per worker."""

@@ -221,12 +221,14 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
         if why is not None:
             return replace(out, status=Status.SKIPPED.value, message=why)
         freeze(instance)  # again: arrays an earlier cell's calls cached on the instance are shared too
-        if cache is None or cache.first_use(out.solver):  # untimed, once per process and solver
+        if cache is None or not cache.warmed(out.solver):  # untimed, once per process and solver
             try:
                 warm_up(solver, instance)
-            except Exception as exc:
+            except Exception as exc:  # every cell of the solver in this process fails alike
                 return replace(out, status=Status.ERROR.value, message=f"warm_up failed: {type(exc).__name__}: "
                                                                        f"{exc}\n{traceback.format_exc()}")
+            if cache is not None:
+                cache.mark_warmed(out.solver)
             freeze(instance)
         budget = _budget(task, emit)
         reset = _reset_peak()
