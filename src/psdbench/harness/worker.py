@@ -42,6 +42,7 @@ import numpy as np
 
 from ..api import (Budget, Solution, Status, certified_reference, problem_sense, repair, resolve_iterate,
                    skip_reason)
+from ..tracing import thin
 from .reference import CERTIFIED_RTOL
 from .results import CellResult, jsonable
 from .shared import WorkerCache, freeze
@@ -72,6 +73,16 @@ def _build(cell: CellResult | Mapping[str, Any], cache: WorkerCache | None = Non
     key = get("instance_key") if not isinstance(cell, Mapping) else None
     build = (lambda: problem.build(cache.dataset(get("dataset")), get("instance_params"), get("seed")))
     return reg, problem, (cache.instance(key, build) if key else freeze(build()))
+
+
+def _thin(trace: Any) -> Any:
+    """A solver's trace thinned to the points a curve can show (:func:`psdbench.tracing.thin`), for
+    every solver, whether or not it used a :class:`~psdbench.api.TraceRecorder`; a trace that is not
+    a list of points is stored as it came."""
+    try:
+        return thin(list(trace))
+    except (TypeError, ValueError):
+        return trace
 
 
 def _reset_peak() -> bool:
@@ -231,7 +242,8 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
         if emit is not None and solution.variables:
             emit(("solved", t_final, solution.variables))
         out = replace(out, wall_time_s=wall, cpu_time_s=(r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
-                      peak_rss_mb=_peak_mb(reset, r1), iterations=int(solution.iterations), trace=jsonable(solution.trace))
+                      peak_rss_mb=_peak_mb(reset, r1), iterations=int(solution.iterations),
+                      trace=jsonable(_thin(solution.trace)))
         out = _measure(instance, solution, out)
         final = None
         if out.objective is not None and math.isfinite(out.objective):
