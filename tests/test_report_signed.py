@@ -166,7 +166,7 @@ def test_means_over_returned_cells(signed_report):
 
     d = pd.read_csv(signed_report["table_signed_50_500_details"], dtype=str, keep_default_na=False)
     r = d[(d["configuration"] == G_MIN) & (d["noise"] == "σ=0")].iloc[0]
-    assert r["statuses"] == "ok 2, infeasible 1"
+    assert r["statuses"] == "ok 2, rejected 1"  # infeasible by verification: the outcome word
     assert r["edges"] == "121" and r["true edges"] == "245"
     assert r["HQIC (verified)"] == "100.5"  # seeds 0 and 1 only
     r = d[(d["configuration"] == G_GREEDY) & (d["noise"] == "σ=0")].iloc[0]

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from psdbench import findings as fd
+from psdbench.harness.results import outcome_column
 from psdbench.report.blocks import Finding, Table, Text
 
 #: our dataset names -> the paper's row labels
@@ -249,7 +250,7 @@ def no_table3(f: pd.DataFrame, frame: pd.DataFrame) -> str:
     if lmnn.empty:
         why = "no `ml-lmnn` cells (LMNN is metric-learn's; it needs the `peers` extra and a suite that lists it)"
     else:
-        counts = ", ".join(f"{n} {s}" for s, n in lmnn["status"].value_counts().items())
+        counts = ", ".join(f"{n} {s}" for s, n in outcome_column(lmnn).value_counts().items())
         why = f"no verified `ml-lmnn` cells on the nearest-neighbour protocol ({counts})"
     return (f"**Table III (time per run against LMNN) is not shown**: this run has {why}. The paper's Table III "
             "is in `paper_values/table3.csv`.")

@@ -11,7 +11,8 @@ Tables (problem ``signed-graph``):
   "(no balancing)" and other solvers), one column per metric and noise level, each cell
   ``ours (paper)``, then the seeds averaged and the share of them that verified; with the ordering
   check of the paper's claim under it;
-* ``table_signed_<N>_<K>_details``: per method and noise level the status counts, edges, HQIC of the
+* ``table_signed_<N>_<K>_details``: per method and noise level the outcome counts
+  (:func:`psdbench.harness.results.outcome`: ``rejected`` for a matrix that failed verification), edges, HQIC of the
   verified matrices, median time, FM mean ± std and the paired FM difference to Proposed;
 * ``table_signed_other`` for other datasets (no ground truth: no FM / RE / AE).
 
@@ -30,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from psdbench import findings as fd
+from psdbench.harness.results import outcome_column
 from psdbench.report import aggregate as agg
 from psdbench.report.blocks import Finding, SectionContext
 from psdbench.report.fmt import fmt_finite, fmt_interval, fmt_mean_std, slug
@@ -102,7 +104,7 @@ def _hqic(c: pd.DataFrame, g: pd.DataFrame, v: Any, k: Any) -> float:
 
 
 def _statuses(c: pd.DataFrame, g: pd.DataFrame, v: Any, k: Any) -> str:
-    counts = g["status"].value_counts()
+    counts = outcome_column(g).value_counts()  # "rejected" / "solver infeasible" rather than "infeasible"
     return ", ".join(f"{s} {n}" for s, n in sorted(counts.items(), key=lambda kv: (kv[0] != "ok", kv[0])))
 
 
