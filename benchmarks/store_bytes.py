@@ -7,7 +7,8 @@ problem's ``family`` hook), the number of cells and the median / max bytes of th
 Usage::
 
     python benchmarks/store_bytes.py results.db
-    python benchmarks/store_bytes.py before.db after.db     # side by side
+    python benchmarks/store_bytes.py before.db after.db     # one after the other
+    python benchmarks/store_bytes.py --by-solver results.db  # per family and solver
 
 Not an asv benchmark (it measures a store, not code): run it on the store of a suite before and
 after a change to what solvers record.
@@ -55,8 +56,8 @@ def families(problems: pd.Series) -> pd.Series:
     return problems.map(fam)
 
 
-def summary(path: str | Path, all_columns: bool = False) -> pd.DataFrame:
-    """Per family: cells, median and max bytes of trace + curve, median trace bytes."""
+def summary(path: str | Path, all_columns: bool = False, by_solver: bool = False) -> pd.DataFrame:
+    """Per family (and solver): cells, median and max bytes of trace + curve, median trace bytes."""
     df = cell_bytes(path, all_columns)
     df = df.assign(family=families(df["problem"]), tc=df["trace_bytes"] + df["curve_bytes"])
     agg = {"cells": ("tc", "size"), "median trace+curve (B)": ("tc", "median"),
@@ -64,7 +65,7 @@ def summary(path: str | Path, all_columns: bool = False) -> pd.DataFrame:
            "total trace+curve (kB)": ("tc", lambda s: s.sum() / 1e3)}
     if all_columns:
         agg["median row (B)"] = ("row_bytes", "median")
-    out = df.groupby("family").agg(**agg)
+    out = df.groupby(["family", "solver"] if by_solver else "family").agg(**agg)
     return out.round(1)
 
 
@@ -72,10 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("stores", nargs="+")
     ap.add_argument("--all", action="store_true", help="also the median bytes of the whole row")
+    ap.add_argument("--by-solver", action="store_true", help="one line per family and solver")
     args = ap.parse_args(argv)
     for path in args.stores:
         print(f"{path} ({Path(path).stat().st_size / 1e6:.2f} MB on disk)")
-        print(summary(path, args.all).to_string())
+        print(summary(path, args.all, args.by_solver).to_string())
         print()
     return 0
 
