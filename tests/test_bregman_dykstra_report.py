@@ -93,8 +93,6 @@ def test_tidy_applies_cap_and_median():
     rnd = f[f["order"] == "rand"]
     # 1.5 * 10 * 0.1^e <= 1e-6 * (ref + 10 * 0.1^e) with ref = 30: first at e = 6
     assert list(rnd["epochs"]) == [6] and not rnd["capped"].any()
-    med = rep.median_epochs(f).set_index("order")
-    assert med.loc["cyclic", "median"] == 20 and med.loc["cyclic", "capped_runs"] == 2
     table, _ = rep.epochs_table(f)
     assert table.frame.loc[0, "cyclic"] == "20 (cap 20: 2/2)" and table.frame.loc[0, "rand"] == "6"
 

@@ -99,15 +99,6 @@ def _fmt_epochs(sub: pd.DataFrame) -> str:
     return text
 
 
-def median_epochs(f: pd.DataFrame) -> pd.DataFrame:
-    """``order, lam, n, median, capped_runs, runs`` of the epochs to 1e-6 (cap rule applied)."""
-    rows = []
-    for (o, lam, n), sub in f.groupby(["order", "lam", "n"]):
-        rows.append({"order": o, "lam": lam, "n": n, "median": float(np.median(sub["epochs"])),
-                     "capped_runs": int(sub["capped"].sum()), "runs": len(sub)})
-    return pd.DataFrame(rows, columns=["order", "lam", "n", "median", "capped_runs", "runs"])
-
-
 def claim_findings(f: pd.DataFrame, lam: float = CLAIM_LAMBDA, ns: Sequence[int] = CLAIM_NS,
                    factor: float = CLAIM_FACTOR) -> list[Finding]:
     """The Fig. 1 claim per (n, stochastic order), read from the per-seed ratio ``epochs(cyclic) /
