@@ -107,7 +107,7 @@ def _figure(s: pd.DataFrame, name: str, title: str) -> Figure:
     n = s["N"].to_numpy(float)
     fig, axes = panel_grid(2, ncol=2, width=4.8, height=3.6)
     a1, a2 = axes[0], axes[1]
-    for col, label, style in (("time_s", "gdpa-lp-elim", "o-"), ("labelprop_s", "label propagation (CG)", "s--"),
+    for col, label, style in (("time_s", "gdpa-lp-elim", "o-"), ("labelprop_s", "label propagation", "s--"),
                               ("paper_s", "paper GDPA (their instance)", "^:")):
         t = s[col].to_numpy(float)
         if np.isfinite(t).any():
