@@ -118,8 +118,36 @@ def test_wrong_variable_name_fails_clearly(instances):
 
 
 def test_non_psd_output_fails_clearly(instances):
-    with pytest.raises(InfeasiblePointError, match=r"solver 'not-psd' returned a point that fails verification .*min_eig=-"):
+    with pytest.raises(InfeasiblePointError, match=r"solver 'not-psd' returned a point that fails verification .*min_eig=-"
+                       ) as err:
         check_solver(NotPsd(), [instances["mahalanobis"]])
+    assert "rho - smallest eigenvalue of M = " in str(err.value)  # the failed check, by name, value and tolerance
+    assert "asymmetry" not in str(err.value)  # not the checks that hold
+
+
+class _Lying:
+    """An instance whose verify says ok while one of its own checks fails."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def verify(self, solution):
+        from dataclasses import replace
+
+        from psdbench.api import Check
+
+        return replace(self._inner.verify(solution), ok=True, checks=[Check("made-up bound", 2.0, 1.0)])
+
+
+def test_verify_that_disagrees_with_its_checks_fails(registry, instances):
+    from psdbench.testing import ObjectiveError
+
+    with pytest.raises(ObjectiveError, match=r"verify says ok=True but its checks say made-up bound = 2, needs <= 1 "
+                                             r"\(fails\)"):
+        check_solver(registry.solver("pd-cone"), [_Lying(instances["mahalanobis"])])
 
 
 def test_ignored_deadline_fails_clearly(instances):

@@ -47,7 +47,8 @@ from psdbench.params import Param, choice, either, number
 from psdbench.tracing import Deferred, TraceRecorder, resolve_iterate
 
 __all__ = [
-    "Budget", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
+    "Budget", "Check", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
+    "INACCURATE", "REJECTED", "SOLVER_INFEASIBLE",
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
     "TraceRecorder", "certified_reference", "choice", "default_params", "either", "expand_params",
     "number", "pairs_with", "param_specs", "problem_family", "problem_sense", "repair",
@@ -64,16 +65,33 @@ class DataError(PsdbenchError):
 
 
 class Status(str, enum.Enum):
-    """Outcome of one cell.  The string values are what the results store holds."""
+    """Outcome of one cell.  The string values are what the results store holds.
+
+    Three outcomes share a status and are told apart by the cell's ``message``, which starts with
+    one of the prefixes below (:func:`psdbench.harness.results.outcome` reads them back):
+    ``infeasible`` is either :data:`REJECTED` (the harness's verification rejected the returned
+    point; the message names the failed check, its value and tolerance) or
+    :data:`SOLVER_INFEASIBLE` (the solver itself reported the problem infeasible, with no point);
+    ``max_iter`` is either an iteration limit or :data:`INACCURATE` (the solver stopped with a
+    solution it calls inaccurate, e.g. cvxpy's ``optimal_inaccurate``).
+    """
 
     OK = "ok"
-    MAX_ITER = "max_iter"
+    MAX_ITER = "max_iter"  # iteration limit, or an inaccurate exit (message starts with INACCURATE)
     TIMEOUT = "timeout"
-    INFEASIBLE = "infeasible"  # the returned point failed verification
+    INFEASIBLE = "infeasible"  # rejected by verification (REJECTED), or reported by the solver (SOLVER_INFEASIBLE)
     DIVERGED = "diverged"  # NaN / inf in the returned point
     ERROR = "error"  # exception, with traceback
     CRASHED = "crashed"  # the worker process died
     SKIPPED = "skipped"  # the solver does not support the instance (or is unavailable)
+
+
+#: Message prefix of a cell whose returned point failed the harness's verification (status ``infeasible``).
+REJECTED = "rejected by verification"
+#: Message prefix of a cell whose solver reported the problem infeasible (status ``infeasible``).
+SOLVER_INFEASIBLE = "solver reported infeasible"
+#: Message prefix of a cell whose solver returned a point it calls inaccurate (status ``max_iter``/``timeout``).
+INACCURATE = "solver reported an inaccurate solution"
 
 
 # ------------------------------------------------------------------------------------------ data
@@ -133,6 +151,46 @@ class DatasetCollection(Protocol):
 
 
 # ------------------------------------------------------------------------------------ solutions
+_RELATIONS: dict[str, Callable[[float, float], bool]] = {
+    "<=": lambda v, t: v <= t, "<": lambda v, t: v < t, ">=": lambda v, t: v >= t, ">": lambda v, t: v > t,
+    "==": lambda v, t: v == t}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of a verification: ``value relation tolerance`` must hold.
+
+    Attributes
+    ----------
+    name : str
+        What is checked, in words (``"smallest eigenvalue of M"``, ``"asymmetry"``).
+    value : float
+        The measured value.
+    tolerance : float
+        The bound it is compared with (already scaled, as the check applies it).
+    relation : str
+        One of ``<=``, ``<``, ``>=``, ``>``, ``==`` (``value`` on the left).
+    """
+
+    name: str
+    value: float
+    tolerance: float
+    relation: str = "<="
+
+    def __post_init__(self) -> None:
+        if self.relation not in _RELATIONS:
+            raise ValueError(f"Check {self.name!r}: relation {self.relation!r} is not one of {list(_RELATIONS)}")
+
+    @property
+    def ok(self) -> bool:
+        """Whether the check holds (a NaN value fails)."""
+        return bool(_RELATIONS[self.relation](float(self.value), float(self.tolerance)))
+
+    def describe(self) -> str:
+        """``"smallest eigenvalue of M = -2.1e-05, needs >= -1e-06"``."""
+        return f"{self.name} = {float(self.value):.3g}, needs {self.relation} {float(self.tolerance):.3g}"
+
+
 @dataclass
 class Feasibility:
     """Result of verifying a returned point.
@@ -140,7 +198,8 @@ class Feasibility:
     Attributes
     ----------
     ok : bool
-        Every check passed within its tolerance.
+        Every check passed within its tolerance (with ``checks``: ``all(c.ok for c in checks)``,
+        which the conformance kit :mod:`psdbench.testing` enforces).
     min_eig : float
         Smallest eigenvalue of the matrix that must be PSD (the most negative, if several).
     max_residual : float
@@ -149,6 +208,9 @@ class Feasibility:
         The tolerances used, by name.
     details : dict
         Per-check values (e.g. ``min_eig_Hbar``).
+    checks : list of Check
+        Every check made, with its value and tolerance; :meth:`reason` names the failed ones.
+        Optional for plugins (default empty: :meth:`reason` then shows ``details`` and ``tolerances``).
     """
 
     ok: bool
@@ -156,6 +218,23 @@ class Feasibility:
     max_residual: float
     tolerances: dict[str, float] = field(default_factory=dict)
     details: dict[str, float] = field(default_factory=dict)
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Check]:
+        """The checks that do not hold."""
+        return [c for c in self.checks if not c.ok]
+
+    def reason(self) -> str:
+        """Why the point fails: each failed check with its value and tolerance ("" when ``ok``).
+
+        Without ``checks`` (a plugin that does not list them), the details and tolerances.
+        """
+        if self.ok:
+            return ""
+        if self.failed:
+            return "; ".join(c.describe() for c in self.failed)
+        return f"details {self.details}, tolerances {self.tolerances}"
 
 
 @dataclass

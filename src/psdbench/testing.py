@@ -159,6 +159,9 @@ def _score(owner: str, instance: Any, solution: Solution) -> tuple[float, Feasib
     value, feas, metrics = results
     if not isinstance(feas, Feasibility):
         raise ObjectiveError(f"{_label(instance)}: verify returned {type(feas).__name__}, not Feasibility")
+    if feas.checks and feas.ok != all(c.ok for c in feas.checks):
+        raise ObjectiveError(f"{_label(instance)}: verify says ok={feas.ok} but its checks say "
+                             f"{'; '.join(c.describe() + (' (holds)' if c.ok else ' (fails)') for c in feas.checks)}")
     if not isinstance(metrics, Mapping) or not all(isinstance(k, str) for k in metrics):
         raise ObjectiveError(f"{_label(instance)}: evaluate must return a dict of str to numbers")
     try:
@@ -171,8 +174,8 @@ def _score(owner: str, instance: Any, solution: Solution) -> tuple[float, Feasib
 def _require_feasible(owner: str, instance: Any, value: float, feas: Feasibility) -> None:
     if not feas.ok:
         raise InfeasiblePointError(
-            f"{owner} returned a point that fails verification on {_label(instance)}: min_eig={feas.min_eig:.3g}, "
-            f"max_residual={feas.max_residual:.3g}, details={feas.details}, tolerances={feas.tolerances}")
+            f"{owner} returned a point that fails verification on {_label(instance)}: {feas.reason()} "
+            f"(min_eig={feas.min_eig:.3g}, max_residual={feas.max_residual:.3g})")
     if not math.isfinite(value):
         raise ObjectiveError(f"{owner}: objective {value!r} on {_label(instance)} is not finite")
 
