@@ -22,6 +22,7 @@ from .. import __version__
 from ..api import DataError, PsdbenchError, expand_params, pairs_with, param_specs, problem_family, problem_sense, validate_params
 from ..registry import CORE_LIBRARIES, Registry
 from .inputs import check_dataset_content, positive_seconds
+from .limits import MAX_CELLS, check_depth, check_seeds, echo
 from .keys import dataset_fingerprint, instance_key, stable_hash
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name", "save_solutions"}
@@ -84,6 +85,8 @@ def read_grid_file(path: str | Path) -> tuple[dict[str, Any], str]:
         raise PsdbenchError(f"grid file {p} is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise PsdbenchError(f"grid file {p}: malformed TOML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise PsdbenchError(f"grid file {p}: values nested too deep to read") from None
 
 
 def _run_settings(run: Any, name: str) -> dict[str, Any]:
@@ -97,8 +100,9 @@ def _run_settings(run: Any, name: str) -> dict[str, Any]:
     seeds = run.get("seeds", [0])
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool)
                                                            and s >= 0 for s in seeds):
-        raise PsdbenchError(f"grid {name}: [run] seeds must be a non-empty list of integers >= 0, not {seeds!r}")
-    out: dict[str, Any] = {"seeds": seeds, "name": run.get("name", name)}
+        raise PsdbenchError(f"grid {name}: [run] seeds must be a non-empty list of integers >= 0, not {echo(seeds)}")
+    check_seeds(seeds, f"grid {name}: [run]")
+    out: dict[str, Any] = {"seeds": list(dict.fromkeys(seeds)), "name": run.get("name", name)}  # a repeated seed is one
     if not isinstance(out["name"], str) or not out["name"]:
         raise PsdbenchError(f"grid {name}: [run] name must be a non-empty string, not {out['name']!r}")
     for key, default in (("timeout", 300.0), ("reference_timeout", 120.0)):
@@ -188,12 +192,15 @@ def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> 
                             f"it pairs with (known: {', '.join(sorted(known))})")
 
 
-def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
+def expand(spec: dict[str, Any], name: str, reg: Registry, max_cells: int | None = MAX_CELLS) -> Grid:
     """Validate a parsed grid and expand it to cells (checks every plugin, dataset and value).
 
     Raises a one-line :class:`PsdbenchError` on anything malformed, including a solver entry that
-    yields no cell (no problem of a kind it supports, or a ``where`` that matches nothing).
+    yields no cell (no problem of a kind it supports, or a ``where`` that matches nothing), and on
+    a grid of more than ``max_cells`` cells (None: no limit; the cells past it are counted, not
+    built).  Repeated entries (a solver, seed or dataset listed twice) give one cell.
     """
+    check_depth(spec, f"grid {name}")
     unknown = set(spec) - {"run", "problems", "solvers"}
     if unknown:
         raise PsdbenchError(f"grid {name}: unknown section(s) {', '.join(sorted(unknown))}")
@@ -249,6 +256,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
     senses: dict[str, str] = {}
     families: dict[str, str] = {}
     per_solver = [0] * len(solver_entries)
+    uncounted = 0
     for pname, problem, datasets, combos, where in loaded:
         expanded = []
         for d in datasets:  # a problem may expand special values (e.g. fold = "all") per dataset
@@ -271,15 +279,22 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
                 if any((d if k == "dataset" else ip.get(k, getattr(problem, "default_params", {}).get(k))) not in allowed
                        for k, allowed in filt.items()):
                     continue
+                per_solver[j] += len(scombos)
+                if uncounted or (max_cells is not None and len(cells) + len(scombos) > max_cells):
+                    uncounted += len(scombos)  # past the limit: counted for the message, not built
+                    continue
                 for sp in scombos:
                     ckey = stable_hash(["cell", ikey, sname, sp, versions, __version__])
                     cells.append(Cell(pname, d, ip, seed, sname, sp, ikey, ckey))
-                    per_solver[j] += 1
     for count, (sname, _, filt, _, solver, where) in zip(per_solver, solver_entries):
         if count == 0:
             why = f"its 'where' {filt} matches no instance" if filt else \
                 f"no problem of the grid has a kind it supports ({', '.join(getattr(solver, 'kinds', ()))})"
             raise PsdbenchError(f"{where}: solver {sname!r} gives no cell: {why}")
+    cells = _unique(cells)
+    if uncounted:
+        raise PsdbenchError(f"grid {name}: {len(cells) + uncounted} cells, more than {max_cells}: "
+                            "pass --yes (yes=True) to run a grid this large, or narrow it with -s / -d / -p")
     return Grid(
         name=run["name"],
         cells=cells,
@@ -295,6 +310,14 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
     )
 
 
+def _unique(cells: list[Cell]) -> list[Cell]:
+    """One cell per ``cell_key``, in grid order (a solver, seed or dataset listed twice runs once)."""
+    seen: dict[str, Cell] = {}
+    for c in cells:
+        seen.setdefault(c.cell_key, c)
+    return list(seen.values())
+
+
 def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
     """``"my-solver[tol=1e-3,max_iters=[100,200]]"`` -> ``("my-solver", {"tol": 1e-3, "max_iters": [100, 200]})``.
 
@@ -304,7 +327,7 @@ def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
     """
     m = re.fullmatch(r"\s*([^\[\]\s]+)\s*(?:\[(.*)\])?\s*", text)
     if m is None:
-        raise PsdbenchError(f"selector {text!r}: expected NAME or NAME[param=value,...]")
+        raise PsdbenchError(f"selector {echo(text)}: expected NAME or NAME[param=value,...]")
     name, inner = m.group(1), m.group(2)
     if inner is None:
         return name, None
@@ -326,6 +349,8 @@ def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
             value = tomllib.loads(f"v = {raw.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             value = raw.strip()  # a bare word: a string
+        except RecursionError:
+            raise PsdbenchError(f"selector {echo(text)}: values nested too deep to read") from None
         params[key.strip()] = value
     return name, params
 

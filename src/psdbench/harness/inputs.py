@@ -8,6 +8,7 @@ read-only SQLite connection (URI ``mode=ro``), so a foreign or damaged file stay
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sqlite3
@@ -20,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..api import DataError, Dataset, PsdbenchError
+from .limits import cut_line
 from .store import SCHEMA_VERSION, Store
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -94,6 +96,9 @@ def check_store(path: str | Path, write: bool) -> Path:
     if newer:
         raise PsdbenchError(f"--db {p}: store schema version {version[0]} is newer than this psdbench reads "
                             f"({SCHEMA_VERSION}); upgrade psdbench")
+    damage = store_damage(p, tables, int(version[0]) if version is not None else 1)
+    if damage:
+        raise PsdbenchError(f"--db {p} is damaged: {damage} (the file was not changed)")
     if write:
         _writable_dir(p.parent if str(p.parent) else Path("."), f"--db {p}")
         if not os.access(p, os.W_OK):
@@ -101,11 +106,73 @@ def check_store(path: str | Path, write: bool) -> Path:
     return p
 
 
+#: A store larger than this is not scanned with ``PRAGMA quick_check`` (the check reads every page).
+QUICK_CHECK_MAX_BYTES = 256 * 2**20
+#: What a version-3 store holds: name -> type.
+SCHEMA_OBJECTS = {"history": "table", "results": "view", "runs": "table", "refs": "table", "meta": "table"}
+
+
+def store_damage(p: Path, tables: dict[str, str], version: int) -> str:
+    """What is damaged in a psdbench store, with what can be recovered ("" if nothing), read-only.
+
+    Checked: SQLite's ``PRAGMA quick_check`` (stores up to :data:`QUICK_CHECK_MAX_BYTES`), the
+    tables and views of the schema with the history's columns (version-3 stores; older ones are
+    migrated by ``run``), and that every JSON column of every history row decodes.
+    """
+    from .results import JSON_COLUMNS, RESULT_COLUMNS
+
+    salvage = (f"copy out what SQLite can still read with `sqlite3 {p} .recover | sqlite3 recovered.sqlite` "
+               "and use that store")
+    try:
+        con = _ro_connect(p)
+    except sqlite3.DatabaseError as exc:
+        return f"SQLite cannot open it ({cut_line(str(exc), 200)}); {salvage}"
+    try:
+        if p.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+            rows = [r[0] for r in con.execute("PRAGMA quick_check(3)")]
+            if rows != ["ok"]:
+                return f"SQLite integrity check failed ({cut_line('; '.join(rows), 200)}); {salvage}"
+        if version < SCHEMA_VERSION:
+            return ""
+        missing = [f"{kind} {name}" for name, kind in SCHEMA_OBJECTS.items() if tables.get(name) != kind]
+        have = {r[1] for r in con.execute("PRAGMA table_info(history)")} if tables.get("history") == "table" else set()
+        lost = [c for c in RESULT_COLUMNS if have and c not in have]
+        if missing or lost:
+            what = ", ".join(missing) + (("; " if missing else "") + f"history columns {', '.join(lost)}" if lost else "")
+            kept = (f"its {con.execute('SELECT COUNT(*) FROM history').fetchone()[0]} history rows are readable: "
+                    f"export them with `sqlite3 -csv -header {p} 'SELECT * FROM history'`" if have else salvage)
+            return f"missing {what}; {kept}"
+        bad: list[tuple[int, str, str]] = []
+        for c in JSON_COLUMNS:  # SQLite's json_valid first (fast); Python's json decides (it accepts NaN)
+            for seq, key, text in con.execute(
+                    f"SELECT seq, cell_key, {c} FROM history WHERE {c} IS NOT NULL AND json_valid({c}) = 0"):
+                try:
+                    json.loads(text)
+                except (TypeError, ValueError, RecursionError):
+                    bad.append((seq, key, c))
+        if bad:
+            total = con.execute("SELECT COUNT(*) FROM history").fetchone()[0]
+            seqs = sorted({b[0] for b in bad})
+            shown = ", ".join(str(x) for x in seqs[:10]) + (", ..." if len(seqs) > 10 else "")
+            return (f"{len(seqs)} history row(s) hold malformed JSON (seq {shown}; column "
+                    f"{', '.join(sorted({b[2] for b in bad}))}); the other {total - len(seqs)} rows are intact: "
+                    f"delete the damaged ones with `sqlite3 {p} 'DELETE FROM history WHERE seq IN ({', '.join(map(str, seqs[:20]))}"
+                    f"{', ...' if len(seqs) > 20 else ''})'`")
+        return ""
+    except sqlite3.DatabaseError as exc:
+        return f"SQLite cannot read it ({cut_line(str(exc), 200)}); {salvage}"
+    finally:
+        con.close()
+
+
 def check_solutions_folder(db: Path) -> Path:
     """Check that the archive folder of ``--save-solutions`` can be created or written (nothing is made)."""
     from .solutions import folder_for
 
     folder = folder_for(db)
+    if folder.absolute() == Path(db).absolute():
+        raise PsdbenchError(f"--save-solutions: the store {db} has the name of its own archive folder "
+                            f"(<store stem>.solutions); give --db another name, e.g. {Path(db).with_suffix('.sqlite')}")
     if folder.exists() and not folder.is_dir():
         raise PsdbenchError(f"--save-solutions: {folder} exists and is not a folder")
     if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):

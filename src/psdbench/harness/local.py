@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 from ..api import Status
+from .limits import harness_failure
 from .process import CellWorker, fork_context
 
 MAX_BATCH = 64
@@ -34,7 +35,7 @@ def _guarded(what: str, obj: Any, call: Callable[[], Any]) -> Result:
     try:
         return what, obj, call()
     except Exception as exc:
-        res = {"status": Status.CRASHED.value, "message": f"executor: {type(exc).__name__}: {exc}"}
+        res = {"status": Status.CRASHED.value, "message": harness_failure(f"executor: {type(exc).__name__}: {exc}")}
         return what, obj, (replace(obj, **res) if what == "cell" else res)
 
 
