@@ -245,6 +245,12 @@ def check_dataset_content(ds: Dataset, name: str) -> None:
             raise DataError(f"{where}: expected a non-empty 2-D feature table, got shape {X.shape}")
         if not np.isfinite(X).all():
             raise DataError(f"{where}: {int((~np.isfinite(X)).sum())} feature values are NaN or infinite")
+        top = float(np.abs(X).max())
+        with np.errstate(over="ignore"):  # a squared distance sums d squared differences of up to 2 * top
+            overflow = not np.isfinite(X.shape[1] * (2.0 * top) ** 2)
+        if overflow:
+            raise DataError(f"{where}: feature values up to {top:.3g} overflow squared distances in float64 "
+                            "(more than ~1e150); rescale the data")
     if y is not None:
         try:
             y = np.asarray(y, dtype=float)
