@@ -127,13 +127,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     _check_writes(args.report, "--report")
     _check_backend(args)
+    _check_scheduler(args.scheduler)
     prep = prepare(args.grid, suite=args.suite, solvers=args.solver, datasets=args.dataset, problems=args.problem,
                    db=args.db, save_solutions=args.save_solutions, yes=args.yes)
     for name, why in prep.registry.broken.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     grid = prep.grid
     jobs = _plan_jobs(args.jobs, grid.memory_mb)
-    _check_scheduler(args.scheduler)
     store = Store(prep.db)
     try:
         summary: dict[str, Any] = {}

@@ -90,7 +90,12 @@ def replace_folder(target: str | Path, write: Callable[[Path], dict[str, Path]])
     real.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.tmp-", dir=real.parent))
     try:
-        paths = write(tmp)
+        try:
+            paths = write(tmp)
+        except OSError as exc:  # name the report folder (or its file), not the temporary folder
+            name = str(exc.filename) if exc.filename is not None else ""
+            shown = name.replace(str(tmp), str(target), 1) if name.startswith(str(tmp)) else (name or str(target))
+            raise OSError(exc.errno, exc.strerror or str(exc), shown) from None
         (tmp / MARKER).write_text("written by psdbench report; the folder is replaced as a whole\n")
         mask = os.umask(0)
         os.umask(mask)

@@ -53,6 +53,9 @@ def check_store(path: str | Path, write: bool) -> Path:
         writable); ``False`` for the read commands (it must exist and be a psdbench store).
     """
     p = Path(path)
+    if p.is_symlink() and not p.exists():
+        raise PsdbenchError(f"--db {p} is a symbolic link to {os.readlink(p)}, which does not exist; "
+                            "remove the link or give the store's own path")
     if p.is_dir():
         raise PsdbenchError(f"--db {p} is a folder, not a results store file")
     if not p.exists():

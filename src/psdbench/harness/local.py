@@ -67,7 +67,7 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
 
-    workers = [CellWorker(memory_mb, cancel=stop) for _ in range(max(1, jobs))]
+    workers = [CellWorker(memory_mb, cancel=stop) for _ in range(max(1, min(jobs, len(items))))]  # no idle worker
     ctx = fork_context()
     if ctx is not None:  # before any thread starts: forked workers start with the plugins imported
         for w in workers:
