@@ -447,3 +447,81 @@ def test_nested_values_from_python_are_one_error(tmp_path):
     with pytest.raises(PsdbenchError, match="nested"):
         psdbench.run(spec, db=tmp_path / "s.sqlite")
     assert not (tmp_path / "s.sqlite").exists()
+
+
+# ------------------------------------------------------------------------------ a real full disk
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MiB tmpfs under ``tmp_path`` (root only; skipped where mounting is not permitted)."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def _fill(disk: Path) -> None:
+    """Write until the file system is full (unbuffered: no write is left for close)."""
+    with open(disk / "filler", "wb", buffering=0) as fh:
+        for chunk in (65536, 512, 1):
+            try:
+                while True:
+                    fh.write(b"\0" * chunk)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+
+
+def test_full_disk_report_exits_3_and_keeps_the_previous_report(small_disk):
+    _store_with_rows(small_disk / "s.sqlite", 50)
+    assert cli(["report", "--db", small_disk / "s.sqlite", "--out", small_disk / "rep"])[0] == 0
+    _fill(small_disk)
+    before = snapshot(small_disk)
+    code, _, err = cli(["report", "--db", small_disk / "s.sqlite", "--out", small_disk / "rep"])
+    assert code == 3 and len(err.strip().splitlines()) == 1, err
+    assert "no space left" in err.lower() and str(small_disk / "rep") in err and "internal error" not in err
+    assert snapshot(small_disk) == before  # previous report intact, no temporary folder left
+
+
+def test_full_disk_run_exits_3_before_writing_a_runs_row(small_disk):
+    _store_with_rows(small_disk / "s.sqlite", 5)
+    (small_disk.parent / "g.toml").write_text(grid())
+    _fill(small_disk)
+    code, _, err = cli(["run", "--grid", small_disk.parent / "g.toml", "--db", small_disk / "s.sqlite", "--report", "",
+                        "--quiet"])
+    assert code == 3 and len(err.strip().splitlines()) == 1 and "full" in err and "internal error" not in err, err
+    (small_disk / "filler").unlink()
+    con = sqlite3.connect(small_disk / "s.sqlite")
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert con.execute("SELECT count(*) FROM history").fetchone()[0] == 5
+
+
+def test_os_errors_map_to_input_or_machine_statuses():
+    from psdbench.oserrors import EXIT_INPUT, EXIT_MACHINE, describe
+
+    for code, status in ((errno.ENAMETOOLONG, EXIT_INPUT), (errno.EACCES, EXIT_INPUT), (errno.ENOTDIR, EXIT_INPUT),
+                         (errno.EROFS, EXIT_INPUT), (errno.ENOSPC, EXIT_MACHINE), (errno.EFBIG, EXIT_MACHINE),
+                         (errno.EDQUOT, EXIT_MACHINE), (errno.EIO, EXIT_MACHINE)):
+        got, line = describe(OSError(code, os.strerror(code), "/some/path"))
+        assert got == status and line.startswith("/some/path: ") and "; " in line
+    assert describe(sqlite3.OperationalError("database or disk is full"), "s.sqlite")[0] == EXIT_MACHINE
+    assert describe(sqlite3.DatabaseError("database disk image is malformed"), "s.sqlite")[0] == EXIT_INPUT
+    assert describe(ValueError("a bug")) is None  # stays an internal error
+
+
+def test_unsearchable_folder_is_one_line_naming_the_path(tmp_path, monkeypatch):
+    """A folder the user cannot search (the tests run as root, whom the kernel lets through: the
+    error is raised where ``stat`` would raise it)."""
+    import psdbench.harness.inputs as inputs
+
+    locked = tmp_path / "locked" / "s.sqlite"
+
+    def denied(path, write):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    monkeypatch.setattr(inputs, "check_store", denied)
+    code, _, err = cli(["results", "--db", locked])
+    assert code == 2 and str(locked) in err and "permission" in err.lower() and len(err.strip().splitlines()) == 1

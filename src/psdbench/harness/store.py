@@ -176,6 +176,8 @@ class Store:
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
+        except sqlite3.OperationalError:
+            raise  # a full disk, an I/O error, a lock: the machine's condition (psdbench.oserrors)
         except sqlite3.DatabaseError as exc:
             raise PsdbenchError(f"{self.path}: not a psdbench results store ({exc})") from None
         finally:
