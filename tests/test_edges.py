@@ -165,6 +165,8 @@ EDGE_CASES: dict[str, tuple[Setup, str]] = {
                                                                                   "--save-solutions", "--report", ""],
                                      "res.solutions"),
     "db-dangling-symlink": (lambda d: _run()(d)[:4] + [str(_dangling(d)), "--report", ""], "link"),
+    "db-archive-folder-name-too-long": (lambda d: _run()(d)[:4] + [str(d / ("n" * 248 + ".db")), "--save-solutions",
+                                                                  "--report", ""], "archive folder"),
     "db-name-too-long": (lambda d: _run()(d)[:4] + [str(d / LONG), "--report", ""], "longer than"),
     # outputs checked before anything runs
     "out-dangling-symlink": (_report(_dangling), "link"),

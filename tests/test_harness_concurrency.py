@@ -207,7 +207,10 @@ def test_ctrl_c_or_sigterm_kills_running_cells_stores_none_of_them_and_exits_130
         time.sleep(0.1)
     time.sleep(0.5)
     assert proc.poll() is None
-    proc.send_signal(sig)
+    if sig in (signal.SIGHUP, signal.SIGQUIT):  # as a terminal sends them: to the foreground group (fork server too)
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
     try:
         out, err = proc.communicate(timeout=60)  # far below the cells' 300 s timeout
     except subprocess.TimeoutExpired:

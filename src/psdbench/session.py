@@ -88,7 +88,8 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
 def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = None,
         solvers: list[str] | None = None, datasets: list[str] | None = None, problems: list[str] | None = None,
         db: str | Path = DEFAULT_DB, jobs: int | None = None, timeout: float | None = None, force: bool = False,
-        backend: str = "local", progress: bool = False, save_solutions: bool | None = None) -> pd.DataFrame:
+        backend: str = "local", progress: bool = False, save_solutions: bool | None = None,
+        yes: bool = False) -> pd.DataFrame:
     """Run a grid (resuming from ``db``) and return its cells' results.
 
     Parameters
@@ -107,6 +108,8 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
     save_solutions : bool, optional
         Keep each cell's returned point beside the store (default: the grid's); read one back
         with :func:`psdbench.load_solution`.
+    yes : bool
+        Run a grid of more than :data:`~psdbench.harness.limits.MAX_CELLS` cells.
 
     Returns
     -------
@@ -126,7 +129,7 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
     if backend not in ("local", "dask"):
         raise PsdbenchError(f"backend must be 'local' or 'dask', not {backend!r}")
     p = prepare(grid, suite=suite, solvers=solvers, datasets=datasets, problems=problems, db=db,
-                save_solutions=save_solutions)
+                save_solutions=save_solutions, yes=yes)
     store = Store(p.db)
     try:
         run_grid(p.grid, store, jobs=jobs, backend=backend, timeout=timeout, force=force, progress=progress,

@@ -176,6 +176,9 @@ def check_solutions_folder(db: Path) -> Path:
     if folder.absolute() == Path(db).absolute():
         raise PsdbenchError(f"--save-solutions: the store {db} has the name of its own archive folder "
                             f"(<store stem>.solutions); give --db another name, e.g. {Path(db).with_suffix('.sqlite')}")
+    if len(os.fsencode(folder.name)) > 255:
+        raise PsdbenchError(f"--save-solutions: the archive folder's name ({len(os.fsencode(folder.name))} bytes, "
+                            "the store's name + '.solutions') is longer than a file system allows; shorten --db")
     if folder.exists() and not folder.is_dir():
         raise PsdbenchError(f"--save-solutions: {folder} exists and is not a folder")
     if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):

@@ -98,7 +98,10 @@ def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int 
     if iso.outcome == "result":
         return iso.value
     status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
-    return {"status": status.value, "message": iso.message, "wall_time_s": iso.wall_time_s}
+    message = iso.message
+    if status is Status.CRASHED and memory_mb and memory_mb < worker_need_mb():
+        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
+    return {"status": status.value, "message": message, "wall_time_s": iso.wall_time_s}
 
 
 def machine_info(libraries: list[str]) -> tuple[dict, dict, dict]:
