@@ -146,9 +146,14 @@ def store_damage(p: Path, tables: dict[str, str], version: int) -> str:
                     f"export them with `sqlite3 -csv -header {p} 'SELECT * FROM history'`" if have else salvage)
             return f"missing {what}; {kept}"
         bad: list[tuple[int, str, str]] = []
-        for c in JSON_COLUMNS:  # SQLite's json_valid first (fast); Python's json decides (it accepts NaN)
+        try:
+            con.execute("SELECT json_valid('1')")
+            suspect = "AND json_valid({c}) = 0"  # SQLite's json_valid first (fast)
+        except sqlite3.OperationalError:  # an SQLite without JSON functions: Python reads every value
+            suspect = ""
+        for c in JSON_COLUMNS:  # Python's json decides (it accepts the NaN that json_valid refuses)
             for seq, key, text in con.execute(
-                    f"SELECT seq, cell_key, {c} FROM history WHERE {c} IS NOT NULL AND json_valid({c}) = 0"):
+                    f"SELECT seq, cell_key, {c} FROM history WHERE {c} IS NOT NULL {suspect.format(c=c)}"):
                 try:
                     json.loads(text)
                 except (TypeError, ValueError, RecursionError):
