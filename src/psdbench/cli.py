@@ -180,6 +180,11 @@ def _write_report(store: Any, out: str) -> dict[str, Path]:
 def _check_backend(args: argparse.Namespace) -> None:
     if args.scheduler is not None and args.backend != "dask":
         raise PsdbenchError("--scheduler needs --backend dask (the local backend has no scheduler)")
+    if args.backend == "dask":
+        from importlib.util import find_spec
+
+        if find_spec("distributed") is None:  # before the store is opened: no runs row
+            raise PsdbenchError("--backend dask needs 'distributed': pip install 'psdbench[dask]'")
 
 
 def _check_scheduler(address: str | None, timeout: float = 5.0) -> None:
