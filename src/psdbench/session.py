@@ -118,7 +118,10 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
         decoded, metrics as ``metric_<name>``; plus ``below_certified``, ``gap_scale`` and
         ``gap_scaled`` from :func:`psdbench.harness.reference.annotate`).
     """
+    import warnings
+
     from .harness.inputs import positive_seconds
+    from .harness.limits import plan_workers
     from .harness.runner import run_grid
     from .harness.store import Store
 
@@ -130,6 +133,9 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
         raise PsdbenchError(f"backend must be 'local' or 'dask', not {backend!r}")
     p = prepare(grid, suite=suite, solvers=solvers, datasets=datasets, problems=problems, db=db,
                 save_solutions=save_solutions, yes=yes)
+    jobs, _, notes = plan_workers(jobs, p.grid.memory_mb)
+    for note in notes:  # jobs lowered to what the memory holds, more workers than cores
+        warnings.warn(note, stacklevel=2)
     store = Store(p.db)
     try:
         run_grid(p.grid, store, jobs=jobs, backend=backend, timeout=timeout, force=force, progress=progress,
