@@ -527,3 +527,25 @@ def test_unsearchable_folder_is_one_line_naming_the_path(tmp_path, monkeypatch):
     monkeypatch.setattr(inputs, "check_store", denied)
     code, _, err = cli(["results", "--db", locked])
     assert code == 2 and str(locked) in err and "permission" in err.lower() and len(err.strip().splitlines()) == 1
+
+
+def test_jobs_beyond_memory_are_lowered_and_the_cells_run(tmp_path):
+    """``--jobs 10000`` used to cap each worker below what it needs to start: every cell crashed."""
+    (tmp_path / "g.toml").write_text(grid())
+    code, out, err = cli(["run", "--grid", tmp_path / "g.toml", "--db", tmp_path / "s.sqlite", "--report", "",
+                          "--quiet", "--jobs", "10000"])
+    assert code == 0 and "--jobs 10000 lowered to" in err, err
+    con = sqlite3.connect(tmp_path / "s.sqlite")
+    assert [r[0] for r in con.execute("SELECT status FROM history")] == ["ok"]
+
+
+@pytest.mark.parametrize("cmd", ["compare", "results"])
+def test_ctrl_c_outside_run_does_not_speak_of_cells(cmd, tmp_path, monkeypatch):
+    import psdbench.harness.inputs as inputs
+
+    make_store(tmp_path / "s.sqlite")
+    monkeypatch.setattr(inputs.ReadOnlyStore, "results_frame", lambda self, *a: (_ for _ in ()).throw(KeyboardInterrupt))
+    args = ["compare", tmp_path / "s.sqlite", tmp_path / "s.sqlite"] if cmd == "compare" else \
+        ["results", "--db", tmp_path / "s.sqlite"]
+    code, _, err = cli(args)
+    assert code == 130 and err.strip() == "psdbench: interrupted"
