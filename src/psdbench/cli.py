@@ -121,19 +121,20 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from . import preflight
     from .harness.runner import run_grid
     from .harness.store import Store
     from .session import prepare
 
-    _check_writes(args.report, "--report")
-    _check_backend(args)
-    _check_scheduler(args.scheduler)
+    preflight.check_writes(args.report, "--report")
+    preflight.check_backend(args)
+    preflight.check_scheduler(args.scheduler)
     prep = prepare(args.grid, suite=args.suite, solvers=args.solver, datasets=args.dataset, problems=args.problem,
                    db=args.db, save_solutions=args.save_solutions, yes=args.yes)
     for name, why in prep.registry.broken.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     grid = prep.grid
-    jobs = _plan_jobs(args.jobs, grid.memory_mb)
+    jobs = preflight.plan_jobs(args.jobs, grid.memory_mb)
     store = Store(prep.db)
     try:
         summary: dict[str, Any] = {}
@@ -147,77 +148,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
               + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)")
         if args.report:
-            print(_report_line(_write_report(store, args.report)))
+            print(_report_line(preflight.write_report_whole(store, args.report)))
     finally:
         store.close()  # checkpoints the WAL: the file alone holds the run, and later reads leave it as is
     return 0
-
-
-def _check_writes(out: str | None, flag: str) -> None:
-    """Before any work: the umask lets psdbench read what it writes, and the report folder (if
-    any) can be replaced as a whole (:mod:`psdbench.outdir`)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    if mask & 0o600:
-        raise PsdbenchError(f"umask {mask:04o} would make the files psdbench writes unreadable or unwritable to "
-                            "you; set e.g. `umask 022`")
-    if out:
-        from .harness.inputs import check_out_dir
-        from .outdir import check_report_folder
-
-        check_out_dir(out, flag)
-        check_report_folder(out, flag)
-
-
-def _write_report(store: Any, out: str) -> dict[str, Path]:
-    """The report written into a folder beside ``out`` and swapped in whole (:mod:`psdbench.outdir`)."""
-    from .outdir import replace_folder
-    from .report import write_report
-
-    return replace_folder(out, lambda folder: write_report(store, folder))
-
-
-def _check_backend(args: argparse.Namespace) -> None:
-    if args.scheduler is not None and args.backend != "dask":
-        raise PsdbenchError("--scheduler needs --backend dask (the local backend has no scheduler)")
-    if args.backend == "dask":
-        from importlib.util import find_spec
-
-        if find_spec("distributed") is None:  # before the store is opened: no runs row
-            raise PsdbenchError("--backend dask needs 'distributed': pip install 'psdbench[dask]'")
-
-
-def _check_scheduler(address: str | None, timeout: float = 5.0) -> None:
-    """An unreachable Dask scheduler is an error before the store is touched (no ``runs`` row)."""
-    if not address:
-        return
-    import socket
-    from urllib.parse import urlsplit
-
-    from .harness.limits import echo
-
-    parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        host, port = None, None
-    if not host or not port:
-        raise PsdbenchError(f"--scheduler {echo(address)}: expected tcp://HOST:PORT")
-    try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except OSError as exc:
-        raise PsdbenchError(f"--scheduler {echo(address)}: no Dask scheduler answers ({exc.strerror or exc}); "
-                            "start one or leave --scheduler out for a local cluster") from None
-
-
-def _plan_jobs(jobs: int | None, memory_mb: int | None) -> int:
-    """The workers the run uses (:func:`~psdbench.harness.limits.plan_workers`), notes on stderr."""
-    from .harness.limits import plan_workers
-
-    used, _, notes = plan_workers(jobs, memory_mb)
-    for note in notes:
-        print(f"psdbench: warning: {note}", file=sys.stderr)
-    return used
 
 
 def _report_line(paths: dict[str, Path]) -> str:
@@ -311,11 +245,12 @@ def _cmd_results(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from . import preflight
     from .harness.inputs import ReadOnlyStore
 
     store = ReadOnlyStore(args.db)
-    _check_writes(args.out, "--out")
-    print(_report_line(_write_report(store, args.out)))
+    preflight.check_writes(args.out, "--out")
+    print(_report_line(preflight.write_report_whole(store, args.out)))
     return 0
 
 
@@ -363,6 +298,7 @@ COMMANDS = {"run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _c
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0, 1, 2 or 3; 130 on Ctrl-C, 128 + the signal on
     SIGTERM / SIGHUP / SIGQUIT, 141 on a closed standard output)."""
+    from . import preflight
     from .harness.limits import cut_line
     from .oserrors import EXIT_PIPE, describe, quiet_stdout
     from .signals import exit_status, interrupted_line, stops_gracefully
@@ -378,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd is None:
             parser.print_help()
             return 0
-        _check_cwd(args.cmd)
+        preflight.check_cwd(args.cmd)
         with stops_gracefully():
             return COMMANDS[args.cmd](args)
     except PsdbenchError as exc:
@@ -399,16 +335,6 @@ def main(argv: list[str] | None = None) -> int:
             return known[0]
         print(f"psdbench: internal error: {type(exc).__name__}: {cut_line(str(exc))}", file=sys.stderr)
         return 1
-
-
-def _check_cwd(command: str) -> None:
-    """A deleted working folder is a one-line error for the commands that take paths."""
-    if command in ("list", "info"):
-        return
-    try:
-        os.getcwd()
-    except FileNotFoundError:
-        raise PsdbenchError("the working folder no longer exists; cd to an existing folder and re-run") from None
 
 
 if __name__ == "__main__":

@@ -21,14 +21,13 @@ import multiprocessing as mp
 import os
 import re
 import resource
-import signal
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .lifetime import kill_group, own_group, reap_descendants, watch_parent
+from .lifetime import kill_group, orphaned, own_group, quiet_signals, reap_descendants, watch_parent
 
 _CTX = None
 
@@ -147,30 +146,6 @@ def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
     return threadpool_limits(limits=1)
 
 
-def quiet_signals() -> None:
-    """A worker ends at once and silently on SIGINT, SIGTERM, SIGHUP and SIGQUIT (the runner records
-    the cell), whatever handlers the process it was forked from had (``psdbench run`` turns them
-    into an exception there, :mod:`psdbench.signals`), and ignores SIGXFSZ (a write past ``ulimit
-    -f`` then fails with an error the row records)."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
-    signal.signal(signal.SIGQUIT, _quit)  # its default would also dump a core file
-    if hasattr(signal, "SIGXFSZ"):
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-
-
-def _quit(signum: int, frame: Any) -> None:
-    os._exit(128 + signum)
-
-
-def _orphaned(body: Callable[[], None]) -> None:
-    """``body()``; if the run's process is gone (its pipe closed), end without a traceback."""
-    try:
-        body()
-    except (BrokenPipeError, ConnectionResetError, EOFError):
-        os._exit(0)
-
-
 def _child(fn: Callable[..., Any], task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str],
            parent: int) -> None:
     _setup(memory_mb, path, parent)
@@ -180,7 +155,7 @@ def _child(fn: Callable[..., Any], task: dict[str, Any], conn: Any, memory_mb: i
         conn.send(("result", result))
         conn.close()
 
-    _orphaned(body)
+    orphaned(body)
 
 
 def _vm_mb() -> float:
@@ -201,7 +176,7 @@ def _serve(conn: Any, memory_mb: int | None, path: list[str], parent: int) -> No
     :data:`RECYCLE_SHARE` of the headroom under the cap).
     """
     _setup(memory_mb, path, parent)
-    _orphaned(lambda: _serve_loop(conn, memory_mb))
+    orphaned(lambda: _serve_loop(conn, memory_mb))
 
 
 def _serve_loop(conn: Any, memory_mb: int | None) -> None:
