@@ -120,7 +120,9 @@ def store_damage(p: Path, tables: dict[str, str], version: int) -> str:
 
     Checked: SQLite's ``PRAGMA quick_check`` (stores up to :data:`QUICK_CHECK_MAX_BYTES`), the
     tables and views of the schema with the history's columns (version-3 stores; older ones are
-    migrated by ``run``), and that every JSON column of every history row decodes.
+    migrated by ``run``), and that every JSON column of every history row decodes.  A store with a
+    ``-wal`` file beside it (a run writing now, or killed) gets the schema checks only: its pages
+    are in flux, and a concurrent reader must not scan the whole file.
     """
     from .results import JSON_COLUMNS, RESULT_COLUMNS
 
@@ -130,8 +132,9 @@ def store_damage(p: Path, tables: dict[str, str], version: int) -> str:
         con = _ro_connect(p)
     except sqlite3.DatabaseError as exc:
         return f"SQLite cannot open it ({cut_line(str(exc), 200)}); {salvage}"
+    live = Path(f"{p}-wal").exists()  # a run is writing (or was killed): its pages are in flux
     try:
-        if p.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+        if not live and p.stat().st_size <= QUICK_CHECK_MAX_BYTES:
             rows = [r[0] for r in con.execute("PRAGMA quick_check(3)")]
             if rows != ["ok"]:
                 return f"SQLite integrity check failed ({cut_line('; '.join(rows), 200)}); {salvage}"
@@ -145,6 +148,8 @@ def store_damage(p: Path, tables: dict[str, str], version: int) -> str:
             kept = (f"its {con.execute('SELECT COUNT(*) FROM history').fetchone()[0]} history rows are readable: "
                     f"export them with `sqlite3 -csv -header {p} 'SELECT * FROM history'`" if have else salvage)
             return f"missing {what}; {kept}"
+        if live:
+            return ""
         bad: list[tuple[int, str, str]] = []
         try:
             con.execute("SELECT json_valid('1')")
