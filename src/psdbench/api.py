@@ -370,6 +370,10 @@ class Solver(Protocol):
     ``accepts_any_params`` : bool
         Parameters not in ``default_params`` are passed through (e.g. backend options); default
         False.
+    ``option_names() -> set of str | None``
+        With ``accepts_any_params``: the names the backend accepts (its own list, e.g. Clarabel's
+        settings), so that a misspelt option is a one-line error before the run; ``None`` (or no
+        hook): the backend offers no list and every name passes.
     ``skip_reason(instance) -> str | None``
         Why the solver does not run on ``instance`` (``None``: it does).  Default: from
         ``supports``.
@@ -482,6 +486,12 @@ def validate_params(obj: Any, values: Mapping[str, Any], where: str, undeclared_
     bad = set(values) - set(specs)
     if bad and not getattr(obj, "accepts_any_params", False) and not (undeclared_ok and not specs):
         raise PsdbenchError(f"{where}: {getattr(obj, 'name', obj)!r} has no parameter(s) {', '.join(sorted(bad))}")
+    hook = getattr(obj, "option_names", None) if bad else None
+    known = hook() if callable(hook) else None
+    if known is not None and bad - set(known):
+        raise PsdbenchError(f"{where}: {getattr(obj, 'name', obj)!r} has no parameter or backend option(s) "
+                            f"{', '.join(sorted(bad - set(known)))[:200]} (its backend accepts: "
+                            f"{', '.join(sorted(known))[:300]})")
     for k, v in values.items():
         why = specs[k].error(v) if k in specs else None
         if why:

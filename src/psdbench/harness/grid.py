@@ -22,6 +22,7 @@ from ..api import DataError, PsdbenchError, expand_params, pairs_with, param_spe
 from ..registry import CORE_LIBRARIES, Registry
 from .inputs import check_dataset_content, positive_seconds
 from .keys import cell_id, cell_key, code_hash, dataset_fingerprint, instance_key
+from .limits import MAX_CELLS, check_depth, check_seeds, echo
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name", "save_solutions"}
 PROBLEM_KEYS = {"name", "datasets", "params"}
@@ -89,6 +90,8 @@ def read_grid_file(path: str | Path) -> tuple[dict[str, Any], str]:
         raise PsdbenchError(f"grid file {p} is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise PsdbenchError(f"grid file {p}: malformed TOML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise PsdbenchError(f"grid file {p}: values nested too deep to read") from None
 
 
 def _run_settings(run: Any, name: str) -> dict[str, Any]:
@@ -102,8 +105,9 @@ def _run_settings(run: Any, name: str) -> dict[str, Any]:
     seeds = run.get("seeds", [0])
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool)
                                                            and s >= 0 for s in seeds):
-        raise PsdbenchError(f"grid {name}: [run] seeds must be a non-empty list of integers >= 0, not {seeds!r}")
-    out: dict[str, Any] = {"seeds": seeds, "name": run.get("name", name)}
+        raise PsdbenchError(f"grid {name}: [run] seeds must be a non-empty list of integers >= 0, not {echo(seeds)}")
+    check_seeds(seeds, f"grid {name}: [run]")
+    out: dict[str, Any] = {"seeds": list(dict.fromkeys(seeds)), "name": run.get("name", name)}  # a repeated seed is one
     if not isinstance(out["name"], str) or not out["name"]:
         raise PsdbenchError(f"grid {name}: [run] name must be a non-empty string, not {out['name']!r}")
     for key, default in (("timeout", 300.0), ("reference_timeout", 120.0)):
@@ -193,17 +197,21 @@ def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> 
                             f"it pairs with (known: {', '.join(sorted(known))})")
 
 
-def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = False) -> Grid:
+def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = False,
+           max_cells: int | None = MAX_CELLS) -> Grid:
     """Validate a parsed grid and expand it to cells (checks every plugin, dataset and value).
 
     Raises a one-line :class:`PsdbenchError` on anything malformed, including a solver entry that
-    yields no cell (no problem of a kind it supports, or a ``where`` that matches nothing).
+    yields no cell (no problem of a kind it supports, or a ``where`` that matches nothing), and on
+    a grid of more than ``max_cells`` cells (None: no limit; the cells past it are counted, not
+    built).  Repeated entries (a solver, seed or dataset listed twice) give one cell.
 
     ``narrowed`` (a grid cut down from the command line, :func:`restrict`): a solver entry that
     gives no cell among the kept problems is dropped instead (its ``where`` keys are then not
     checked: they may name parameters of a problem the selection dropped); only a solver that
     gives no cell at all, through any of its entries, is an error.
     """
+    check_depth(spec, f"grid {name}")
     unknown = set(spec) - {"run", "problems", "solvers"}
     if unknown:
         raise PsdbenchError(f"grid {name}: unknown section(s) {', '.join(sorted(unknown))}")
@@ -264,6 +272,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
     families: dict[str, str] = {}
     codes: dict[str, str] = {}
     per_solver = [0] * len(solver_entries)
+    uncounted = 0
     for pname, problem, datasets, combos, where in loaded:
         expanded = []
         for d in datasets:  # a problem may expand special values (e.g. fold = "all") per dataset
@@ -288,11 +297,14 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
                         ip.get(k, getattr(problem, "default_params", {}).get(k))) not in allowed
                        for k, allowed in filt.items()):
                     continue
+                per_solver[j] += len(scombos)
+                if uncounted or (max_cells is not None and len(cells) + len(scombos) > max_cells):
+                    uncounted += len(scombos)  # past the limit: counted for the message, not built
+                    continue
                 for sp in scombos:
                     ckey = cell_key(ikey, sname, sp, versions, scode)
                     cells.append(Cell(pname, d, ip, seed, sname, sp, ikey, ckey, cell_id(pname, d, ip, seed, sname, sp),
                                       scode, pcode))
-                    per_solver[j] += 1
     if narrowed:  # entries that give no cell among the kept problems are dropped, not errors
         given: dict[str, int] = {}
         for count, entry in zip(per_solver, solver_entries):
@@ -305,6 +317,10 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
             why = f"its 'where' {filt} matches no instance" if filt else \
                 f"no problem of the grid has a kind it supports ({', '.join(getattr(solver, 'kinds', ()))})"
             raise PsdbenchError(f"{where}: solver {sname!r} gives no cell: {why}")
+    cells = _unique(cells)
+    if uncounted:
+        raise PsdbenchError(f"grid {name}: {len(cells) + uncounted} cells, more than {max_cells}: "
+                            "pass --yes (yes=True) to run a grid this large, or narrow it with -s / -d / -p")
     return Grid(
         name=run["name"],
         cells=cells,
@@ -321,6 +337,14 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
     )
 
 
+def _unique(cells: list[Cell]) -> list[Cell]:
+    """One cell per ``cell_key``, in grid order (a solver, seed or dataset listed twice runs once)."""
+    seen: dict[str, Cell] = {}
+    for c in cells:
+        seen.setdefault(c.cell_key, c)
+    return list(seen.values())
+
+
 def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
     """``"my-solver[tol=1e-3,max_iters=[100,200]]"`` -> ``("my-solver", {"tol": 1e-3, "max_iters": [100, 200]})``.
 
@@ -330,7 +354,7 @@ def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
     """
     m = re.fullmatch(r"\s*([^\[\]\s]+)\s*(?:\[(.*)\])?\s*", text)
     if m is None:
-        raise PsdbenchError(f"selector {text!r}: expected NAME or NAME[param=value,...]")
+        raise PsdbenchError(f"selector {echo(text)}: expected NAME or NAME[param=value,...]")
     name, inner = m.group(1), m.group(2)
     if inner is None:
         return name, None
@@ -352,6 +376,8 @@ def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
             value = tomllib.loads(f"v = {raw.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             value = raw.strip()  # a bare word: a string
+        except RecursionError:
+            raise PsdbenchError(f"selector {echo(text)}: values nested too deep to read") from None
         params[key.strip()] = value
     return name, params
 

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .lifetime import kill_group, own_group, reap_descendants, watch_parent
+from .lifetime import kill_group, orphaned, own_group, quiet_signals, reap_descendants, watch_parent
 
 _CTX = None
 
@@ -139,6 +139,7 @@ def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
     (:func:`psdbench.testing.check_solver`).  Python warnings are ignored for the same reason.
     """
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
+    quiet_signals()
     own_group()
     watch_parent(parent)
     os.environ.update({k: "1" for k in THREAD_VARS})
@@ -160,9 +161,13 @@ def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
 def _child(fn: Callable[..., Any], task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str],
            parent: int) -> None:
     _setup(memory_mb, path, parent)
-    result = fn(task, conn.send)
-    conn.send(("result", result))
-    conn.close()
+
+    def body() -> None:
+        result = fn(task, conn.send)
+        conn.send(("result", result))
+        conn.close()
+
+    orphaned(body)
 
 
 def _vm_mb(pid: int | str = "self") -> float:
@@ -183,6 +188,10 @@ def _serve(conn: Any, memory_mb: int | None, path: list[str], parent: int) -> No
     :data:`RECYCLE_SHARE` of the headroom under the cap).
     """
     _setup(memory_mb, path, parent)
+    orphaned(lambda: _serve_loop(conn, memory_mb))
+
+
+def _serve_loop(conn: Any, memory_mb: int | None) -> None:
     from .shared import WorkerCache
 
     cache = WorkerCache()

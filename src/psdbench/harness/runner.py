@@ -63,7 +63,7 @@ from .reference import finalize, reference_key, reference_record
 from .results import CellResult
 from .store import Store, now
 
-MEMORY_SHARE = 0.8  # of physical memory, split between the jobs, when the grid sets no memory_mb
+from .limits import MEMORY_SHARE, harness_failure, is_harness_failure, plan_workers, worker_need_mb  # noqa: F401
 
 
 def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
@@ -83,7 +83,10 @@ def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | Non
     if iso.outcome == "result":
         return iso.value
     status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
-    out = replace(base, status=status.value, message=iso.message, wall_time_s=iso.wall_time_s)
+    message = iso.message
+    if status is Status.CRASHED and memory_mb and memory_mb < worker_need_mb():
+        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
+    out = replace(base, status=status.value, message=message, wall_time_s=iso.wall_time_s)
     if status is Status.TIMEOUT and iso.checkpoints:
         check = run_isolated(worker.verify_checkpoints, {**task, "result": out, "checkpoints": iso.checkpoints},
                              max(10.0, min(float(timeout), 120.0)), memory_mb,
@@ -102,7 +105,10 @@ def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int 
     if iso.outcome == "result":
         return iso.value
     status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
-    return {"status": status.value, "message": iso.message, "wall_time_s": iso.wall_time_s}
+    message = iso.message
+    if status is Status.CRASHED and memory_mb and memory_mb < worker_need_mb():
+        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
+    return {"status": status.value, "message": message, "wall_time_s": iso.wall_time_s}
 
 
 def machine_info(libraries: list[str]) -> tuple[dict, dict, dict]:
@@ -182,25 +188,27 @@ def run_grid(
     <psdbench.harness.refcache.ReferenceCache.resolve>`: ``True`` the default folder, a folder,
     or ``False`` for none).
     """
-    jobs = jobs or os.cpu_count() or 1
+    jobs, memory_mb, _ = plan_workers(jobs, grid.memory_mb)  # the caller shows the notes (psdbench run)
     timeout = float(timeout or grid.timeout)
-    memory_mb = grid.memory_mb or int(psutil.virtual_memory().total / 2**20 * MEMORY_SHARE / jobs)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     store.start_run(run_id, command, *machine_info(grid.libraries))
-    since = store.last_seq() if force else None
+    last = store.last_seq()
+    since = last if force else None
     keep = grid.save_solutions if save_solutions is None else save_solutions
     extra = {"solutions": solutions.target(store.path, run_id)} if keep else {}
 
-    stored = store.done_keys()
+    stored = store.done_keys()  # without the harness's own failures (harness/limits.py)
     done = set() if force else stored
     todo = [c for c in grid.cells if c.cell_key not in done]
+    redo = set() if force else {c.cell_key for c in todo} & store.stored_keys()  # stored, but to compute again
     changed = code_changes([c for c in todo if c.cell_key not in stored], store)
     refs: list[str] = []
     cache = ReferenceCache.resolve(ref_cache) if grid.reference else None
     ref_keys = {k: reference_key(grid.problem_codes.get(spec["problem"], "")) for k, spec in grid.instances.items()}
     reused: list[dict[str, Any]] = []
     if grid.reference:
-        have = {} if force else store.references(grid.instances)
+        have = {} if force else {k: r for k, r in store.references(grid.instances).items()
+                                 if not is_harness_failure(r.get("status"), r.get("message"))}
         refs = [k for k in grid.instances if k not in have]
         if cache is not None:
             for k in refs:
@@ -215,7 +223,7 @@ def run_grid(
     def claim(what: str, obj: Any) -> str:
         key = f"ref:{obj}" if what == "ref" else obj.cell_key
         try:
-            return store.claim([key], run_id, since).get(key, "")
+            return store.claim([key], run_id, last if key in redo else since).get(key, "")
         except sqlite3.Error as exc:  # not computed now; a later resume does it
             return f"claim failed ({exc})"
 
@@ -314,7 +322,8 @@ def _run_executor(grid: Grid, run_id: str, todo: list[Any], refs: list[str], job
             try:
                 res = fut.result()
             except Exception as exc:  # the executor itself failed: record, go on
-                res = {"status": Status.CRASHED.value, "message": f"executor: {type(exc).__name__}: {exc}"}
+                res = {"status": Status.CRASHED.value,
+                       "message": harness_failure(f"executor: {type(exc).__name__}: {exc}")}
                 if what == "cell":
                     res = replace(obj, **res)
             yield [(what, obj, res)]

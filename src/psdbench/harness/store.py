@@ -199,6 +199,8 @@ class Store:
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
+        except sqlite3.OperationalError:
+            raise  # a full disk, an I/O error, a lock: the machine's condition (psdbench.oserrors)
         except sqlite3.DatabaseError as exc:
             raise PsdbenchError(f"{self.path}: not a psdbench results store ({exc})") from None
         finally:
@@ -238,6 +240,17 @@ class Store:
 
     # ---- cells
     def done_keys(self) -> set[str]:
+        """Cell keys whose latest row is a result: every stored cell but those the harness itself
+        failed (``crashed`` with a message starting with
+        :data:`~psdbench.harness.limits.HARNESS_PREFIX`), which a later run computes again."""
+        from .limits import HARNESS_PREFIX
+
+        with self._conn() as con:
+            return {r[0] for r in con.execute(
+                "SELECT cell_key FROM results WHERE NOT (status = 'crashed' AND substr(message, 1, ?) = ?)",
+                (len(HARNESS_PREFIX), HARNESS_PREFIX))}
+
+    def stored_keys(self) -> set[str]:
         """Cell keys with at least one stored row."""
         with self._conn() as con:
             return {r[0] for r in con.execute("SELECT DISTINCT cell_key FROM history")}

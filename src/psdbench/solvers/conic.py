@@ -27,6 +27,10 @@ def _version(pkg: str) -> str:
         return "absent"
 
 
+#: Keywords of ``cvxpy.Problem.solve`` itself, accepted beside any backend's options.
+CVXPY_SOLVE_KEYWORDS = {"warm_start", "verbose", "ignore_dpp", "enforce_dpp", "canon_backend"}
+
+
 class CvxpySolver:
     """Base class: solve the reference formulation with one cvxpy backend."""
 
@@ -42,6 +46,10 @@ class CvxpySolver:
 
     def library_versions(self) -> dict[str, str]:
         return {"cvxpy": _version("cvxpy"), self.package: _version(self.package)}
+
+    def option_names(self) -> set[str] | None:
+        """The option names the backend accepts besides ``formulation`` (None: it offers no list)."""
+        return None
 
     def available(self) -> tuple[bool, str]:
         import cvxpy as cp
@@ -148,6 +156,15 @@ class Clarabel(CvxpySolver):
     package = "clarabel"
     default_params: dict[str, Any] = {}
     time_limit_option = "time_limit"
+
+    def option_names(self) -> set[str] | None:
+        """Clarabel's settings (``clarabel.DefaultSettings``) and cvxpy's own ``solve`` keywords."""
+        try:
+            import clarabel
+        except ImportError:  # not installed: the cell is skipped anyway
+            return None
+        return ({a for a in dir(clarabel.DefaultSettings()) if not a.startswith("_") and a != "default"}
+                | CVXPY_SOLVE_KEYWORDS | {"formulation"})
 
 
 class Mosek(CvxpySolver):
