@@ -50,8 +50,9 @@ __all__ = [
     "Budget", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
     "TraceRecorder", "certified_reference", "choice", "default_params", "either", "expand_params",
-    "number", "pairs_with", "param_specs", "problem_family", "problem_sense", "repair",
-    "resolve_iterate", "skip_reason", "validate_params",
+    "number", "pairs_with", "param_specs", "problem_contract", "problem_description", "problem_family",
+    "problem_sense", "repair", "resolve_iterate", "skip_reason", "solver_requires", "solver_returns",
+    "validate_params",
 ]
 
 
@@ -270,6 +271,15 @@ class Problem(Protocol):
     ``size_param`` : str
         The instance parameter that measures an instance's size (e.g. a dimension), the x axis of
         the report's time-versus-size plot.  Default: none (the report tries ``n``, ``n_nodes``).
+    ``description`` : str
+        The problem as a solver's author needs it, in plain text: the optimization problem written
+        out, the variables a :class:`Solution` carries (names, shapes, meaning, layout) and the
+        paper it comes from.  ``psdbench info`` and the family's documentation page print it.
+        Default: the docstring (:func:`problem_description`).
+    ``contract`` : type or tuple of type
+        The kind protocol(s) its instances implement: everything a solver may read of an
+        instance (``families/<family>/contract.py`` for the built-ins).  ``psdbench info`` prints
+        their members with their types.  Default: :class:`Instance` (:func:`problem_contract`).
     """
 
     name: str
@@ -296,6 +306,13 @@ class Solver(Protocol):
         ``supports``.
     ``preload`` : tuple of str
         Modules the fork server imports once (besides the entry point's own module).
+    ``requires`` : tuple of str
+        Instance members a generic solver (``kinds`` ``("*",)``) reads beyond :class:`Instance`;
+        ``psdbench info PROBLEM`` lists the solver only for problems whose ``contract`` has them
+        all (it would be skipped on the others).  Default: ``()`` (:func:`solver_requires`).
+    ``returns`` : str
+        What its :class:`Solution` carries, in plain text, for ``psdbench info``.  Default: the
+        variables its problems document (:func:`solver_returns`).
     """
 
     name: str
@@ -348,6 +365,35 @@ def problem_size_param(problem: Any) -> str | None:
     """The instance parameter a problem names as its size (``size_param`` hook), or ``None``."""
     name = getattr(problem, "size_param", None)
     return None if name is None else str(name)
+
+
+def problem_description(problem: Any) -> str:
+    """The problem's ``description`` text, or its docstring (dedented, stripped)."""
+    import inspect
+
+    text = getattr(problem, "description", None)
+    if not isinstance(text, str) or not text.strip():
+        text = getattr(problem, "__doc__", None) or getattr(type(problem), "__doc__", None) or ""
+    return inspect.cleandoc(text)
+
+
+def problem_contract(problem: Any) -> tuple[type, ...]:
+    """The kind protocol(s) a problem's instances implement (``contract`` hook), default ``(Instance,)``."""
+    contract = getattr(problem, "contract", None)
+    if contract is None:
+        return (Instance,)
+    return tuple(contract) if isinstance(contract, (tuple, list)) else (contract,)
+
+
+def solver_requires(solver: Any) -> tuple[str, ...]:
+    """Instance members a generic solver needs beyond :class:`Instance` (``requires`` hook), default ``()``."""
+    return tuple(str(m) for m in getattr(solver, "requires", ()) or ())
+
+
+def solver_returns(solver: Any) -> str | None:
+    """The solver's ``returns`` text, or ``None`` (its problems' variables then say it)."""
+    text = getattr(solver, "returns", None)
+    return text.strip() if isinstance(text, str) and text.strip() else None
 
 
 def pairs_with(solver: Any, problem: Any) -> bool:

@@ -97,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--save-solutions", action="store_true", default=None,
                      help="keep each cell's returned point (<db stem>.solutions/<run>/<cell>.npz, named in the row)")
     ls = sub.add_parser("list", help="list problems, solvers, datasets or suites")
-    ls.add_argument("what", choices=["problems", "solvers", "datasets", "suites"])
+    ls.add_argument("what", nargs="?", default=None, choices=["problems", "solvers", "datasets", "suites"],
+                    help="what to list (default: all four)")
     ls.add_argument("-v", "--verbose", action="store_true", help="every parameter, its default, type and meaning")
     info = sub.add_parser("info", help="one problem, solver, dataset or suite: every parameter, default, type, meaning")
     info.add_argument("name")
@@ -186,33 +187,29 @@ def _report_line(paths: dict[str, Path]) -> str:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from .describe import first_line, param_lines
+    from .describe import list_lines
     from .registry import discover
 
     reg = discover()
-    if args.what == "problems":
-        for n, p in sorted(reg.problems.items()):
-            print(f"{n}\t{first_line(p)}")
-            if args.verbose:
-                print("\n".join(param_lines(p)))
-    elif args.what == "solvers":
-        for n, s in sorted(reg.solvers.items()):
-            print(f"{n}\t{','.join(getattr(s, 'kinds', ()))}\t{first_line(s)}")
-            if args.verbose:
-                print("\n".join(param_lines(s)))
-    elif args.what == "datasets":
-        names = list(reg.single_datasets)
-        for prefix, coll in sorted(reg.collections.items()):
-            try:  # a collection plugin that fails is reported, the others are listed
-                names += [f"{prefix}/{n}" for n in coll.names()]
-            except (Exception, SystemExit) as exc:
-                print(f"psdbench: warning: {prefix}/* unavailable ({type(exc).__name__}: "
-                      f"{(str(exc).splitlines() or [''])[0]})", file=sys.stderr)
-        for n in sorted(names):
-            print(n)
-    else:
-        for n in reg.suite_names():
-            print(n)
+    for what in [args.what] if args.what else ["problems", "solvers", "datasets", "suites"]:
+        if not args.what:
+            print(f"{what}:")
+        if what in ("problems", "solvers"):  # names and docstrings from the source: no plugin imported
+            lines = list_lines(reg.problems if what == "problems" else reg.solvers, what, args.verbose)
+            print("\n".join(lines)) if lines else None
+        elif what == "datasets":
+            names = list(reg.single_datasets)
+            for prefix, coll in sorted(reg.collections.items()):
+                try:  # a collection plugin that fails is reported, the others are listed
+                    names += [f"{prefix}/{n}" for n in coll.names()]
+                except (Exception, SystemExit) as exc:
+                    print(f"psdbench: warning: {prefix}/* unavailable ({type(exc).__name__}: "
+                          f"{(str(exc).splitlines() or [''])[0]})", file=sys.stderr)
+            for n in sorted(names):
+                print(n)
+        else:
+            for n in reg.suite_names():
+                print(n)
     for name, why in reg.broken.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     return 0
