@@ -50,7 +50,7 @@ __all__ = [
     "Budget", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
     "TraceRecorder", "certified_reference", "choice", "default_params", "either", "expand_params",
-    "number", "pairs_with", "param_specs", "problem_contract", "problem_description", "problem_family",
+    "number", "pairs_with", "param_specs", "problem_contract", "problem_offers", "problem_description", "problem_family",
     "problem_sense", "repair", "resolve_iterate", "skip_reason", "solver_requires", "solver_returns",
     "validate_params",
 ]
@@ -280,6 +280,10 @@ class Problem(Protocol):
         The kind protocol(s) its instances implement: everything a solver may read of an
         instance (``families/<family>/contract.py`` for the built-ins).  ``psdbench info`` prints
         their members with their types.  Default: :class:`Instance` (:func:`problem_contract`).
+    ``unsupported`` : tuple of str
+        Members of the contract its instances offer only as a refusal (e.g.
+        ``reference_formulation`` returning ``None``): ``psdbench info`` then does not list the
+        solvers that require them.  Default: ``()``.
     """
 
     name: str
@@ -383,6 +387,17 @@ def problem_contract(problem: Any) -> tuple[type, ...]:
     if contract is None:
         return (Instance,)
     return tuple(contract) if isinstance(contract, (tuple, list)) else (contract,)
+
+
+def problem_offers(problem: Any) -> set[str]:
+    """Instance members a problem's instances offer: the members of its contract protocols (and
+    their protocol bases) less its ``unsupported`` ones."""
+    names: set[str] = set()
+    for cls in problem_contract(problem):
+        for c in getattr(cls, "__mro__", ()):
+            if c is not object:
+                names |= set(getattr(c, "__annotations__", {})) | {k for k in vars(c) if not k.startswith("_")}
+    return names - set(getattr(problem, "unsupported", ()) or ())
 
 
 def solver_requires(solver: Any) -> tuple[str, ...]:

@@ -152,7 +152,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         check_out_dir(args.report, "--report")
     prep = prepare(args.grid, suite=args.suite, solvers=args.solver, datasets=args.dataset, problems=args.problem,
                    db=args.db, save_solutions=args.save_solutions)
-    for name, why in prep.registry.broken.items():
+    reported = dict(prep.registry.broken)  # plugins are imported as needed: more may be reported after the run
+    for name, why in reported.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     grid = prep.grid
     store = Store(prep.db)
@@ -171,8 +172,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.report:
             from .report import write_report
 
-            paths = write_report(store, args.report)
+            paths = write_report(store, args.report, registry=prep.registry)
             print(_report_line(paths))
+        for name, why in prep.registry.broken.items():  # plugins first imported by the cells or the report
+            if name not in reported:
+                print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     finally:
         store.close()  # checkpoints the WAL: the file alone holds the run, and later reads leave it as is
     return 0

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from typing import Any, Mapping
 
 from .api import (PsdbenchError, pairs_with, param_specs, problem_contract, problem_description, problem_family,
-                  problem_sense, solver_requires, solver_returns)
+                  problem_offers, problem_sense, solver_requires, solver_returns)
 from .plugins import PluginMap, StaticReader, names_of
 from .registry import Registry
 
@@ -103,16 +103,6 @@ def list_lines(plugins: Mapping[str, Any], what: str, verbose: bool = False) -> 
 
 
 # ------------------------------------------------------------------------------------ contracts
-def _members(cls: type) -> set[str]:
-    """Names a protocol (and its protocol bases) declares: annotations, methods, properties."""
-    names: set[str] = set()
-    for c in cls.__mro__:
-        if c is object:
-            continue
-        names |= set(getattr(c, "__annotations__", {})) | {k for k in vars(c) if not k.startswith("_")}
-    return names
-
-
 def _classdef(cls: type) -> ast.ClassDef | None:
     try:
         node = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
@@ -203,9 +193,7 @@ def suite_datasets(reg: Registry, problem: str) -> list[str]:
 def pairing_solvers(reg: Registry, problem: Any) -> list[str]:
     """Solvers ``psdbench run`` pairs with the problem and that do not need an instance member its
     contract lacks (those would only be skipped)."""
-    members: set[str] = set()
-    for cls in problem_contract(problem):
-        members |= _members(cls) if isinstance(cls, type) else set()
+    members = problem_offers(problem)
     reader, out = StaticReader(), []
     for n in names_of(reg.solvers):
         f = facts(reg.solvers, n, ("kinds", "requires", "name"), reader)

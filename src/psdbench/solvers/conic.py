@@ -34,6 +34,7 @@ class CvxpySolver:
     backend = ""
     package = ""
     kinds: tuple[str, ...] = ("*",)
+    requires = ("reference_formulation",)  # a problem whose instances return None is skipped
     params: dict[str, api.Param] = {}
     default_params: dict[str, Any] = {}
     # ``formulation`` (a variant of Instance.reference_formulation) and backend options pass through

@@ -110,6 +110,7 @@ class Euclidean:
 
     name = "euclidean"
     kinds: tuple[str, ...] = ("*",)
+    requires = ("metric_training_data", "metric_from_matrix")  # MetricPeerInstance
     params: dict[str, api.Param] = {}
     default_params: dict[str, Any] = {}
 
@@ -132,6 +133,7 @@ class MetricLearnPeer:
 
     name = "metric-learn"
     kinds: tuple[str, ...] = ("*",)
+    requires = ("metric_training_data", "metric_from_matrix")  # MetricPeerInstance
     params: dict[str, api.Param] = {}
     default_params: dict[str, Any] = {}
     preload: tuple[str, ...] = ("metric_learn",)
