@@ -43,6 +43,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from psdbench.budget import Budget
+from psdbench.errors import DataError, PsdbenchError  # without NumPy: ``psdbench --version`` imports none
 from psdbench.params import Param, choice, either, number
 from psdbench.tracing import Deferred, TraceRecorder, resolve_iterate
 
@@ -56,12 +57,6 @@ __all__ = [
 ]
 
 
-class PsdbenchError(Exception):
-    """Bad input (configuration, plugin, data).  The command line turns it into exit status 2."""
-
-
-class DataError(PsdbenchError):
-    """A dataset cannot be found or read."""
 
 
 class Status(str, enum.Enum):

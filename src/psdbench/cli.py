@@ -28,7 +28,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS
     os.environ[_var] = "1"
 
 from . import __version__  # noqa: E402
-from .api import PsdbenchError  # noqa: E402
+from .errors import PsdbenchError  # noqa: E402  (psdbench.api's, without NumPy: --version and --help import none)
 
 DEFAULT_DB = "psdbench-results.sqlite"
 
