@@ -64,7 +64,7 @@ def psdbench() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "psdbench.cli"]
 
 
-def time_command(argv: list[str], repeats: int) -> list[float]:
+def wall_times(argv: list[str], repeats: int) -> list[float]:
     """Wall seconds of ``repeats`` runs of ``argv`` (after one uncounted warm-up); raises if one fails."""
     times = []
     for i in range(repeats + 1):
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.only and label not in args.only:
                 continue
             full = [*base, *(c.format(db=db, grid=grid, out=out) for c in cmd)]
-            t = time_command(full, args.repeats)
+            t = wall_times(full, args.repeats)
             med = statistics.median(t)
             ok = "" if budget is None else ("yes" if med <= budget else "NO")
             print(f"| `psdbench {' '.join(cmd)}` | {med:.3f} | {min(t):.3f} | {max(t):.3f} | "
