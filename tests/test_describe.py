@@ -142,3 +142,16 @@ def test_plugin_map_imports_on_first_use_and_records_broken_plugins(tmp_path, mo
     assert sorted(plugins) == ["good"] and len(plugins) == 1
     with pytest.raises(KeyError):
         plugins["bad"]
+
+
+def test_a_loaded_plugin_imports_its_preload_modules_unless_only_described(tmp_path, monkeypatch):
+    """A run's process imports what a plugin's cells need with it (workers fork from it); the
+    describing commands (``list``, ``info``) do not."""
+    (tmp_path / "pre_plugin.py").write_text("class Solver:\n    kinds = ('x',)\n    preload = ('pre_extra_a',)\n")
+    (tmp_path / "pre_extra_a.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ep = {"pre": md.EntryPoint("pre", "pre_plugin:Solver", "psdbench.solvers")}
+    assert PluginMap("solvers", ep, {}, [], preload=False)["pre"] is not None
+    assert "pre_extra_a" not in sys.modules
+    assert PluginMap("solvers", ep, {}, [], preload=True)["pre"] is not None
+    assert "pre_extra_a" in sys.modules

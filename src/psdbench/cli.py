@@ -194,7 +194,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from .describe import list_lines
     from .registry import discover
 
-    reg = discover()
+    reg = discover(preload=False)  # describes plugins: their cells' modules are not needed
     for what in [args.what] if args.what else ["problems", "solvers", "datasets", "suites"]:
         if not args.what:
             print(f"{what}:")
@@ -223,7 +223,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from .describe import info_lines
     from .registry import discover
 
-    print("\n".join(info_lines(discover(), args.name)))
+    print("\n".join(info_lines(discover(preload=False), args.name)))
     return 0
 
 

@@ -10,6 +10,7 @@ attributes (``psdbench list``) read them from the module's source with :func:`st
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.metadata as md
 import importlib.util
 from collections.abc import Iterator, MutableMapping
@@ -54,15 +55,21 @@ class PluginMap(MutableMapping[str, Any]):
         Shared list of the modules of loaded plugins (the fork server's preload).
     loader : callable, optional
         Turns an entry point into the plugin object (default :func:`load_entry_point`).
+    preload : bool
+        Import a plugin's ``preload`` modules with it (what its cells need besides its module), so
+        that workers forked from this process start with them; commands that only print leave
+        them out.
     """
 
     def __init__(self, kind: str, entry_points: dict[str, md.EntryPoint], broken: dict[str, str],
-                 modules: list[str], loader: Callable[[md.EntryPoint], Any] = load_entry_point) -> None:
+                 modules: list[str], loader: Callable[[md.EntryPoint], Any] = load_entry_point,
+                 preload: bool = True) -> None:
         self.kind = kind
         self.entry_points = dict(entry_points)
         self.broken = broken
         self.modules = modules
         self._loader = loader
+        self._preload = preload
         self._loaded: dict[str, Any] = {}
 
     def names(self) -> list[str]:
@@ -87,6 +94,11 @@ class PluginMap(MutableMapping[str, Any]):
         self._loaded[name] = obj
         if ep.module not in self.modules:
             self.modules.append(ep.module)
+        for module in getattr(obj, "preload", ()) if self._preload else ():
+            try:
+                importlib.import_module(module)
+            except Exception:  # the plugin's cells report it; listing the plugin must not fail
+                continue
         return True
 
     def __getitem__(self, name: str) -> Any:

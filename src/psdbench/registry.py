@@ -151,10 +151,17 @@ def _suite_files(package: Any, prefix: str) -> dict[str, Any]:
     return {p.name[: -len(".toml")]: p for p in resources.files(name).iterdir() if p.name.endswith(".toml")}
 
 
-def discover() -> Registry:
+def discover(preload: bool = True) -> Registry:
     """Find every registered plugin by name; each is imported at its first use (broken ones are
     then recorded in :attr:`Registry.broken`, not raised).  Suites are found at once: their
-    packages hold only TOML files."""
+    packages hold only TOML files.
+
+    Parameters
+    ----------
+    preload : bool
+        Import a plugin's ``preload`` modules when it is imported (for a process that forks
+        workers); ``False`` for commands that only describe plugins.
+    """
     eps: dict[str, dict[str, md.EntryPoint]] = {kind: {} for kind in GROUPS}
     for kind, group in GROUPS.items():
         for ep in md.entry_points(group=group):
@@ -163,7 +170,7 @@ def discover() -> Registry:
     modules: list[str] = []
 
     def group(kind: str, names: dict[str, md.EntryPoint]) -> PluginMap:
-        return PluginMap(kind, names, broken, modules)
+        return PluginMap(kind, names, broken, modules, preload=preload)
 
     datasets = eps["datasets"]
     reg = Registry(problems=group("problems", eps["problems"]), solvers=group("solvers", eps["solvers"]),
