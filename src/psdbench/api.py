@@ -117,8 +117,9 @@ class Dataset:
 class DatasetCollection(Protocol):
     """A named collection of datasets (the ``<collection>`` part of ``<collection>/<name>``).
 
-    Optional hook ``check(name)``: raise a one-line :class:`DataError` if ``name`` cannot be
-    loaded, without loading it (default: ``name in names()``).
+    Optional hooks: ``check(name)``: raise a one-line :class:`DataError` if ``name`` cannot be
+    loaded, without loading it (default: ``name in names()``); ``preload`` (tuple of str): modules
+    ``load`` needs, imported by the fork server once (default: ``()``).
     """
 
     def names(self) -> list[str]:
@@ -275,6 +276,10 @@ class Problem(Protocol):
         The kind protocol(s) its instances implement: everything a solver may read of an
         instance (``families/<family>/contract.py`` for the built-ins).  ``psdbench info`` prints
         their members with their types.  Default: :class:`Instance` (:func:`problem_contract`).
+    ``preload`` : tuple of str
+        Modules its instances need that its own module does not import (e.g. scikit-learn's
+        model selection): imported with the problem in a process that runs cells, and by the fork
+        server; not by the commands that only describe it.  Default: ``()``.
     ``unsupported`` : tuple of str
         Members of the contract its instances offer only as a refusal (e.g.
         ``reference_formulation`` returning ``None``): ``psdbench info`` then does not list the
