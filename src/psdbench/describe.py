@@ -16,6 +16,7 @@ state them; ``info`` imports the one plugin it describes.
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import json
 import textwrap
@@ -238,6 +239,34 @@ def _solver_lines(reg: Registry, name: str, s: Any) -> list[str]:
     return out
 
 
+#: What ``info PROBLEM`` reads of a problem; where the source states all of them, the problem's
+#: module is not imported (only its contract's, for the types).
+_PROBLEM_ATTRS = ("__doc__", "name", "kind", "kind_aliases", "family", "sense", "description", "contract",
+                  "unsupported", "params")
+
+
+def _static_problem(plugins: Mapping[str, Any], name: str) -> Any | None:
+    """A stand-in for problem ``name`` built from its source (its contract classes imported), or
+    ``None`` where the source does not state what ``info`` prints (then the problem is imported)."""
+    if not isinstance(plugins, PluginMap) or name not in plugins.entry_points or plugins.is_loaded(name):
+        return None
+    found = StaticReader().entry_point_attrs(plugins.entry_points[name], _PROBLEM_ATTRS)
+    if found is None or "kind" not in found or "params" not in found:
+        return None  # (``default_params`` alone is computed at import: import the problem)
+    contract = found.get("contract")
+    refs = contract if isinstance(contract, tuple) else () if contract is None else (contract,)
+    try:
+        classes = tuple(getattr(importlib.import_module(r.module), r.name) for r in refs)
+    except Exception:  # not a class reference, or its module fails: import the problem instead
+        return None
+    attrs = {k: v for k, v in found.items() if k not in ("contract", "__doc__")}
+    problem = SimpleNamespace(**attrs, __doc__=found.get("__doc__"))
+    if classes:
+        problem.contract = classes
+    problem.name = found.get("name", name)
+    return problem
+
+
 def info_lines(reg: Registry, name: str) -> list[str]:
     """Everything ``psdbench info NAME`` prints; a one-line error if no plugin has that name.
 
@@ -248,7 +277,10 @@ def info_lines(reg: Registry, name: str) -> list[str]:
         A problem, solver, dataset, dataset collection or suite name.
     """
     out: list[str] = []
-    if name in reg.problems:
+    static = _static_problem(reg.problems, name)
+    if static is not None:
+        out += _problem_lines(reg, name, static)
+    elif name in reg.problems:
         out += _problem_lines(reg, name, reg.problems[name])
     if name in reg.solvers:
         out += ([""] if out else []) + _solver_lines(reg, name, reg.solvers[name])
