@@ -168,3 +168,20 @@ def test_info_from_the_source_equals_info_from_the_imported_problem(name):
     assert info_lines(fresh, name) == info_lines(loaded, name)
     if name == "graph-classification":  # the example of the issue: answered from the source
         assert _static_problem(discover(preload=False).problems, name) is not None
+
+
+def test_each_family_solver_says_what_it_returns_in_its_problems_variables(registry):
+    """``returns`` names only variables the instances of its kind accept (``Instance.variables``)."""
+    import re
+
+    for name in registry.solvers.names():
+        s = registry.solvers[name]
+        if "*" in s.kinds:
+            continue
+        text = s.returns
+        problems = [registry.problem(p) for p in registry.problems.names() if registry.problem(p).kind in s.kinds]
+        accepted = set().union(*(_instance_class(p).variables for p in problems))
+        for part in text.split(";"):
+            names = re.sub(r"\([^)]*\)", "", part.split(":")[0]).replace("with balancing,", "").split(",")
+            for var in (n.strip().split()[0] for n in names if n.strip() and n.strip() != "too"):
+                assert var in accepted, (name, var, accepted)

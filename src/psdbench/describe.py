@@ -223,14 +223,14 @@ def _solver_lines(reg: Registry, name: str, s: Any) -> list[str]:
     out = [f"solver {name}: {doc[0] if doc else ''}", *doc[1:], f"kinds: {', '.join(kinds)}"]
     if solver_requires(s):
         out.append(f"reads beyond Instance: {', '.join(solver_requires(s))}")
-    returns = solver_returns(s)
-    if returns is None:
-        reader = StaticReader()
-        mine = [n for n in names_of(reg.problems) if (f := facts(reg.problems, n, ("kind",), reader)) is not None
-                and ("*" in kinds or f.get("kind") in kinds)]
-        returns = ("the variables of the problem it solves" + (": see psdbench info " + " | ".join(mine) if mine
-                                                                else ""))
-    out += ["returns: " + returns.splitlines()[0], *returns.splitlines()[1:], "parameters:", *param_lines(s)]
+    reader = StaticReader()
+    mine = [n for n in names_of(reg.problems) if (f := facts(reg.problems, n, ("kind",), reader)) is not None
+            and ("*" in kinds or f.get("kind") in kinds)]
+    returns = solver_returns(s) or "the variables of the problem it solves"
+    out += ["returns: " + returns.splitlines()[0], *returns.splitlines()[1:]]
+    if mine:
+        out.append("  (what they mean: psdbench info " + " | ".join(mine) + ")")
+    out += ["parameters:", *param_lines(s)]
     try:
         versions = s.library_versions()
         out.append("libraries: " + (", ".join(f"{k} {v}" for k, v in sorted(versions.items())) or "none"))

@@ -125,6 +125,8 @@ class GdpaLpElim(GraphGdpaSolver):
     """Solver ``gdpa-lp-elim``: GDPA-LP on the split dual of the reduced SDP (certified bound)."""
 
     name = "gdpa-lp-elim"
+    returns = ("y_reduced, eps_reduced: the dual of the reduced SDP and its split parameter after the last LP; "
+               "s_reduced: the scaling vector whose Gershgorin discs certify it; x (N,): labels (rounding)")
     # Defaults reach the split dual's optimum.  The plain GDPA iteration from a strictly
     # diagonally dominant start (start="dominant", scalars="gdpa") stops after one LP at a
     # bound set by that start (far below 0 on WDBC); see the module docstring.
