@@ -39,7 +39,7 @@ def _block(title: str, lines: list[str]) -> list[str]:
 def generated(problems: list[str]) -> str:
     """The generated Markdown of a family whose problems are ``problems``."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from psdbench.api import problem_description, problem_sense
+    from psdbench.api import problem_description, problem_sense, solver_returns
     from psdbench.describe import contract_lines, first_line, pairing_solvers, param_lines, sense_lines, suite_datasets
     from psdbench.registry import discover
 
@@ -57,7 +57,8 @@ def generated(problems: list[str]) -> str:
             len(objs) == 1 or name == problems[0] or problem_sense(p) != problem_sense(objs[0])) else []
     out += _block("What a solver may read of an instance", contract_lines(objs[0]))
     solvers = sorted({s for p in objs for s in pairing_solvers(reg, p)})
-    out += ["### Solvers", ""] + [f"- `{s}`: {first_line(reg.solver(s))}" for s in solvers] + [""]
+    out += ["### Solvers", ""] + [f"- `{s}`: {first_line(reg.solver(s))}" + (
+        f" Returns {solver_returns(reg.solver(s))}." if solver_returns(reg.solver(s)) else "") for s in solvers] + [""]
     datasets = sorted({d for name in problems for d in suite_datasets(reg, name)})
     out += ["### Datasets in the registered suites", "", ", ".join(f"`{d}`" for d in datasets) or "none", ""]
     out += _block(f"Parameters of `{problems[0]}`", param_lines(objs[0]))
