@@ -6,8 +6,8 @@ would; the budget is 0.5 s for ``--version``, ``list``, ``info``, ``results`` an
 1 s for a resumed ``run`` with nothing to do.  A small store is made first (one graph-
 classification instance, two solvers, no reference) in a temporary folder.
 
-    python benchmarks/cli_latency.py                 # the table, median of 5
-    python benchmarks/cli_latency.py --repeats 9 --json out.json
+    python benchmarks/scripts/cli_latency.py                 # the table, median of 5
+    python benchmarks/scripts/cli_latency.py --repeats 9 --json out.json
 
 ``farm-bench -n 5 -- psdbench list solvers`` times one of them the same way from outside.
 """
