@@ -1,9 +1,11 @@
 """The family's reference: two interior-point solves that must agree, certified where tr(X) is fixed.
 
-1. Two interior-point methods at tight tolerance, the first two of Clarabel (native, chordal
-   decomposition off, only when its PSD cones are small enough for its dense KKT blocks), SDPA and
-   CVXOPT (optional extras) that return a point with largest DIMACS error <= 1e-6; their primal
-   values must agree to ``AGREE_RTOL`` (relative to ``1 + |value|``), else there is no reference.
+1. Two interior-point methods, the first two of SDPA (tolerances 1e-8) and CVXOPT (1e-8) (optional
+   extras) and Clarabel (native, chordal decomposition off, its default 1e-8 tolerances, only when
+   its PSD cones are small enough for its dense KKT blocks) that return a point with largest
+   DIMACS error <= 1e-6; their primal values must agree to ``AGREE_RTOL`` (relative to
+   ``1 + |value|``), else there is no reference.  Where fewer than two reach 1e-6 (SDPLIB's hinf
+   problems), the two best points up to 1e-4 must agree to 1e-4, and the message says "LOOSE".
 2. Where the data fixes ``tr(X) = T`` (:meth:`.data.SdpData.trace_bound`: the identity is in the
    range of ``A*``; max-cut ``T = n``, theta and the generators ``T`` fixed):
 
@@ -38,6 +40,10 @@ from .errors import dimacs_errors
 
 AGREE_RTOL = 1e-6
 POINT_TOL = 1e-6
+#: where fewer than two points reach POINT_TOL (SDPLIB's hinf problems), points up to this error
+#: are accepted, agreeing to LOOSE_RTOL, and the message says so
+LOOSE_TOL = 1e-4
+LOOSE_RTOL = 1e-4
 #: Clarabel's KKT holds a dense (d x d) block per PSD cone of svec size d: skip it past this d
 CLARABEL_MAX_SVEC = 8000
 
@@ -47,13 +53,17 @@ def _candidates(instance: Any) -> list[tuple[str, Any, dict[str, Any]]]:
 
     d = instance.data
     out = []
-    if max((s * (s + 1) // 2 for s in d.block_sizes if s > 0), default=0) <= CLARABEL_MAX_SVEC:
-        out.append(("clarabel", SdpClarabel(), {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
-                                                "chordal": False}))
+    # SDPA and CVXOPT first (Schur-complement IPMs: m x m systems, fast on SDPLIB), Clarabel after
+    # them (its KKT holds a dense block per PSD cone: minutes on mcp100 with chordal decomposition
+    # off, which the reference needs: with it on, Clarabel reports control1 solved at 18.0587)
     for name, solver, opts in (("sdpa", SdpSdpa(), {"epsilonStar": 1e-8, "epsilonDash": 1e-8}),
-                               ("cvxopt", SdpCvxopt(), {"abstol": 1e-9, "reltol": 1e-9, "feastol": 1e-9})):
+                               ("cvxopt", SdpCvxopt(), {})):  # at 1e-9 CVXOPT divides by zero on control1
         if solver.skip_reason(instance) is None:
             out.append((name, solver, opts))
+    if max((s * (s + 1) // 2 for s in d.block_sizes if s > 0), default=0) <= CLARABEL_MAX_SVEC:
+        # Clarabel's own default tolerances (1e-8): at 1e-10 it stops "almost solved" with larger
+        # DIMACS errors on hinf / control (measured: 6.8e-5 on hinf1, 2.9e-5 on control1)
+        out.append(("clarabel", SdpClarabel(), {"chordal": False}))
     return out
 
 
@@ -105,7 +115,7 @@ def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: 
     solved: list[tuple[str, Solution, Any]] = []
     notes = []
     for name, solver, opts in _candidates(instance):
-        if len(solved) == 2:
+        if sum(e.max_err <= POINT_TOL for _, _, e in solved) == 2:
             break
         left = None if time_limit_s is None else time_limit_s - (time.monotonic() - t0)
         if left is not None and left <= 0:
@@ -122,16 +132,22 @@ def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: 
             continue
         e = dimacs_errors(d, sol.variables["X"], sol.variables["y"], sol.variables.get("Z"))
         notes.append(f"{name}: <C,X> {e.primal_obj:.10g}, b'y {e.dual_obj:.10g}, max DIMACS error {e.max_err:.1e}")
-        if e.max_err <= POINT_TOL:
+        if e.max_err <= LOOSE_TOL:
             solved.append((name, sol, e))
-    versions = ", ".join(f"{n} {_version({'clarabel': 'clarabel', 'sdpa': 'sdpa-python', 'cvxopt': 'cvxopt'}[n])}"
-                         for n, _, _ in solved)
-    base = {"solver": " + ".join(n for n, _, _ in solved) or "none", "solver_version": versions}
+    base = {"solver": " + ".join(n for n, _, _ in solved) or "none", "solver_version": ""}
+    tight = [t for t in solved if t[2].max_err <= POINT_TOL]
+    loose = len(tight) < 2
+    solved = sorted(solved, key=lambda t: t[2].max_err)[:2] if loose else tight[:2]
     if len(solved) < 2:
         return {**base, "value": None, "lower": None, "status": "none",
-                "message": "fewer than two interior-point solves reached DIMACS error 1e-6: " + "; ".join(notes)}
+                "message": f"fewer than two interior-point solves reached DIMACS error {LOOSE_TOL:g}: " + "; ".join(notes)}
+    if loose:
+        notes.insert(0, f"LOOSE: fewer than two points reach DIMACS error {POINT_TOL:g}; the two best "
+                        f"(<= {LOOSE_TOL:g}) must agree to {LOOSE_RTOL:g}")
     (n1, s1, e1), (n2, s2, e2) = solved
-    if abs(e1.primal_obj - e2.primal_obj) > AGREE_RTOL * (1 + abs(e1.primal_obj)):
+    base = {"solver": f"{n1} + {n2}", "solver_version": ", ".join(
+        f"{n} {_version({'clarabel': 'clarabel', 'sdpa': 'sdpa-python', 'cvxopt': 'cvxopt'}[n])}" for n in (n1, n2))}
+    if abs(e1.primal_obj - e2.primal_obj) > (LOOSE_RTOL if loose else AGREE_RTOL) * (1 + abs(e1.primal_obj)):
         return {**base, "value": None, "lower": None, "status": "disagree",
                 "message": f"{n1} and {n2} disagree: " + "; ".join(notes)}
     best = min(solved, key=lambda t: t[2].max_err)
