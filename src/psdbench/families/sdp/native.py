@@ -114,23 +114,23 @@ class SdpScs(_Native):
             sol = solver.solve(warm_start=sol is not None)
             info = sol["info"]
             done += int(info["iter"])
-            status = str(info["status"])
+            code = int(info["status_val"])  # 1 solved, 2 inaccurate (a limit reached), <0 infeasible / failed
             if chunk < total and sol["x"] is not None:
                 rec.add(objective=float(info["pobj"]),
                         variables={"X": T.T @ sol["y"], "y": np.array(sol["x"]), "Z": T.T @ sol["s"]})
-            if status != "solved_inaccurate" or budget.expired() or int(info["iter"]) < chunk:
+            if code != 2 or budget.expired() or int(info["iter"]) < chunk:
                 break
         info = sol["info"]
-        status = str(info["status"])
+        status, code = str(info["status"]), int(info["status_val"])
         out_info = {"budget_s": _budget_s(budget), "scs_status": status, "setup_time_s": info["setup_time"] / 1e3, "solve_time_s": info["solve_time"] / 1e3}
-        if status in ("infeasible", "infeasible_inaccurate"):  # SCS's primal (our dual) infeasible: y is a ray of (P)
+        if code in (-2, -7):  # SCS's primal (our dual) infeasible: its y is a ray of (P)
             return Solution(variables={"X_ray": T.T @ sol["y"]}, status=Status.INFEASIBLE, iterations=done,
                             info=out_info, message=f"SCS: {status}")
-        if status in ("unbounded", "unbounded_inaccurate"):
+        if code in (-1, -6):
             return Solution(variables={"y_ray": np.array(sol["x"])}, status=Status.INFEASIBLE, iterations=done,
                             info=out_info, message=f"SCS: {status}")
         variables = {"X": T.T @ sol["y"], "y": np.array(sol["x"]), "Z": T.T @ sol["s"]}
-        st = Status.OK if status == "solved" else (Status.TIMEOUT if budget.expired() else Status.MAX_ITER)
+        st = Status.OK if code == 1 else (Status.TIMEOUT if budget.expired() else Status.MAX_ITER)
         return Solution(variables=variables, status=st, iterations=done, info=out_info, trace=rec.points,
                         iterates=rec.finish(variables), message="" if st is Status.OK else f"SCS: {status}")
 
