@@ -2,7 +2,8 @@
 
 1. Two interior-point methods, the first two of SDPA (tolerances 1e-8) and CVXOPT (1e-8) (optional
    extras) and Clarabel (native, chordal decomposition off, its default 1e-8 tolerances, only when
-   its PSD cones are small enough for its dense KKT blocks) that return a point with largest
+   its PSD cones are small enough for its dense KKT blocks), then SCS at eps 1e-9 (first order;
+   it counts only where its point reaches the same DIMACS error, e.g. without the extras) that return a point with largest
    DIMACS error <= 1e-6; their primal values must agree to ``AGREE_RTOL`` (relative to
    ``1 + |value|``), else there is no reference.  Where fewer than two reach 1e-6 (SDPLIB's hinf
    problems), the two best points up to 1e-4 must agree to 1e-4, and the message says "LOOSE".
@@ -49,7 +50,7 @@ CLARABEL_MAX_SVEC = 8000
 
 
 def _candidates(instance: Any) -> list[tuple[str, Any, dict[str, Any]]]:
-    from .native import SdpClarabel, SdpCvxopt, SdpSdpa
+    from .native import SdpClarabel, SdpCvxopt, SdpScs, SdpSdpa
 
     d = instance.data
     out = []
@@ -64,6 +65,8 @@ def _candidates(instance: Any) -> list[tuple[str, Any, dict[str, Any]]]:
         # Clarabel's own default tolerances (1e-8): at 1e-10 it stops "almost solved" with larger
         # DIMACS errors on hinf / control (measured: 6.8e-5 on hinf1, 2.9e-5 on control1)
         out.append(("clarabel", SdpClarabel(), {"chordal": False}))
+    # last: SCS at high accuracy (where the optional extras are absent, e.g. the default suite)
+    out.append(("scs", SdpScs(), {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}))
     return out
 
 
@@ -146,7 +149,7 @@ def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: 
                         f"(<= {LOOSE_TOL:g}) must agree to {LOOSE_RTOL:g}")
     (n1, s1, e1), (n2, s2, e2) = solved
     base = {"solver": f"{n1} + {n2}", "solver_version": ", ".join(
-        f"{n} {_version({'clarabel': 'clarabel', 'sdpa': 'sdpa-python', 'cvxopt': 'cvxopt'}[n])}" for n in (n1, n2))}
+        f"{n} {_version({'clarabel': 'clarabel', 'sdpa': 'sdpa-python', 'cvxopt': 'cvxopt', 'scs': 'scs'}[n])}" for n in (n1, n2))}
     if abs(e1.primal_obj - e2.primal_obj) > (LOOSE_RTOL if loose else AGREE_RTOL) * (1 + abs(e1.primal_obj)):
         return {**base, "value": None, "lower": None, "status": "disagree",
                 "message": f"{n1} and {n2} disagree: " + "; ".join(notes)}

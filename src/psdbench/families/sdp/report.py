@@ -29,6 +29,8 @@ import pandas as pd
 from psdbench.report.blocks import Table
 
 SHIFT = 10.0
+#: the SCS benchmark page's acceptance: every relative residual under 10x its 1e-4 target
+SCS_RULE = 1e-3
 #: the SCS benchmark page's ordering by shifted geometric mean at a 1e-4 target
 SCS_PAGE_ORDER = ("sdp-sdpa", "sdp-cvxopt", "sdp-clarabel", "sdp-scs")
 
@@ -81,20 +83,29 @@ def time_limit(df: pd.DataFrame, options: Any) -> float:
 
 
 def sgm_table(df: pd.DataFrame, limit: float) -> pd.DataFrame:
-    """Scaled shifted geometric mean and solved % per solver."""
-    d = df.assign(_solved=_solved(df))
-    d["_t"] = np.where(d["_solved"], pd.to_numeric(d["wall_time_s"], errors="coerce"), limit)
-    err = pd.to_numeric(_col(d, "metric_max_err"), errors="coerce")
-    d["_scs"] = (err <= 1e-3) & d["status"].isin(["ok", "max_iter", "timeout"])
+    """Scaled shifted geometric means and solved % per solver, under two rules.
+
+    ``tol``: solved when the largest DIMACS error is at most the problem's ``tol``; ``scs``: the
+    SCS benchmark page's rule at its 1e-4 target, every error under 10x the target (1e-3), whatever
+    the status (a point that fails ``tol`` still counts when it meets 1e-3).
+    """
+    t = pd.to_numeric(df["wall_time_s"], errors="coerce")
+    err = pd.to_numeric(_col(df, "metric_max_err"), errors="coerce")
+    d = df.assign(_solved=_solved(df), _scs=(err <= SCS_RULE) & df["status"].isin(
+        ["ok", "max_iter", "timeout", "infeasible"]))
+    d["_t"] = np.where(d["_solved"], t, limit)
+    d["_t_scs"] = np.where(d["_scs"], t, limit)
     rows = []
     for label, g in d.groupby("solver_label"):
-        rows.append({"solver": label, "sgm_s": shifted_geomean(g["_t"]), "problems": len(g),
-                     "solved_pct": 100.0 * g["_solved"].mean(), "solved_scs_rule_pct": 100.0 * g["_scs"].mean()})
+        rows.append({"solver": label, "sgm_s": shifted_geomean(g["_t"]), "sgm_scs_s": shifted_geomean(g["_t_scs"]),
+                     "problems": len(g), "solved_pct": 100.0 * g["_solved"].mean(),
+                     "solved_scs_rule_pct": 100.0 * g["_scs"].mean()})
     out = pd.DataFrame(rows)
     if out.empty:
         return out
-    best = out["sgm_s"].min()
-    out["scaled"] = out["sgm_s"] / best if best > 0 else np.nan
+    for col, sc in (("sgm_s", "scaled"), ("sgm_scs_s", "scaled_scs")):
+        best = out[col].min()
+        out[sc] = out[col] / best if best > 0 else np.nan
     return out.sort_values("sgm_s").reset_index(drop=True)
 
 
@@ -132,15 +143,19 @@ class MittelmannTables:
         sgm = sgm_table(df[has_point], limit)
         blocks.append(Table(
             "sdp_sgm", "Shifted geometric mean of time (10 s shift), failures charged at the time limit",
-            pd.DataFrame({"solver": sgm["solver"], "scaled SGM": sgm["scaled"].map(lambda v: _fmt(v, ".2f")),
-                          "SGM (s)": sgm["sgm_s"].map(lambda v: _fmt(v, ".3g")),
-                          "problems": sgm["problems"].astype(str),
+            pd.DataFrame({"solver": sgm["solver"], "scaled SGM (tol)": sgm["scaled"].map(lambda v: _fmt(v, ".2f")),
+                          "SGM (s, tol)": sgm["sgm_s"].map(lambda v: _fmt(v, ".3g")),
                           "solved % (max err <= tol)": sgm["solved_pct"].map(lambda v: _fmt(v, ".0f")),
-                          "solved % (SCS page rule, <= 1e-3)": sgm["solved_scs_rule_pct"].map(lambda v: _fmt(v, ".0f"))}),
-            note=f"A problem counts as solved when its largest DIMACS error is at most the problem's tol; "
-                 f"otherwise its time is charged at {limit:.4g} s.  Scaled: divided by the best solver's SGM."))
+                          "scaled SGM (<= 1e-3)": sgm["scaled_scs"].map(lambda v: _fmt(v, ".2f")),
+                          "SGM (s, <= 1e-3)": sgm["sgm_scs_s"].map(lambda v: _fmt(v, ".3g")),
+                          "solved % (<= 1e-3)": sgm["solved_scs_rule_pct"].map(lambda v: _fmt(v, ".0f")),
+                          "problems": sgm["problems"].astype(str)}),
+            note=f"tol: a problem counts as solved when its largest DIMACS error is at most the problem's tol "
+                 f"(1e-6 unless set); <= 1e-3: the SCS benchmark page's rule at its 1e-4 target (every error "
+                 f"under 10x the target).  Otherwise the time is charged at {limit:.4g} s.  Scaled: divided by "
+                 f"the best solver's SGM under the same rule.  Problems where no solver returned a point are left out."))
         blocks.append(self._accuracy(df))
-        pub = self._published(df)
+        pub = self._published(df, getattr(context, "refs", None))
         if pub is not None:
             blocks.append(pub)
         cert = self._certificates(df)
@@ -194,13 +209,25 @@ class MittelmannTables:
                      note="DIMACS errors recomputed from the data and the returned (X, y, Z); norms: ||b||_inf, "
                           "||C||_inf (largest absolute entry), ||.||_2 / Frobenius for the residuals.")
 
-    def _published(self, df: pd.DataFrame) -> Table | None:
+    def _published(self, df: pd.DataFrame, refs: Any = None) -> Table | None:
+        """The published value beside the family's own reference (the refs row: two agreeing
+        interior-point solves or a certified interval), not the harness's best verified cell, which
+        at a 1e-6 DIMACS tolerance may sit just below the optimum."""
         if "metric_published" not in df.columns:
             return None
-        g = df.dropna(subset=["metric_published"]).groupby("dataset").agg(
-            published=("metric_published", "first"), digits=("metric_published_digits", "first")
-            if "metric_published_digits" in df.columns else ("metric_published", "size"),
-            reference=("_ref", "first"), kind=("instance_reference_kind", "first"))
+        d = df.dropna(subset=["metric_published"]).copy()
+        own: dict[str, tuple[float, str]] = {}
+        if refs is not None and len(refs) and {"instance_key", "value"} <= set(refs.columns):
+            for r in refs.itertuples():
+                if r.value is not None and r.value == r.value:
+                    own[r.instance_key] = (float(r.value), str(getattr(r, "kind", "")))
+        d["_own"] = [own.get(k, (np.nan, ""))[0] for k in d["instance_key"]]
+        d["_ownkind"] = [own.get(k, (np.nan, "none"))[1] or "none" for k in d["instance_key"]]
+        if "metric_published_digits" not in d.columns:
+            d["metric_published_digits"] = np.nan
+        g = d.groupby("dataset").agg(published=("metric_published", "first"),
+                                     digits=("metric_published_digits", "first"),
+                                     reference=("_own", "first"), kind=("_ownkind", "first"))
         if g.empty:
             return None
         agree = [_digits_agree(r, p, dg) for r, p, dg in zip(g["reference"], g["published"], g["digits"])]
@@ -239,9 +266,10 @@ class MittelmannTables:
         present = [s for s in SCS_PAGE_ORDER if s in set(sgm["solver"])]
         if len(present) < 2:
             return None
-        ours = [s for s in sgm["solver"] if s in present]
+        ours = [s for s in sgm.sort_values("sgm_scs_s")["solver"] if s in present]
         out = pd.DataFrame({"source": ["SCS benchmark page (1e-4 target, 4 cores, 94 problems)", "this run"],
                             "ordering by shifted geometric mean": [" < ".join(present), " < ".join(ours)],
                             "same": ["", "yes" if ours == present else "no"]})
         return Table("sdp_ordering", "Solver ordering against the SCS benchmark page", out,
-                     note="Native adapters only; this run's problems, tolerances and time limit.")
+                     note="Native adapters only, ordered by the SGM under the page's rule (errors <= 1e-3); this "
+                          "run's problems, solver tolerances and time limit.")
