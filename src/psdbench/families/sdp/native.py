@@ -55,13 +55,16 @@ class _Native:
     def library_versions(self) -> dict[str, str]:
         return {self.package: _version(self.package)}
 
+    extra = ""  # the optional extra that installs the package ("": a core dependency)
+
     def skip_reason(self, instance: Any) -> str | None:
+        """Why the solver does not run: its package is not installed."""
         import importlib.util
 
-        if importlib.util.find_spec(self.module) is None:
-            return f"{self.package} is not installed (optional: pip install '.[{self.extra}]')" if getattr(
-                self, "extra", "") else f"{self.package} is not installed"
-        return None
+        if importlib.util.find_spec(self.module) is not None:
+            return None
+        hint = f" (optional: pip install '.[{self.extra}]')" if self.extra else ""
+        return f"{self.package} is not installed{hint}"
 
     def supports(self, instance: Any) -> bool:
         return self.skip_reason(instance) is None
