@@ -1,0 +1,345 @@
+"""Native adapters: SCS, Clarabel, SDPA and CVXOPT through their own Python APIs, no cvxpy.
+
+SCS and Clarabel get the dual form ``min -b'y s.t. svec(C) - sum_i y_i svec(A_i) in K`` (``K``:
+the nonnegative orthant of the LP blocks, then one PSD triangle cone per PSD block, in each
+solver's svec convention, :mod:`.svec`).  Their cone multiplier is ``svec(X)``, the slack
+``svec(Z)``.  SDPA (``sdpa-python``'s ``sdpap``, SeDuMi input) gets (P) directly; CVXOPT
+(``solvers.sdp``) gets the dual form with full column-major matrices.
+
+Budget: SCS (``time_limit_secs``) and Clarabel (``time_limit`` and a termination callback checking
+the deadline every iteration) stop at the budget; SDPA and CVXOPT have no time limit and are killed
+by the harness at its deadline.  SCS's curve: its Python API has no per-iteration callback, so with
+``chunk_iters > 0`` SCS runs in chunks of that many iterations, warm-started from the previous
+chunk (the factorization is kept), and each chunk's point is recorded; with ``chunk_iters = 0``
+(default, one uninterrupted run) only the final point is recorded.  Clarabel records its own
+per-iteration primal and dual costs in ``trace`` (its callback sees no iterate, so the curve is the
+final point).
+
+Infeasibility: a solver that reports its problem infeasible returns the certificate it found:
+``y_ray`` (P infeasible) or ``X_ray`` (D infeasible), which the instance checks from the data.
+"""
+
+from __future__ import annotations
+
+import time
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from psdbench import api
+from psdbench.api import Budget, Solution, Status, TraceRecorder
+
+from . import KIND
+from .svec import stacked_svec
+
+
+def _version(pkg: str) -> str:
+    try:
+        return version(pkg)
+    except PackageNotFoundError:
+        return "absent"
+
+
+class _Native:
+    """Common parts: kind, availability, library versions."""
+
+    name = ""
+    module = ""
+    package = ""
+    kinds: tuple[str, ...] = (KIND,)
+    params: dict[str, api.Param] = {}
+    default_params: dict[str, Any] = {}
+
+    def library_versions(self) -> dict[str, str]:
+        return {self.package: _version(self.package)}
+
+    extra = ""  # the optional extra that installs the package ("": a core dependency)
+
+    def skip_reason(self, instance: Any) -> str | None:
+        """Why the solver does not run: its package is not installed."""
+        import importlib.util
+
+        if importlib.util.find_spec(self.module) is not None:
+            return None
+        hint = f" (optional: pip install '.[{self.extra}]')" if self.extra else ""
+        return f"{self.package} is not installed{hint}"
+
+    def supports(self, instance: Any) -> bool:
+        return self.skip_reason(instance) is None
+
+
+def _budget_s(budget: Budget) -> float:
+    """Seconds the cell was given (``budget.time_limit_s``), for the report's time limit; NaN if unknown."""
+    v = getattr(budget, "time_limit_s", None)
+    return float(v) if isinstance(v, (int, float)) else float("nan")
+
+
+def dual_form(data: Any, order: str) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray, sp.csr_matrix, int, list[int]]:
+    """``(G, h, q, T, n_lp, psd)``: ``s = h - G y in K`` with ``G = T A'``, ``h = T c``, ``q = -b``."""
+    T, n_lp, psd = stacked_svec(data.block_sizes, order)
+    G = (T @ data.A.T).tocsc()
+    h = np.asarray(T @ data.c_dense()).ravel()
+    return G, h, -np.asarray(data.b, dtype=float), T, n_lp, psd
+
+
+class SdpScs(_Native):
+    """SCS 3 (ADMM on the homogeneous self-dual embedding) on the dual form; stops at the budget."""
+
+    name = "sdp-scs"
+    module = "scs"
+    package = "scs"
+    params: dict[str, api.Param] = {
+        "eps_abs": api.number(low=0, default=1e-4, doc="SCS eps_abs"),
+        "eps_rel": api.number(low=0, default=1e-4, doc="SCS eps_rel"),
+        "max_iters": api.number(low=1, default=100000, integer=True, doc="ADMM iteration limit"),
+        "chunk_iters": api.number(low=0, default=0, integer=True,
+                                  doc="record a point every chunk_iters iterations (warm-started chunks); 0: final point only"),
+    }
+    default_params: dict[str, Any] = api.default_params(params)
+
+    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+        import scs
+
+        p = {**self.default_params, **params}
+        d = instance.data
+        G, h, q, T, n_lp, psd = dual_form(d, "scs")
+        total = int(budget.max_iter or p["max_iters"])
+        chunk = int(p["chunk_iters"]) or total
+        left = budget.remaining()
+        settings = dict(eps_abs=float(p["eps_abs"]), eps_rel=float(p["eps_rel"]), max_iters=min(chunk, total),
+                        verbose=False, time_limit_secs=max(left, 1e-3) if left is not None else 0.0)
+        solver = scs.SCS({"A": G, "b": h, "c": q}, {"l": n_lp, "s": psd}, **settings)
+        rec = TraceRecorder(budget)
+        done, sol = 0, None
+        while done < total:
+            sol = solver.solve(warm_start=sol is not None)
+            info = sol["info"]
+            done += int(info["iter"])
+            code = int(info["status_val"])  # 1 solved, 2 inaccurate (a limit reached), <0 infeasible / failed
+            if chunk < total and sol["x"] is not None:
+                rec.add(objective=float(info["pobj"]),
+                        variables={"X": T.T @ sol["y"], "y": np.array(sol["x"]), "Z": T.T @ sol["s"]})
+            if code != 2 or budget.expired() or int(info["iter"]) < chunk:
+                break
+        info = sol["info"]
+        status, code = str(info["status"]), int(info["status_val"])
+        out_info = {"budget_s": _budget_s(budget), "scs_status": status, "setup_time_s": info["setup_time"] / 1e3, "solve_time_s": info["solve_time"] / 1e3}
+        if code in (-2, -7):  # SCS's primal (our dual) infeasible: its y is a ray of (P)
+            return Solution(variables={"X_ray": T.T @ sol["y"]}, status=Status.INFEASIBLE, iterations=done,
+                            info=out_info, message=f"SCS: {status}")
+        if code in (-1, -6):
+            return Solution(variables={"y_ray": np.array(sol["x"])}, status=Status.INFEASIBLE, iterations=done,
+                            info=out_info, message=f"SCS: {status}")
+        variables = {"X": T.T @ sol["y"], "y": np.array(sol["x"]), "Z": T.T @ sol["s"]}
+        st = Status.OK if code == 1 else (Status.TIMEOUT if budget.expired() else Status.MAX_ITER)
+        return Solution(variables=variables, status=st, iterations=done, info=out_info, trace=rec.points,
+                        iterates=rec.finish(variables), message="" if st is Status.OK else f"SCS: {status}")
+
+
+class SdpClarabel(_Native):
+    """Clarabel (primal-dual interior point) on the dual form; chordal decomposition on (its default)."""
+
+    name = "sdp-clarabel"
+    module = "clarabel"
+    package = "clarabel"
+    params: dict[str, api.Param] = {
+        "tol_gap_abs": api.number(low=0, default=1e-8, doc="Clarabel tol_gap_abs"),
+        "tol_gap_rel": api.number(low=0, default=1e-8, doc="Clarabel tol_gap_rel"),
+        "tol_feas": api.number(low=0, default=1e-8, doc="Clarabel tol_feas"),
+        "max_iter": api.number(low=1, default=200, integer=True, doc="iteration limit"),
+        "chordal": api.Param(default=True, types=(bool,),
+                             doc="Clarabel's chordal decomposition (its default: on)"),
+    }
+    default_params: dict[str, Any] = api.default_params(params)
+
+    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+        import clarabel
+
+        p = {**self.default_params, **params}
+        d = instance.data
+        G, h, q, T, n_lp, psd = dual_form(d, "clarabel")
+        cones = ([clarabel.NonnegativeConeT(n_lp)] if n_lp else []) + [clarabel.PSDTriangleConeT(s) for s in psd]
+        st = clarabel.DefaultSettings()
+        st.verbose = False
+        for k in ("tol_gap_abs", "tol_gap_rel", "tol_feas"):
+            setattr(st, k, float(p[k]))
+        st.max_iter = int(budget.max_iter or p["max_iter"])
+        st.chordal_decomposition_enable = bool(p["chordal"])
+        left = budget.remaining()
+        if left is not None:
+            st.time_limit = max(left, 1e-3)
+        P = sp.csc_matrix((d.m, d.m))
+        solver = clarabel.DefaultSolver(P, q, G, h, cones, st)
+        t0, trace = time.perf_counter(), []
+
+        def callback(info: Any) -> bool:
+            trace.append({"t": time.perf_counter() - t0, "objective": -float(info.cost_primal),
+                          "dual_objective": -float(info.cost_dual)})
+            return bool(budget.expired())
+
+        solver.set_termination_callback(callback)
+        sol = solver.solve()
+        status = str(sol.status)
+        info = {"budget_s": _budget_s(budget), "clarabel_status": status, "solve_time_s": float(sol.solve_time)}
+        x, z, s = np.array(sol.x), np.array(sol.z), np.array(sol.s)
+        if status in ("PrimalInfeasible", "AlmostPrimalInfeasible"):  # Clarabel's primal is our (D)
+            return Solution(variables={"X_ray": T.T @ z}, status=Status.INFEASIBLE, iterations=int(sol.iterations),
+                            info=info, message=f"Clarabel: {status}")
+        if status in ("DualInfeasible", "AlmostDualInfeasible"):
+            return Solution(variables={"y_ray": x}, status=Status.INFEASIBLE, iterations=int(sol.iterations),
+                            info=info, message=f"Clarabel: {status}")
+        variables = {"X": T.T @ z, "y": x, "Z": T.T @ s}
+        if status == "Solved":
+            out = Status.OK
+        elif budget.expired() or status in ("MaxTime", "CallbackTerminated"):
+            out = Status.TIMEOUT
+        else:
+            out = Status.MAX_ITER
+        return Solution(variables=variables, status=out, iterations=int(sol.iterations), trace=trace, info=info,
+                        message="" if out is Status.OK else f"Clarabel: {status}")
+
+
+class SdpSdpa(_Native):
+    """SDPA (primal-dual interior point, ``sdpa-python``; GPL, an optional extra) on (P) in SeDuMi form.
+
+    No time limit of its own: the harness kills it at the deadline.
+    """
+
+    name = "sdp-sdpa"
+    module = "sdpap"
+    package = "sdpa-python"
+    extra = "sdpa"
+    params: dict[str, api.Param] = {
+        "epsilonStar": api.number(low=0, default=1e-7, doc="SDPA's relative gap / feasibility tolerance"),
+        "epsilonDash": api.number(low=0, default=1e-7, doc="SDPA's feasibility tolerance"),
+        "maxIteration": api.number(low=1, default=100, integer=True, doc="iteration limit"),
+    }
+    default_params: dict[str, Any] = api.default_params(params)
+
+    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+        import sdpap
+        from sdpap.symcone import SymCone
+
+        p = {**self.default_params, **params}
+        d = instance.data
+        perm, n_lp, psd = _sedumi_order(d)
+        A = d.A[:, perm].tocsc()
+        c = d.c_dense()[perm]
+        K = SymCone(l=n_lp, s=tuple(psd)) if n_lp else SymCone(s=tuple(psd))
+        J = SymCone(f=d.m)
+        opt = {"print": "no", "epsilonStar": float(p["epsilonStar"]), "epsilonDash": float(p["epsilonDash"]),
+               "maxIteration": int(budget.max_iter or p["maxIteration"])}
+        x, y, info, timeinfo, sdpainfo = sdpap.solve(A, np.asarray(d.b, dtype=float).reshape(-1, 1),
+                                                     sp.csc_matrix(c.reshape(-1, 1)), K, J, opt)
+        x = np.asarray(x.todense() if sp.issparse(x) else x, dtype=float).ravel()
+        y = np.asarray(y.todense() if sp.issparse(y) else y, dtype=float).ravel()
+        X = np.empty(d.N)
+        X[perm] = x
+        phase = str(sdpainfo.get("phasevalue", info.get("phasevalue", "")))
+        iters = int(sdpainfo.get("iteration", 0))
+        msg = f"SDPA phase {phase}"
+        if "INF" in phase or "UNBD" in phase:  # sdpap's phase names refer to SDPA's internal pair:
+            # return both directions; the instance checks each certificate from the data
+            return Solution(variables={"X_ray": X, "y_ray": y}, status=Status.INFEASIBLE, iterations=iters, message=msg)
+        st = Status.OK if phase == "pdOPT" else Status.MAX_ITER
+        return Solution(variables={"X": X, "y": y}, status=st, iterations=iters,
+                        info={"budget_s": _budget_s(budget), "sdpa_phase": phase,
+                              "solve_time_s": float(timeinfo.get("sdpa", 0.0))},
+                        message="" if st is Status.OK else msg)
+
+
+def _sedumi_order(d: Any) -> tuple[np.ndarray, int, list[int]]:
+    """Column permutation putting LP entries first, then each PSD block's vec (SeDuMi's order)."""
+    off = d.offsets
+    lp = [np.arange(off[j], off[j + 1]) for j, s in enumerate(d.block_sizes) if s < 0]
+    ps = [np.arange(off[j], off[j + 1]) for j, s in enumerate(d.block_sizes) if s > 0]
+    perm = np.concatenate(lp + ps).astype(np.int64)
+    return perm, int(sum(-s for s in d.block_sizes if s < 0)), [s for s in d.block_sizes if s > 0]
+
+
+class SdpCvxopt(_Native):
+    """CVXOPT's ``solvers.sdp`` (primal-dual interior point; GPL, an optional extra) on the dual form.
+
+    No time limit of its own: the harness kills it at the deadline.
+    """
+
+    name = "sdp-cvxopt"
+    module = "cvxopt"
+    package = "cvxopt"
+    extra = "cvxopt"
+    params: dict[str, api.Param] = {
+        "abstol": api.number(low=0, default=1e-8, doc="CVXOPT abstol"),
+        "reltol": api.number(low=0, default=1e-8, doc="CVXOPT reltol"),
+        "feastol": api.number(low=0, default=1e-8, doc="CVXOPT feastol"),
+        "maxiters": api.number(low=1, default=100, integer=True, doc="iteration limit"),
+    }
+    default_params: dict[str, Any] = api.default_params(params)
+
+    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
+        from cvxopt import matrix, solvers, spmatrix
+
+        p = {**self.default_params, **params}
+        d = instance.data
+        off = d.offsets
+        AT = d.A.T.tocsr()
+        c_full = d.c_dense()
+
+        def spm(M: sp.spmatrix) -> Any:
+            M = M.tocoo()
+            return spmatrix(M.data.tolist(), M.row.tolist(), M.col.tolist(), M.shape)
+
+        lp_rows = [AT[off[j]:off[j + 1]] for j, s in enumerate(d.block_sizes) if s < 0]
+        lp_h = [c_full[off[j]:off[j + 1]] for j, s in enumerate(d.block_sizes) if s < 0]
+        Gs, hs = [], []
+        for j, s in enumerate(d.block_sizes):
+            if s > 0:  # row-major vec of a symmetric block is its column-major vec
+                Gs.append(spm(AT[off[j]:off[j + 1]]))
+                hs.append(matrix(c_full[off[j]:off[j + 1]].reshape(s, s)))
+        kw: dict[str, Any] = {}
+        if lp_rows:
+            kw["Gl"] = spm(sp.vstack(lp_rows))
+            kw["hl"] = matrix(np.concatenate(lp_h))
+        opts = {"show_progress": False, "abstol": float(p["abstol"]), "reltol": float(p["reltol"]),
+                "feastol": float(p["feastol"]), "maxiters": int(budget.max_iter or p["maxiters"])}
+        res = solvers.sdp(matrix(-np.asarray(d.b, dtype=float)), Gs=Gs, hs=hs, options=opts, **kw)
+        status = str(res["status"])
+        zl = iter(np.asarray(res["zl"]).ravel() if res.get("zl") is not None else [])
+        zs = iter(res.get("zs") or [])
+        sl = iter(np.asarray(res["sl"]).ravel() if res.get("sl") is not None else [])
+        ss = iter(res.get("ss") or [])
+
+        def assemble(lp_it: Any, psd_it: Any) -> np.ndarray | None:
+            lp_all = np.asarray(list(lp_it))
+            parts, k = [], 0
+            for s in d.block_sizes:
+                if s < 0:
+                    parts.append(lp_all[k:k - s])
+                    k -= s
+                else:
+                    M = next(psd_it, None)
+                    if M is None:
+                        return None
+                    M = np.array(M)
+                    parts.append(((M + M.T) / 2).ravel())
+            return np.concatenate(parts)
+
+        X = assemble(zl, zs)
+        iters = int(res.get("iterations", 0) or 0)
+        info = {"budget_s": _budget_s(budget), "cvxopt_status": status}
+        if status == "primal infeasible":  # CVXOPT's primal is our (D): z is a ray of (P)
+            return Solution(variables={"X_ray": X}, status=Status.INFEASIBLE, iterations=iters, info=info,
+                            message=f"CVXOPT: {status}")
+        if status == "dual infeasible":
+            return Solution(variables={"y_ray": np.asarray(res["x"]).ravel()}, status=Status.INFEASIBLE,
+                            iterations=iters, info=info, message=f"CVXOPT: {status}")
+        if res.get("x") is None or X is None:
+            return Solution(variables={}, status=Status.ERROR, iterations=iters, info=info, message=f"CVXOPT: {status}")
+        Z = assemble(sl, ss)
+        variables = {"X": X, "y": np.asarray(res["x"]).ravel()}
+        if Z is not None:
+            variables["Z"] = Z
+        st = Status.OK if status == "optimal" else Status.MAX_ITER
+        return Solution(variables=variables, status=st, iterations=iters, info=info,
+                        message="" if st is Status.OK else f"CVXOPT: {status}")

@@ -1,0 +1,188 @@
+"""Problem ``sdp/standard``: a block-diagonal SDP in the DIMACS primal-dual form.
+
+::
+
+    (P)  min <C, X>  s.t.  A(X) = b,  X psd
+    (D)  max b'y     s.t.  A*(y) + Z = C,  Z psd
+
+From an SDPA file (:mod:`.sdpa_io`): ``C = -F_0``, ``A_i = F_i``, ``b = c``; the file's ``Y`` is
+``X``, ``y = -x`` (the file's ``x``) and ``Z`` is the file's ``X``.  So our primal value is the
+negative of the value SDPLIB publishes (SDPLIB states ``max <F_0, Y>``).
+
+Variables a solution carries (stacked vectors in the layout of :mod:`.data`):
+
+* ``X`` (length N) and ``y`` (length m): required for a point; ``Z`` (length N) optional (when
+  absent, ``Z = C - A*(y)``);
+* ``y_ray``: a certificate that (P) is infeasible; ``X_ray``: a certificate that (D) is infeasible
+  (checked in :mod:`.errors`; a certificate alone never verifies as a point).
+
+Objective: ``<C, X>`` recomputed from ``X``.  Verification: the six DIMACS errors
+(:mod:`.errors`), verified when the largest is at most ``tol`` (default 1e-6).  Metrics: ``err1``
+... ``err6``, ``max_err``, ``flag_a`` / ``flag_f`` (Mittelmann's flags as 0 / 1), ``dual_obj``,
+``published`` (the SDPLIB table's value in this sign convention, shown beside, never the
+reference) and, for a certificate, ``cert_primal_infeasible`` / ``cert_dual_infeasible`` (1 when
+the certificate holds from the data) with its violation.
+
+Datasets: ``payload["sdp"]`` (an :class:`.data.SdpData`), or ``payload["path"]`` of an SDPA file,
+or ``payload["generator"]`` (:mod:`.generators`, drawn with the instance's ``n`` and seed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from psdbench import api
+from psdbench.api import DataError, Dataset, Feasibility, Formulation, Solution
+
+from . import KIND
+from .data import SdpData
+from .errors import dimacs_errors, dual_infeasibility_holds, primal_infeasibility_holds
+
+
+@dataclass
+class SdpInstance:
+    """Implements :class:`~psdbench.families.sdp.contract.SdpKind`."""
+
+    variables: ClassVar[tuple[str, ...]] = ("X", "y", "Z", "y_ray", "X_ray")
+    problem: str
+    dataset: str
+    params: dict[str, Any]
+    seed: int
+    data: SdpData
+    published: float | None = None
+    published_digits: int | None = None
+    expected: str = "optimal"
+    kind: str = KIND
+    sense: str = "min"
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def n(self) -> int:
+        return self.data.n
+
+    @property
+    def tol(self) -> float:
+        return float(self.params.get("tol", 1e-6))
+
+    def _vec(self, solution: Solution, key: str) -> np.ndarray | None:
+        v = solution.variables.get(key)
+        return None if v is None else np.asarray(v, dtype=float).ravel()
+
+    def objective(self, solution: Solution) -> float:
+        """``<C, X>`` (NaN for a certificate without a point)."""
+        x = self._vec(solution, "X")
+        return float("nan") if x is None else float(self.data.c_dense() @ x)
+
+    def _errors(self, solution: Solution):
+        x, y, z = (self._vec(solution, k) for k in ("X", "y", "Z"))
+        if x is None or y is None:
+            return None
+        if x.size != self.data.N or y.size != self.data.m or (z is not None and z.size != self.data.N):
+            raise ValueError(f"solution sizes X {x.size}, y {y.size} do not match N = {self.data.N}, m = {self.data.m}")
+        return dimacs_errors(self.data, x, y, z)
+
+    def verify(self, solution: Solution) -> Feasibility:
+        """The six DIMACS errors; verified when the largest is at most ``tol``."""
+        e = self._errors(solution)
+        tols = {"max_dimacs_error": self.tol}
+        if e is None:
+            details = {k: float(v) for k, v in self._certificates(solution).items()}
+            return Feasibility(ok=False, min_eig=float("nan"), max_residual=float("inf"), tolerances=tols,
+                               details={**details, "point": 0.0})
+        return Feasibility(ok=e.max_err <= self.tol, min_eig=min(e.min_eig_X, e.min_eig_Z), max_residual=e.max_err,
+                           tolerances=tols, details={f"err{k + 1}": float(v) for k, v in enumerate(e.err)})
+
+    def _certificates(self, solution: Solution) -> dict[str, float]:
+        out: dict[str, float] = {}
+        yr, xr = self._vec(solution, "y_ray"), self._vec(solution, "X_ray")
+        if yr is not None:
+            ok, viol = primal_infeasibility_holds(self.data, yr)
+            out.update(cert_primal_infeasible=float(ok), cert_primal_violation=viol)
+        if xr is not None:
+            ok, viol = dual_infeasibility_holds(self.data, xr)
+            out.update(cert_dual_infeasible=float(ok), cert_dual_violation=viol)
+        return out
+
+    def evaluate(self, solution: Solution) -> dict[str, float]:
+        """DIMACS errors and flags, the published value, and certificate checks."""
+        out: dict[str, float] = {"m": float(self.data.m), "n_total": float(self.data.n)}
+        if self.published is not None:
+            out["published"] = float(self.published)
+            if self.published_digits:
+                out["published_digits"] = float(self.published_digits)
+        e = self._errors(solution)
+        if e is not None:
+            out.update(e.as_dict())
+        out.update(self._certificates(solution))
+        return out
+
+    def reference_formulation(self, variant: str | None = None) -> Formulation | None:
+        """(P) in cvxpy: one PSD variable per block, nonnegative vectors for LP blocks.
+
+        ``y`` is read from the equality constraint's dual (cvxpy's sign is the negative of ours);
+        ``Z`` is left to ``C - A*(y)``.
+        """
+        import cvxpy as cp
+
+        if variant not in (None, "primal"):
+            return None
+        d = self.data
+        blocks = [cp.Variable((s, s), PSD=True) if s > 0 else cp.Variable(-s, nonneg=True) for s in d.block_sizes]
+        parts = [cp.vec(B, order="C") if s > 0 else B for B, s in zip(blocks, d.block_sizes)]
+        x = cp.hstack(parts) if len(parts) > 1 else parts[0]
+        cons = [d.A @ x == d.b]
+        prob = cp.Problem(cp.Minimize(d.c @ x), cons)
+
+        def extract() -> dict[str, np.ndarray]:
+            X = d.stack([np.asarray(B.value, dtype=float) for B in blocks])
+            y = -np.asarray(cons[0].dual_value, dtype=float).ravel()
+            return {"X": X, "y": y}
+
+        return Formulation(problem=prob, extract=extract)
+
+    def certified_reference(self, time_limit_s: float | None = None, rtol: float = 1e-5) -> dict[str, Any]:
+        """Two interior-point solves that must agree, certified where ``tr(X)`` is fixed (:mod:`.reference`)."""
+        from .reference import certified_reference
+
+        return certified_reference(self, time_limit_s=time_limit_s, rtol=rtol)
+
+
+class SdpStandard:
+    """``sdp/standard``: min <C, X> s.t. A(X) = b, X psd (block diagonal), with its dual."""
+
+    name = "sdp/standard"
+    kind = KIND
+    family = KIND
+    sense = "min"
+    size_param = "n"
+    params: dict[str, api.Param] = {
+        "n": api.number(low=3, default=30, integer=True,
+                        doc="generators only: graph order (files ignore it)"),
+        "density": api.number(low=0.0, high=1.0, default=0.3, doc="generators only: edge probability"),
+        "tol": api.number(low=0.0, default=1e-6, doc="verified when the largest DIMACS error is at most tol"),
+    }
+    default_params: dict[str, Any] = api.default_params(params)
+
+    def build(self, dataset: Dataset, params: Mapping[str, Any], seed: int) -> SdpInstance:
+        p = {**self.default_params, **params}
+        pay = dict(dataset.payload)
+        if "sdp" in pay:
+            data = pay["sdp"]
+        elif "path" in pay:
+            from .sdpa_io import read_sdpa
+
+            data = read_sdpa(pay["path"], name=dataset.name)
+        elif "generator" in pay:
+            from .generators import generate
+
+            data = generate(str(pay["generator"]), int(p["n"]), float(p["density"]), int(seed))
+        else:
+            raise DataError(f"{self.name}: dataset {dataset.name} has no SDP (payload keys: sdp, path or generator)")
+        published = pay.get("published")
+        return SdpInstance(problem=self.name, dataset=dataset.name, params=p, seed=int(seed), data=data,
+                           published=None if published is None else -float(published),
+                           published_digits=pay.get("published_digits"),
+                           expected=str(pay.get("expected", "optimal")))

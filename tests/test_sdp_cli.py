@@ -1,0 +1,77 @@
+"""The SDP family end to end: a user's SDPA folder and a generator through ``psdbench run`` and
+``report``, and a malformed user file rejected before any work (exit 2, one line, no store)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from psdbench.families.sdp.generators import theta
+from psdbench.families.sdp.sdpa_io import write_sdpa
+
+
+def _cli(args: list[str]) -> tuple[int, str, str]:
+    from psdbench.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+GRID = """
+[run]
+name = "sdp-e2e"
+seeds = [0]
+timeout = 60
+reference_timeout = 60
+
+[[problems]]
+name = "sdp/standard"
+datasets = ["sdpa-dir/theta9", "sdp-gen/maxcut"]
+params = { n = [8] }
+
+[[solvers]]
+name = "sdp-clarabel"
+
+[[solvers]]
+name = "sdp-scs"
+"""
+
+
+@pytest.mark.slow  # worker processes and references in fresh processes: minutes on a loaded 2-core machine
+def test_user_folder_and_generator_run_and_report(tmp_path: Path, monkeypatch):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    write_sdpa(theta(9, 0.4, 3), folder / "theta9.dat-s")  # a problem psdbench has never seen
+    monkeypatch.setenv("PSDBENCH_SDPA_DIR", str(folder))
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID)
+    db, rep = tmp_path / "s.sqlite", tmp_path / "rep"
+    code, out, err = _cli(["run", "--grid", grid, "--db", db, "--jobs", "1", "--quiet", "--report", rep])
+    assert code == 0, err
+    md = (rep / "report.md").read_text()
+    assert "Per problem and solver" in md and "Shifted geometric mean" in md and "Achieved accuracy" in md
+    import pandas as pd
+
+    cells = pd.read_csv(rep / "sdp_cells.csv")
+    clar = cells[cells["solver"] == "sdp-clarabel"]
+    assert set(clar["status"]) == {"ok"}
+    assert (pd.to_numeric(clar["max DIMACS err"]) <= 1e-6).all()
+
+
+def test_malformed_user_file_is_exit_2_before_work(tmp_path: Path, monkeypatch):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "theta9.dat-s").write_text("1\n1\n2\n1.0\n0 1 3 1 1.0\n")
+    monkeypatch.setenv("PSDBENCH_SDPA_DIR", str(folder))
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID)
+    db = tmp_path / "s.sqlite"
+    code, out, err = _cli(["run", "--grid", grid, "--db", db, "--jobs", "1", "--quiet", "--report", ""])
+    assert code == 2
+    assert "outside its block" in err and len(err.strip().splitlines()) == 1
+    assert not db.exists()

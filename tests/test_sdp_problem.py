@@ -1,0 +1,159 @@
+"""sdp/standard: DIMACS errors against a direct dense computation, the certified reference's
+bounds against closed-form optima, the generators' structure, and the cvxpy formulation."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from psdbench.api import Dataset, Solution
+from psdbench.families.sdp.contract import SdpKind
+from psdbench.families.sdp.data import from_blocks
+from psdbench.families.sdp.errors import dimacs_errors, dual_infeasibility_holds, primal_infeasibility_holds
+from psdbench.families.sdp.generators import infeasible, maxcut, theta
+from psdbench.families.sdp.problem import SdpStandard
+from psdbench.families.sdp.reference import feasible_value, lower_bound
+from psdbench.testing import check_problem
+
+
+def _min_eig_problem(n: int = 5, seed: int = 0):
+    """min <C, X> s.t. tr X = 1, X psd: optimum lambda_min(C) at X = v v', y = lambda_min, Z = C - y I."""
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((n, n))
+    C = (G + G.T) / 2
+    return C, from_blocks((n,), [C], [[np.eye(n)]], [1.0], name="min-eig")
+
+
+def _direct_errors(C, As, b, X, y, Z):
+    """The six DIMACS errors with dense matrices, written out independently of errors.py."""
+    AX = np.array([np.sum(A * X) for A in As])
+    Aty = sum(yi * A for yi, A in zip(y, As))
+    nb, nc = 1 + np.max(np.abs(b)), 1 + np.max(np.abs(C))
+    pobj, dobj = np.sum(C * X), b @ y
+    den = 1 + abs(pobj) + abs(dobj)
+    return [np.linalg.norm(AX - b) / nb, max(0, -np.linalg.eigvalsh(X)[0] / nb),
+            np.linalg.norm(Aty + Z - C, "fro") / nc, max(0, -np.linalg.eigvalsh(Z)[0] / nc),
+            (pobj - dobj) / den, np.sum(X * Z) / den]
+
+
+def test_dimacs_errors_at_the_optimum_and_perturbed():
+    C, d = _min_eig_problem()
+    w, V = np.linalg.eigh(C)
+    X, y = np.outer(V[:, 0], V[:, 0]), np.array([w[0]])
+    Z = C - w[0] * np.eye(len(C))
+    e = dimacs_errors(d, X.ravel(), y, Z.ravel())
+    assert e.max_err < 1e-12 and e.flag == ""
+    rng = np.random.default_rng(1)
+    P = rng.standard_normal(C.shape) * 1e-3
+    Xp, Zp, yp = X + (P + P.T), Z - 2e-3 * np.eye(len(C)) + np.outer(P[0], P[0]), y + 1e-3
+    e = dimacs_errors(d, Xp.ravel(), yp, Zp.ravel())
+    assert np.allclose(e.err, _direct_errors(C, [np.eye(len(C))], np.array([1.0]), Xp, yp, Zp), rtol=1e-10, atol=1e-15)
+    assert e.max_err > 1e-4 and e.flag == "a"
+    # Z omitted: Z = C - A*(y), err3 = 0
+    e2 = dimacs_errors(d, Xp.ravel(), yp)
+    assert e2.err[2] == 0.0 and np.isclose(e2.min_eig_Z, w[0] - yp[0])
+
+
+def test_objective_verify_evaluate_and_tol():
+    C, d = _min_eig_problem()
+    inst = SdpStandard().build(Dataset(name="t/min-eig", payload={"sdp": d}), {"tol": 1e-6}, 0)
+    w, V = np.linalg.eigh(C)
+    sol = Solution(variables={"X": np.outer(V[:, 0], V[:, 0]).ravel(), "y": np.array([w[0]])})
+    assert inst.objective(sol) == pytest.approx(w[0])
+    assert inst.verify(sol).ok
+    bad = Solution(variables={"X": (np.outer(V[:, 0], V[:, 0]) * 1.01).ravel(), "y": np.array([w[0]])})
+    f = inst.verify(bad)
+    assert not f.ok and f.details["err1"] == pytest.approx(0.01 / 2)
+    ev = inst.evaluate(bad)
+    assert ev["flag_a"] == 1.0 and ev["flag_f"] == 0.0
+
+
+def test_certificate_bound_below_true_optimum_and_feasible_value_above():
+    """VSDP-style lower bound <= lambda_min(C) <= value of the exactly feasible correction, for any y."""
+    C, d = _min_eig_problem(6, 3)
+    opt = np.linalg.eigvalsh(C)[0]
+    assert d.trace_bound() == pytest.approx(1.0)
+    rng = np.random.default_rng(0)
+    for y in (opt - 0.5, opt - 1e-6, opt + 1e-6, opt + 0.3):
+        assert lower_bound(d, np.array([y]), 1.0) <= opt + 1e-12
+    # an infeasible, indefinite near-optimal X is corrected to an exactly feasible one
+    w, V = np.linalg.eigh(C)
+    X = np.outer(V[:, 0], V[:, 0]) * 1.001 + 1e-4 * rng.standard_normal(C.shape)
+    X = (X + X.T) / 2
+    val = feasible_value(d, X.ravel())
+    assert val is not None and opt - 1e-12 <= val <= opt + 1e-2
+
+
+def test_generators_have_sdplib_structure():
+    mc = maxcut(12, 0.4, 0)
+    assert mc.block_sizes == (12,) and mc.m == 12 and np.all(mc.b == 1)
+    assert mc.trace_bound() == pytest.approx(12)
+    L4 = -mc.C_blocks()[0]
+    assert np.allclose(L4.sum(axis=1), 0)  # C = -L/4, a Laplacian's rows sum to 0
+    th = theta(10, 0.3, 1)
+    assert th.b[0] == 1 and np.all(th.b[1:] == 0) and th.trace_bound() == pytest.approx(1)
+    assert np.allclose(th.C_blocks()[0], -np.ones((10, 10)))
+    inf = infeasible(6, 0.3, 2)
+    assert inf.block_sizes == (6, -6)
+
+
+def test_infeasible_generator_has_a_farkas_certificate():
+    d = infeasible(8, 0.3, 0)
+    # find a certificate independently of the adapters: the feasibility SDP b'y = 1, A*(y) nsd, in cvxpy
+    import cvxpy as cp
+
+    y = cp.Variable(d.m)
+    aty = d.A.T @ y
+    off = d.offsets
+    cons = [d.b @ y == 1]
+    S = cp.reshape(aty[off[0]:off[1]], (8, 8), order="C")
+    cons += [(S + S.T) / 2 << 0, aty[off[1]:off[2]] <= 0]
+    cp.Problem(cp.Minimize(0), cons).solve(solver="CLARABEL")
+    ok, viol = primal_infeasibility_holds(d, np.asarray(y.value), tol=1e-6)
+    assert ok, viol
+    # a non-certificate is refused
+    assert not primal_infeasibility_holds(d, -np.asarray(y.value))[0]
+    assert not dual_infeasibility_holds(d, d.identity())[0]
+
+
+def test_cvxpy_formulation_matches_closed_form_and_conformance():
+    C, d = _min_eig_problem(5, 2)
+    ds = Dataset(name="t/min-eig", payload={"sdp": d})
+    inst = check_problem(SdpStandard(), ds, kind=SdpKind)
+    form = inst.reference_formulation()
+    form.problem.solve(solver="CLARABEL")
+    v = form.extract()
+    sol = Solution(variables=v)
+    assert inst.objective(sol) == pytest.approx(np.linalg.eigvalsh(C)[0], abs=1e-7)
+    assert v["y"][0] == pytest.approx(np.linalg.eigvalsh(C)[0], abs=1e-6)  # the dual sign: y = -cvxpy's
+    assert inst.verify(sol).max_residual < 1e-6
+
+
+def test_generator_instances_build_from_payload():
+    pr = SdpStandard()
+    inst = pr.build(Dataset(name="sdp-gen/maxcut", payload={"generator": "maxcut"}), {"n": 9}, 4)
+    again = pr.build(Dataset(name="sdp-gen/maxcut", payload={"generator": "maxcut"}), {"n": 9}, 4)
+    assert inst.data.m == 9 and (inst.data.c != again.data.c).nnz == 0
+
+
+@pytest.mark.slow  # two interior-point solves per problem (seconds each; more on a loaded machine)
+@pytest.mark.skipif(importlib.util.find_spec("sdpap") is None or importlib.util.find_spec("cvxopt") is None,
+                    reason="optional sdpa / cvxopt extras not installed")
+@pytest.mark.parametrize("name, certified", [("theta1", True), ("mcp100", True), ("truss4", False), ("control1", False)])
+def test_reference_agrees_with_sdplib_to_printed_digits(data_dir, monkeypatch, name, certified):
+    """The family's reference rounds to SDPLIB's published value (our sign) at its printed digits;
+    where tr(X) is fixed the interval [lower, value] is narrow and contains it."""
+    from psdbench.families.sdp.datasets import SdplibCollection
+    from psdbench.families.sdp.report import _digits_agree
+
+    monkeypatch.setenv("PSDBENCH_DATA", str(data_dir))
+    inst = SdpStandard().build(SdplibCollection().load(name), {}, 0)
+    ref = inst.certified_reference(time_limit_s=120)
+    assert ref["value"] is not None, ref["message"]
+    assert _digits_agree(ref["value"], inst.published, inst.published_digits), (ref["value"], inst.published)
+    if certified:
+        assert ref["lower"] <= ref["value"] and ref["value"] - ref["lower"] <= 1e-5 * max(1, abs(ref["value"]))
+    else:
+        assert ref["lower"] is None
