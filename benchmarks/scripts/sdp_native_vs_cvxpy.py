@@ -3,8 +3,8 @@
 Usage::
 
     PSDBENCH_DATA=/work/shared/datasets OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
-        python benchmarks/sdp_native_vs_cvxpy.py [--problems truss1 hinf1 ...] [--repeat 3]
-    python benchmarks/sdp_native_vs_cvxpy.py --read thetaG51        # the reader's time alone
+        python benchmarks/scripts/sdp_native_vs_cvxpy.py [--problems truss1 hinf1 ...] [--repeat 3]
+    python benchmarks/scripts/sdp_native_vs_cvxpy.py --read thetaG51        # the reader's time alone
 
 For each problem and solver (same tolerances on both paths: SCS eps_abs = eps_rel = 1e-4 with
 max_iters 100000; Clarabel's defaults, chordal decomposition on as cvxpy leaves it), the median
