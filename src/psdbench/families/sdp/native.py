@@ -49,6 +49,8 @@ class _Native:
     module = ""
     package = ""
     kinds: tuple[str, ...] = (KIND,)
+    returns = ("X (N,), y (m,), Z (N,): the primal-dual point, stacked block by block; "
+               "y_ray (m,) or X_ray (N,): an infeasibility certificate where the solver reports one")
     params: dict[str, api.Param] = {}
     default_params: dict[str, Any] = {}
 

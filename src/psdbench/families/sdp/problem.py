@@ -38,6 +38,7 @@ from psdbench import api
 from psdbench.api import DataError, Dataset, Feasibility, Formulation, Solution
 
 from . import KIND
+from .contract import SdpKind
 from .data import SdpData
 from .errors import dimacs_errors, dual_infeasibility_holds, primal_infeasibility_holds
 
@@ -150,6 +151,36 @@ class SdpInstance:
         return certified_reference(self, time_limit_s=time_limit_s, rtol=rtol)
 
 
+#: What ``psdbench info sdp/standard`` and docs/families/sdp.md print.
+DESCRIPTION = """\
+Paper: SDPLIB 1.2 (Borchers, Optim. Methods Softw. 11:683-690, 1999), judged by the six DIMACS
+errors (Mittelmann, Math. Prog. 95:407-430, 2003): a general SDP in standard form with
+block-diagonal data (PSD blocks and diagonal / LP blocks, SDPA's negative block sizes).
+
+    minimize    <C, X>                      (P)        maximize    b'y                    (D)
+    subject to  A(X) = b, X psd                        subject to  A*(y) + Z = C, Z psd
+
+A(X) = (<A_1, X>, ..., <A_m, X>), A*(y) = sum_i y_i A_i.  From an SDPA file: C = -F0, A_i = F_i,
+b = c (the file's), X = the file's Y, y = -x, Z = the file's X; so the objective is minus SDPLIB's
+published value.  The data are one sparse m x N matrix A over the stacked blocks (row i: the vec of
+A_i, row-major per PSD block, the diagonal of an LP block), b (m,) and the stacked C (N,).
+
+Variables a solution carries (stacked vectors in that layout):
+  X      (N,)  the primal matrix, block by block (required unless a certificate is returned)
+  y      (m,)  the dual multipliers (required with X)
+  Z      (N,)  optional dual slack; default C - A*(y)
+  y_ray  (m,)  optional certificate that (P) is infeasible: A*(y) nsd and b'y > 0
+  X_ray  (N,)  optional certificate that (D) is infeasible: X psd, A(X) = 0, <C, X> < 0
+
+Verified when the largest of the six DIMACS errors (relative residuals of A(X) = b, X psd,
+A*(y) + Z = C, Z psd, the duality gap and <X, Z>) is at most tol; metrics flag_a (> 1e-4) and
+flag_f (> 1e-2, failed), each error, and the published value beside.
+Reference: two interior-point solves that must agree; certified where the data fix tr(X) (an
+upper bound from a corrected feasible X, a lower bound b'y + tr(X) min(0, lambda_min(Z))),
+else best_verified.
+"""
+
+
 class SdpStandard:
     """``sdp/standard``: min <C, X> s.t. A(X) = b, X psd (block diagonal), with its dual."""
 
@@ -157,6 +188,8 @@ class SdpStandard:
     kind = KIND
     family = KIND
     sense = "min"
+    description = DESCRIPTION
+    contract = SdpKind
     size_param = "n"
     params: dict[str, api.Param] = {
         "n": api.number(low=3, default=30, integer=True,
