@@ -17,6 +17,8 @@ from psdbench.report.blocks import Table, Text
 from psdbench.report.frame import tidy_frame
 from psdbench.harness.store import RESULT_COLUMNS, Store
 
+from .test_report import assert_offline
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "psdbench"
 
 # one problem per family, with the reference objective of its instances
@@ -70,19 +72,22 @@ def test_every_family_gets_curves_and_profiles(tmp_path):
     store = _store_with_curves(tmp_path / "c.sqlite")
     paths = write_report(store, tmp_path / "out")
     for family in ("graph-classification", "mahalanobis", "signed-graph"):
-        for fig in ("gap_vs_time", "profiles"):
+        for fig in ("gap_vs_time", "performance_profiles", "data_profiles"):
             png = paths[f"{fig}_{family}_png"]
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        prof = pd.read_csv(paths[f"profiles_{family}"], dtype=str, keep_default_na=False).set_index("solver")
-        # fast-solver reaches 1e-4 first on every instance; slow-solver reaches it later
-        assert prof.loc["fast-solver", "time: ρ(1) (%)"] == "100.0"
-        assert prof.loc["slow-solver", "time: ρ(1) (%)"] == "0.0"
-        assert prof.loc["slow-solver", "reached 0.0001 (%)"] == "100.0"
+        sgm = pd.read_csv(paths[f"sgm_{family}"], dtype=str, keep_default_na=False).set_index("configuration")
+        # fast-solver reaches 1e-4 first on each of the 3 instances (scaled SGM 1); slow-solver later, also 3/3
+        assert sgm.loc["fast-solver", "gap ≤ 0.0001: scaled SGM (reached)"] == "1.00 (3/3)"
+        slow = sgm.loc["slow-solver", "gap ≤ 0.0001: scaled SGM (reached)"]
+        assert slow.endswith("(3/3)") and float(slow.split()[0]) > 1
+        assert sgm.loc["fast-solver", "gap ≤ 0.01: scaled SGM (reached)"] == "1.00 (3/3)"
     md = paths["markdown"].read_text(encoding="utf-8")
-    assert "final point only" in md  # the caption explains cells without a curve
+    assert "Diamonds: verified cells without a curve" in md
+    winners = pd.read_csv(paths["winners"], dtype=str, keep_default_na=False).set_index("family")
+    assert winners.loc["mahalanobis", "gap ≤ 0.0001"].startswith("fast-solver: 3/3")
     html = paths["html"].read_text(encoding="utf-8")
-    assert html.count('<img src="data:image/png;base64,') >= 6
-    assert "<script" not in html and "http" not in html
+    assert html.count('class="chart"') >= 9 and 'href="#s-' in html
+    assert_offline(html)
 
 
 def test_plugin_and_broken_sections(tmp_path):
@@ -98,7 +103,7 @@ def test_plugin_and_broken_sections(tmp_path):
     assert {"plugin_table", "plugin_table_2", "plugin_table_3"} <= set(paths)
     # the broken section is reported in place (title and one line), the rest of the report is there
     assert "## A broken section" in md and "ValueError: deliberately broken" in md and "second line" not in md
-    assert md.count("A broken section") == 1  # family-specific: once, for its family
+    assert md.count("## A broken section") == 1  # family-specific: once, for its family
     assert paths["html"].exists() and paths["results_csv"].exists()
     # only registered sections run: no generic tables here
     assert not any(k.startswith("status_") for k in paths)

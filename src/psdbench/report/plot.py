@@ -46,14 +46,14 @@ def shared_legend(fig: MplFigure, handles: Sequence[Any], labels: Sequence[str],
     return math.ceil(len(labels) / ncol)
 
 
-def to_png(fig: MplFigure, legend_rows: int = 0) -> bytes:
+def to_png(fig: MplFigure, legend_rows: int = 0, dpi: int = DPI) -> bytes:
     """The figure as PNG bytes; the figure grows by the height of a ``legend_rows``-row legend below."""
     w, h = fig.get_size_inches()
     extra = 0.25 * legend_rows + 0.25 if legend_rows else 0.0
     fig.set_size_inches(w, h + extra)
     fig.tight_layout(rect=(0, extra / (h + extra), 1, 1))
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
+    fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
 
 
@@ -77,3 +77,14 @@ def log_axes(ax: Any) -> None:
         axis.set_minor_formatter(NullFormatter())
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
+
+
+#: The report's palette (matplotlib's tab10, then the light half of tab20), as hex strings.
+PALETTE: tuple[str, ...] = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                            "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
+                            "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5")
+
+
+def colour_map(keys: Iterable[str]) -> dict[str, str]:
+    """One colour per key (sorted), from :data:`PALETTE`: the report's one solver-to-colour map."""
+    return {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(sorted(set(keys)))}
