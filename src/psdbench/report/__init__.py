@@ -25,6 +25,7 @@ from .fmt import MISSING, first_line
 from ..harness.reference import annotate
 from .frame import drop_superseded, tidy_frame
 from .render import Document, render
+from .plot import colour_map
 from .summary import run_details, winners_section
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -155,6 +156,9 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
         runs = pd.DataFrame()
     header.append(f"{len(frame)} cells of {frame['family'].nunique()} families; "
                   + ", ".join(f"{k}: {v}" for k, v in frame["status"].value_counts().items()))
+    # one solver-to-colour map for the whole report: the renderer's charts, and any section that reads it
+    colours = colour_map(frame["solver_label"].unique())
+    opts["colours"] = colours
     front = [run_details(runs, frame, str(store.path)), winners_section(frame, opts)]
     sections = run_sections(frame, refs, registry.reports, registry.problems, out, opts)
-    return {**paths, **render(Document("psdbench report", header, sections, front), out)}
+    return {**paths, **render(Document("psdbench report", header, sections, front, colours), out)}

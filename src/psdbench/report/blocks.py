@@ -246,7 +246,9 @@ class SectionContext:
     out_dir : Path
         Where the report is written (read-only for sections).
     options : dict
-        Report options (e.g. ``gap_tol`` for the performance profile).
+        Report options (e.g. ``gap_tol`` for the performance profile, ``tolerances``, ``gap_floor``)
+        and ``colours``: the report's one solver-to-colour map (``solver_label`` to a hex colour),
+        for sections that draw their own figures (:func:`psdbench.report.plot.colours`).
     """
 
     family: str

@@ -162,6 +162,7 @@ SCRIPT = r"""
     if (!shown.length) { grid.innerHTML = '<p class="empty">No panel for this selection.</p>'; return; }
     shown.forEach(function (p) {
       var box = document.createElement('div'); box.className = 'panel';
+      grid.appendChild(box);  // in the page before plotly measures its width
       if (!p.traces.length) {
         var e = document.createElement('p'); e.className = 'empty';
         e.textContent = p.title + ': ' + p.empty; box.appendChild(e);
@@ -171,7 +172,6 @@ SCRIPT = r"""
                        {responsive: true, displaylogo: false, showLink: false, modeBarButtonsToRemove: ['sendDataToCloud']});
       }
       if (p.note) { var n = document.createElement('p'); n.className = 'note'; n.textContent = p.note; box.appendChild(n); }
-      grid.appendChild(box);
     });
   }
   function setup(div) {

@@ -47,8 +47,11 @@ def _draw(ax: Any, panel: Panel, chart: Chart, colours: Mapping[str, str], entri
         elif s.mode == "markers":
             m = _MARKERS.get(s.marker, "o")
             hollow = s.marker.endswith("open") or m == "x"
-            h = ax.scatter(x, y, marker=m, s=30, facecolors="none" if s.marker.endswith("open") else col,
-                           edgecolors=col if hollow else "black", linewidths=1.5 if hollow else 0.5)
+            if m == "x":
+                h = ax.scatter(x, y, marker=m, s=36, color=col, linewidths=1.5)
+            else:
+                h = ax.scatter(x, y, marker=m, s=30, facecolors="none" if hollow else col,
+                               edgecolors=col if hollow else "black", linewidths=1.5 if hollow else 0.5)
         else:
             (h,) = ax.plot(x, y, color=col, linewidth=1.6, marker="o" if "markers" in s.mode else None, markersize=4)
         drawn = drawn or bool(np.isfinite(y).any())

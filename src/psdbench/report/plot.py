@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from matplotlib.figure import Figure as MplFigure
 
@@ -12,10 +12,17 @@ PANEL_W, PANEL_H = 5.2, 3.9
 DPI = 100
 
 
-def colours(labels: Iterable[str]) -> dict[str, Any]:
-    """One colour per label (sorted), the same in every panel of a figure."""
+def colours(labels: Iterable[str], fixed: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """One colour per label (sorted), the same in every panel of a figure.
+
+    ``fixed``: the report's solver-to-colour map (``context.options["colours"]``); labels it holds
+    take its colour, so a section's figures match the generic charts.
+    """
     from matplotlib import colormaps
 
+    labels = list(labels)
+    if fixed is not None and all(lab in fixed for lab in labels):
+        return {lab: fixed[lab] for lab in set(labels)}
     labs = sorted(set(labels))
     cmap = colormaps["tab10" if len(labs) <= 10 else "tab20"]
     return {lab: cmap(i % cmap.N) for i, lab in enumerate(labs)}

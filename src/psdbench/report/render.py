@@ -67,6 +67,9 @@ class Document:
     header: list[str]
     sections: list[Section] = field(default_factory=list)
     front: list[Section] = field(default_factory=list)
+    #: The solver-to-colour map of every chart (default: :func:`~psdbench.report.plot.colour_map` of the
+    #: charts' colour keys).
+    colours: dict[str, str] = field(default_factory=dict)
 
 
 def _unique(name: str, taken: set[str], ext: str) -> str:
@@ -213,14 +216,15 @@ def render(doc: Document, out_dir: str | Path) -> dict[str, Path]:
         front[0].blocks.append(Table("data_sources", "Data sources read besides the store", sources_frame(sources),
                                      f"{len(sources) - missing} found, {missing} missing; a missing source drops "
                                      "what its line says from the section it names."))
-    if findings:
+    if front:  # a report with front matter always says whether any claim was checked
         fsec = Section("Findings against the papers", [Table("findings", "Every claim checked in this report",
-                                                             findings_frame(findings, link=True))],
+                                                             findings_frame(findings, link=True))]
+                       if findings else [Text("No section of this report checked a paper's claim.")],
                        "One vocabulary: `holds`, `does not hold`, `within the spread` (the difference is "
                        "inside the spread over seeds / folds), `not measured in this run`.")
-        front.insert(1 if front else 0, fsec)
-        front_anchors.insert(1 if front_anchors else 0, "s-findings")
-    colours = colour_map(_chart_keys(front + body))
+        front.insert(1, fsec)
+        front_anchors.insert(1, "s-findings")
+    colours = doc.colours or colour_map(_chart_keys(front + body))
     o = _Out(out, colours)
     md = [f"# {doc.title}", ""] + [f"{line}  " for line in doc.header] + [""]
     hb = [f"<h1>{html.escape(doc.title)}</h1>",

@@ -67,17 +67,34 @@ def run_details(runs: pd.DataFrame, frame: pd.DataFrame, store_path: str) -> Sec
 
 
 def _reading(gap_floor: float, shift: float) -> Text:
-    return Text("How to read the comparisons: the *gap* is `s (objective - reference) / max(|reference|, 1)` "
-                "(`s = -1` for maximized problems) of the harness's re-scored points; a configuration *reaches* a "
+    return Text("How to read the comparisons: the gap is `s (objective - reference) / max(|reference|, 1)` "
+                "(`s = -1` for maximized problems) of the harness's re-scored points; a configuration reaches a "
                 "tolerance at the first verified point with gap ≤ tolerance.  Gaps below the instance's floor "
                 f"(its certificate's width, at least {gap_floor:g}) are ties.  A point below a certified optimum by "
-                "more than that width is *beyond the bound*: drawn as an `x`, never counted as reached.  Fastest: "
+                "more than that width is beyond the bound: drawn as an `x`, never counted as reached.  Fastest: "
                 f"the smallest shifted geometric mean of the times (shift {shift:g} s, failures charged at the time "
                 "limit) over the instances every configuration of the family ran.")
 
 
+def _cell(rec: Any) -> str:
+    if not rec.instances:
+        return "no instance every configuration ran"
+    if not rec.winner:
+        return f"none reached it (0/{rec.instances})"
+    return (f"{rec.winner}: {rec.reached}/{rec.instances}, median {fmt_num(rec.median)} s "
+            f"[{fmt_num(rec.min)}-{fmt_num(rec.max)}]")
+
+
+#: Instance sets listed in a winners cell when a family has no instance every configuration ran.
+MAX_SETS = 3
+
+
 def winners_section(frame: pd.DataFrame, options: Mapping[str, Any]) -> Section:
-    """Per family and target accuracy: the fastest configuration that reaches it, with k/n instances."""
+    """Per family and target accuracy: the fastest configuration that reaches it, with k/n instances.
+
+    Over the instances every configuration of the family ran; a family without one gets the winner
+    of each comparable instance set instead (the first :data:`MAX_SETS`).
+    """
     tols = tuple(options.get("tolerances", an.TOLERANCES))
     shift = float(options.get("sgm_shift", 10.0))
     floor = float(options.get("gap_floor", 1e-9))
@@ -90,22 +107,23 @@ def winners_section(frame: pd.DataFrame, options: Mapping[str, Any]) -> Section:
             continue
         limit = an.time_limit(times, options.get("time_limit"))
         w = an.winners(times, tols, shift, limit)
-        for rec in w.itertuples(index=False):
-            if not rec.instances:
-                cell = "no instance every configuration ran"
-            elif not rec.winner:
-                cell = f"none reached it (0/{rec.instances})"
-            else:
-                cell = (f"{rec.winner}: {rec.reached}/{rec.instances}, median {fmt_num(rec.median)} s "
-                        f"[{fmt_num(rec.min)}-{fmt_num(rec.max)}]")
-            row[f"gap ≤ {rec.tol:g}"] = cell
-        left = int(w["left_out"].iloc[0]) if len(w) else 0
-        row["instances compared"] = f"{int(w['instances'].iloc[0])}" + (f" ({left} left out: not run by every "
-                                                                           "configuration)" if left else "")
+        left = int(w["left_out"].iloc[0])
+        if int(w["instances"].iloc[0]):
+            for rec in w.itertuples(index=False):
+                row[f"gap ≤ {rec.tol:g}"] = _cell(rec)
+            row["instances compared"] = f"{int(w['instances'].iloc[0])}" + (
+                f" ({left} left out: not run by every configuration)" if left else "")
+        else:  # no common instance: one winner per comparable set
+            sets = sorted(times["set"].unique())
+            per = {s: an.winners(times[times["set"] == s], tols, shift, limit) for s in sets[:MAX_SETS]}
+            for i, tol in enumerate(tols):
+                row[f"gap ≤ {tol:g}"] = "; ".join(f"{s}: {_cell(next(w.iloc[[i]].itertuples(index=False)))}"
+                                                   for s, w in per.items())
+            row["instances compared"] = (f"per instance set (no instance every configuration ran); "
+                                         f"{min(len(sets), MAX_SETS)} of {len(sets)} set(s) shown")
         rows.append(row)
     t = Table("winners", "Fastest configuration per family and target accuracy", pd.DataFrame(rows),
               "Cell: the winner, the instances on which it reached the target out of those compared, and its median "
               "[min-max] seconds to reach it over those.  Details, per instance set: each family's "
               "performance profiles and shifted geometric means.")
     return Section("Winners", [t, _reading(floor, shift)])
-
