@@ -23,6 +23,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from .curves import curve_arrays, gaps
 from .frame import relative_gap
 
 #: Instance parameters that replicate an instance (cross-validation folds, repetitions) rather than
@@ -81,28 +82,53 @@ def reach_time(curve: Sequence[dict[str, Any]], reference: float, sense: str, to
     return math.inf
 
 
+def cell_reach_times(curve: Sequence[dict[str, Any]], reference: float, sense: str, tols: Sequence[float],
+                     floor: float, certified: bool, wall_time: float, final_gap: float,
+                     final_ok: bool) -> list[float]:
+    """:func:`reach_time` for several tolerances at once (vectorized over the curve's points)."""
+    t, obj, feas, _ = curve_arrays(curve)
+    g = gaps(obj, float(reference), sense)
+    ok = feas & np.isfinite(g) & np.isfinite(t)
+    if certified:
+        ok &= ~(g < -floor)
+    order = np.argsort(t[ok], kind="stable")
+    tt, gg = t[ok][order], g[ok][order]
+    out = []
+    for tol in tols:
+        hit = np.flatnonzero(gg <= tol)
+        if len(hit):
+            out.append(float(tt[hit[0]]))
+        elif final_ok and math.isfinite(final_gap) and final_gap <= tol and math.isfinite(wall_time):
+            out.append(float(wall_time))
+        else:
+            out.append(math.inf)
+    return out
+
+
 def reach_times(frame: pd.DataFrame, tols: Iterable[float] = TOLERANCES, default_floor: float = 1e-9) -> pd.DataFrame:
     """One row per cell with a reference: ``set``, ``instance_key``, ``solver_label``, ``wall_time_s`` and
-    ``t_<tol>`` (seconds to reach each tolerance, ``inf`` when not reached)."""
+    ``t_<tol>`` (seconds to reach each tolerance, ``inf`` when not reached; :func:`reach_time`)."""
     tols = list(tols)
     f = frame[np.isfinite(pd.to_numeric(frame["reference_objective"], errors="coerce").astype(float))]
     cols = ["set", "instance_key", "solver_label", "wall_time_s"] + [f"t_{t:g}" for t in tols]
     if f.empty:
         return pd.DataFrame(columns=cols)
-    sets, floors = instance_sets(f), cell_floor(f, default_floor)
+    certified = f["reference_kind"].astype(str).str.contains("certified").to_numpy()
+    below = f["below_certified"].fillna(False).astype(bool).to_numpy()
+    wall = pd.to_numeric(f["wall_time_s"], errors="coerce").to_numpy(float)
     rows = []
-    for (i, r), s, fl in zip(f.iterrows(), sets, floors):
-        certified = "certified" in str(r.get("reference_kind") or "")
-        below = bool(r.get("below_certified", False))
-        ok = bool(r["verified"]) and not below
-        row = {"set": s, "instance_key": r["instance_key"], "solver_label": r["solver_label"],
-               "wall_time_s": float(r["wall_time_s"]) if pd.notna(r["wall_time_s"]) else math.nan}
-        for t in tols:
-            row[f"t_{t:g}"] = math.inf if below else reach_time(
-                r["curve"] or [], float(r["reference_objective"]), r["sense"], t, fl, certified,
-                row["wall_time_s"], float(r["gap"]), ok)
-        rows.append(row)
-    return pd.DataFrame(rows, columns=cols)
+    for j, (curve, ref, sense, fl, gap, verified) in enumerate(zip(
+            f["curve"], f["reference_objective"].astype(float), f["sense"], cell_floor(f, default_floor),
+            f["gap"].astype(float), f["verified"])):
+        times = [math.inf] * len(tols) if below[j] else cell_reach_times(
+            curve or [], ref, sense, tols, fl, bool(certified[j]), wall[j], gap, bool(verified))
+        rows.append(times)
+    out = pd.DataFrame(rows, columns=cols[4:], index=f.index)
+    out.insert(0, "wall_time_s", wall)
+    out.insert(0, "solver_label", f["solver_label"].to_numpy())
+    out.insert(0, "instance_key", f["instance_key"].to_numpy())
+    out.insert(0, "set", instance_sets(f).to_numpy())
+    return out.reset_index(drop=True)
 
 
 def cost_table(times: pd.DataFrame, column: str, labels: Sequence[str] | None = None,

@@ -23,7 +23,7 @@ def split_curve(r: Any, floor: float) -> tuple[CellCurve, list[tuple[float, floa
     as ``(time, gap)`` (negative gaps, never drawn as reached)."""
     raw = cell_curve(r.curve, float(r.reference_objective), r.sense, floor=-np.inf)
     certified = "certified" in str(r.reference_kind or "")
-    beyond = np.array([an.beyond_bound(g, floor, certified) for g in raw.gap], bool)
+    beyond = (raw.gap < -floor) if certified else np.zeros(len(raw.gap), bool)
     keep = ~beyond
     return (CellCurve(raw.t[keep], np.maximum(raw.gap[keep], floor), raw.repaired),
             list(zip(raw.t[beyond].tolist(), raw.gap[beyond].tolist())))
