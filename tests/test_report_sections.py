@@ -181,3 +181,65 @@ def test_generic_code_names_no_plugin():
             text = path.read_text(encoding="utf-8")
             for name in names:
                 assert not re.search(rf"(?<![\w/-]){re.escape(name)}(?![\w/-])", text), (path, name)
+
+
+class _Claims:
+    """A plugin section that checks a paper's claim and reads a data file besides the store."""
+
+    name, title, family, order = "claims-section", "A section with claims", "mahalanobis", 120
+
+    def render(self, context):
+        from psdbench.report.blocks import DataSource, Finding
+
+        return [Text("claims below"),
+                Finding("Paper A", "fast-solver is 3x faster", "3x", "3.1x [2.9-3.3]", "holds", "[2.8, 3.4]", "t-test"),
+                Finding("Paper A", "slow-solver is exact", "0", "", "not measured in this run"),
+                DataSource("Paper A, Table 2", "/nowhere/table2.csv", False, "the paper's column of Table 2")]
+
+
+def test_findings_and_data_sources_are_collected(tmp_path):
+    from psdbench.report.blocks import Finding
+
+    with pytest.raises(ValueError):
+        Finding("P", "c", "", "", "met")  # one vocabulary only
+    store = _store_with_curves(tmp_path / "c.sqlite")
+    reg = discover()
+    registry = Registry(problems=reg.problems, solvers=reg.solvers, reports={"claims": _Claims()})
+    paths = write_report(store, tmp_path / "out", registry=registry)
+    top = pd.read_csv(paths["findings"], dtype=str, keep_default_na=False)
+    assert top["verdict"].tolist() == ["holds", "not measured in this run"]
+    assert top["section"].iloc[0].startswith("[A section with claims](#s-")
+    assert top["95 % interval of the difference"].iloc[0] == "[2.8, 3.4]"
+    sources = pd.read_csv(paths["data_sources"], dtype=str, keep_default_na=False)
+    assert sources.loc[0, "status"] == "MISSING" and sources.loc[0, "path"] == "/nowhere/table2.csv"
+    html = paths["html"].read_text(encoding="utf-8")
+    anchor = re.search(r'href="#(s-[^"]+)">A section with claims', html).group(1)
+    assert f'<h2 id="{anchor}">A section with claims' in html  # the link lands on the section
+    assert html.index("Every claim checked in this report") < html.index(f'<h2 id="{anchor}"')
+    assert html.count('class="v-holds"') == 2  # in the findings table and again in its section
+    md = paths["markdown"].read_text(encoding="utf-8")
+    assert md.index("## Run details") < md.index("## Findings against the papers") < md.index("## Winners")
+
+
+def test_below_certified_point_is_marked_not_reached(tmp_path):
+    """A verified final point below a certified bound: never reached, drawn as a cross with its distance."""
+    from psdbench.report import analysis as an
+    from psdbench.report.sections.curves import GapVersusTime
+    from psdbench.report.blocks import SectionContext
+
+    reg = discover()
+    rows = []
+    for solver, obj, below in (("good", 10.0 + 1e-7, False), ("beyond", 9.98, True)):
+        row, _ = _cell("metric/mcml", solver, 0, 1.0, curve=False)
+        rows.append({**row, "objective": obj, "reference_objective": 10.0, "below_certified": below,
+                     "cell_key": solver})
+    f = tidy_frame(pd.DataFrame(rows), None, reg.problems, reg.solvers)
+    times = an.reach_times(f, (1e-2,)).set_index("solver_label")
+    assert times.loc["good", "t_0.01"] == 1.0 and math.isinf(times.loc["beyond", "t_0.01"])
+    chart = GapVersusTime().render(SectionContext("mahalanobis", f, pd.DataFrame(), reg.problems, tmp_path,
+                                                  {"gap_floor": 1e-9}))[0]
+    series = {s.label: s for s in chart.panels[0].series}
+    cross = series["beyond · 1/1 ok: beyond the certified bound"]
+    assert cross.marker == "x" and list(cross.y) == [1e-9]  # at the floor, not as a best gap
+    assert "by 0.002" in cross.hover[0]  # (10 - 9.98) / 10
+    assert series["good · 1/1 ok"].marker == "diamond" and list(series["good · 1/1 ok"].y) == pytest.approx([1e-8])

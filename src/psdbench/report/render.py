@@ -39,7 +39,7 @@ h3 { font-size: 1.05em; margin-top: 1.4em; } a { color: #1f5fa8; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.86em; }
 th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: left; vertical-align: top; }
 th { background: #eee; } td.num, td[style] { text-align: right; white-space: nowrap; }
-td { max-width: 30em; min-width: 2.5em; overflow-wrap: break-word; } td.best { font-weight: 600; }
+td { max-width: 44em; min-width: 2.5em; overflow-wrap: break-word; } td.best { font-weight: 600; }
 tr.baseline td { color: #555; font-style: italic; background: #fafafa; }
 td.v-holds { background: #d8f0d8; } td.v-fails { background: #f6d5d5; } td.v-spread { background: #fbeec8; }
 td.v-none { background: #eee; color: #666; }
