@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from .blocks import Chart, DataSource, Figure, Finding, Section, Table, Text
+from .blocks import VERDICTS, Chart, DataSource, Figure, Finding, Section, Table, Text
 from .chart_html import SCRIPT, chart_html, plotly_js
 from .chart_static import chart_png
 from .fmt import inline_html, markdown_table, slug
@@ -42,7 +42,8 @@ th { background: #eee; } td.num, td[style] { text-align: right; white-space: now
 td { max-width: 44em; min-width: 2.5em; overflow-wrap: break-word; } td.best { font-weight: 600; }
 tr.baseline td { color: #555; font-style: italic; background: #fafafa; }
 td.v-holds { background: #d8f0d8; } td.v-fails { background: #f6d5d5; } td.v-spread { background: #fbeec8; }
-td.v-none { background: #eee; color: #666; }
+td.v-none { background: #eee; color: #666; } td[class^="v-"] { white-space: nowrap; }
+.glance { background: #eef4fb; border-left: 4px solid #1f5fa8; padding: 0.5em 0.8em; }
 .meta { color: #555; font-size: 0.9em; } img { max-width: 100%; } .error { color: #a00; }
 figure { margin: 0.8em 0; } figcaption, .caption { color: #444; font-size: 0.9em; max-width: 1100px; }
 nav.toc { background: #f7f7f7; border: 1px solid #ddd; padding: 0.4em 1em; font-size: 0.88em; }
@@ -107,6 +108,18 @@ def sources_frame(items: list[tuple[DataSource, str, str]]) -> pd.DataFrame:
     """The data-sources table: found / missing, where looked for, what it affects, which section."""
     return pd.DataFrame([{"data source": d.name, "status": "found" if d.found else "MISSING", "path": d.path,
                           "affects": d.affects, "section": f"[{title}](#{anchor})"} for d, title, anchor in items])
+
+
+def at_a_glance(findings: list[Finding], sources: list[DataSource]) -> str:
+    """One line: how many claims were checked and their verdicts, and the data sources found / missing."""
+    counts = {v: sum(f.verdict == v for f in findings) for v in VERDICTS}
+    verdicts = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    out = (f"**{len(findings)} claim(s) of the papers checked**: {verdicts} ([findings](#s-findings)); "
+           if findings else "No claim of a paper checked in this report; ")
+    missing = [d.name for d in sources if not d.found]
+    out += (f"data sources besides the store: {len(sources) - len(missing)} found, {len(missing)} missing"
+            + (f" ({'; '.join(missing)})" if missing else "") + "; " if sources else "")
+    return out + "fastest configuration per family and accuracy: [winners](#s-winners)."
 
 
 def _table(b: Table, o: _Out, verdicts: str | None = None) -> tuple[list[str], list[str]]:
@@ -211,6 +224,8 @@ def render(doc: Document, out_dir: str | Path) -> dict[str, Path]:
     findings = [(b, s.title, a) for s, a in zip(body, body_anchors) for b in s.blocks if isinstance(b, Finding)]
     sources = [(b, s.title, a) for s, a in zip(body, body_anchors) for b in s.blocks if isinstance(b, DataSource)]
     front = [Section(s.title, list(s.blocks), s.intro, s.family) for s in doc.front]
+    if front and not sources:
+        front[0].blocks.append(Text("No section read a data source besides the store."))
     if sources and front:
         missing = sum(not d.found for d, _, _ in sources)
         front[0].blocks.append(Table("data_sources", "Data sources read besides the store", sources_frame(sources),
@@ -229,6 +244,10 @@ def render(doc: Document, out_dir: str | Path) -> dict[str, Path]:
     md = [f"# {doc.title}", ""] + [f"{line}  " for line in doc.header] + [""]
     hb = [f"<h1>{html.escape(doc.title)}</h1>",
           '<p class="meta">' + "<br>".join(html.escape(line) for line in doc.header) + "</p>"]
+    if front:
+        glance = at_a_glance([f for f, _, _ in findings], [d for d, _, _ in sources])
+        md += [glance, ""]
+        hb.append(f'<p class="glance">{inline_html(glance)}</p>')
     toc_md, toc_html = _toc(front + body, front_anchors + body_anchors)
     md += toc_md
     hb.append(toc_html)
