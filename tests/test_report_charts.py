@@ -22,8 +22,8 @@ def _chart():
 
 
 def test_chart_data_for_plotly():
-    colours = colour_map(["B", "A"])
-    assert colours == {"A": PALETTE[0], "B": PALETTE[1]}  # one map, sorted keys
+    colours = colour_map(["A", "B", "A"])
+    assert colours == {"A": PALETTE[0], "B": PALETTE[1]}  # one colour per distinct key, in order
     d = chart_data(_chart(), colours)
     assert d["dims"] == {"set": ["a", "b"]} and d["hasSeeds"] and d["hasBands"]
     a, b = d["panels"]

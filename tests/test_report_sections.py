@@ -82,7 +82,7 @@ def test_every_family_gets_curves_and_profiles(tmp_path):
         assert slow.endswith("(3/3)") and float(slow.split()[0]) > 1
         assert sgm.loc["fast-solver", "gap ≤ 0.01: scaled SGM (reached)"] == "1.00 (3/3)"
     md = paths["markdown"].read_text(encoding="utf-8")
-    assert "Diamonds: verified cells without a curve" in md
+    assert "Diamonds: verified cells with one point" in md
     winners = pd.read_csv(paths["winners"], dtype=str, keep_default_na=False).set_index("family")
     assert winners.loc["mahalanobis", "gap ≤ 0.0001"].startswith("fast-solver: 3/3")
     html = paths["html"].read_text(encoding="utf-8")

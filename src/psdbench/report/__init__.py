@@ -6,9 +6,13 @@ whose ``family`` matches (``"*"``: once per family present), sorted by ``order``
 blocks (:mod:`psdbench.report.blocks`); one that raises is reported inside the report and never
 breaks it.
 
-Files written in ``out_dir``: ``report.md``, ``report.html`` (self-contained), ``results.csv``
-(every cell, without traces and curves), ``failures.csv`` (every cell whose status is not ``ok``),
-and one CSV per table / PNG per figure.
+Before the sections: the run details (:mod:`psdbench.report.summary`), the findings against the
+papers (collected by the renderer) and the winners matrix.
+
+Files written in ``out_dir``: ``report.md``, ``report.html`` (self-contained: inline scripts and
+plotly.js, no external URL), ``results.csv`` (every cell, without traces and curves),
+``failures.csv`` (every cell whose status is not ``ok``), and one CSV per table / PNG per figure
+or chart.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ __all__ = ["Figure", "Section", "SectionContext", "Table", "Text", "failures_fra
            "run_sections", "write_report"]
 
 #: Report options and their defaults (``options`` of :func:`write_report` overrides them).
-DEFAULT_OPTIONS: dict[str, Any] = {"gap_tol": 1e-4, "gap_floor": 1e-9, "size_param": None, "data_dir": None,
+DEFAULT_OPTIONS: dict[str, Any] = {"gap_floor": 1e-9, "size_param": None, "data_dir": None,
                                    "tolerances": (1e-2, 1e-4, 1e-6), "sgm_shift": 10.0, "time_limit": None}
 
 
@@ -113,8 +117,7 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
         Problems (defaults, family, sense), solvers (defaults) and report sections; default
         :func:`psdbench.registry.discover`.
     options : mapping, optional
-        Overrides of :data:`DEFAULT_OPTIONS` (``gap_tol``: the relative gap tolerance of the
-        profile summaries; ``tolerances``: the target accuracies of the profiles and the winners;
+        Overrides of :data:`DEFAULT_OPTIONS` (``tolerances``: the target accuracies of the profiles and the winners;
         ``gap_floor``: the smallest gap told apart where an instance has no narrower certificate;
         ``sgm_shift``: the shift (s) of the shifted geometric means; ``time_limit``: the time
         failures are charged at (default: the largest wall time compared); ``size_param``: the instance
@@ -157,7 +160,7 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
     header.append(f"{len(frame)} cells of {frame['family'].nunique()} families; "
                   + ", ".join(f"{k}: {v}" for k, v in frame["status"].value_counts().items()))
     # one solver-to-colour map for the whole report: the renderer's charts, and any section that reads it
-    colours = colour_map(frame["solver_label"].unique())
+    colours = colour_map(frame.sort_values(["family", "solver_label"])["solver_label"])
     opts["colours"] = colours
     front = [run_details(runs, frame, str(store.path)), winners_section(frame, opts)]
     sections = run_sections(frame, refs, registry.reports, registry.problems, out, opts)

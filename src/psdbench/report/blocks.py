@@ -246,7 +246,8 @@ class SectionContext:
     out_dir : Path
         Where the report is written (read-only for sections).
     options : dict
-        Report options (e.g. ``gap_tol`` for the performance profile, ``tolerances``, ``gap_floor``)
+        Report options (``tolerances``, ``gap_floor``, ``sgm_shift``, ``time_limit``, ``size_param``,
+        ``data_dir``: :data:`psdbench.report.DEFAULT_OPTIONS`)
         and ``colours``: the report's one solver-to-colour map (``solver_label`` to a hex colour),
         for sections that draw their own figures (:func:`psdbench.report.plot.colours`).
     """

@@ -86,12 +86,14 @@ def log_axes(ax: Any) -> None:
     ax.grid(True, which="minor", alpha=0.12)
 
 
-#: The report's palette (matplotlib's tab10, then the light half of tab20), as hex strings.
-PALETTE: tuple[str, ...] = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-                            "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
-                            "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5")
+#: The report's palette: matplotlib's tab10 without its grey, then the dark and mid tones of tab20b
+#: (strong colours first; no grey, which reads as "disabled").
+PALETTE: tuple[str, ...] = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+                            "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#8ca252",
+                            "#bd9e39", "#ad494a", "#a55194", "#6b6ecf")
 
 
 def colour_map(keys: Iterable[str]) -> dict[str, str]:
-    """One colour per key (sorted), from :data:`PALETTE`: the report's one solver-to-colour map."""
-    return {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(sorted(set(keys)))}
+    """One colour per distinct key, in the order given, from :data:`PALETTE`: the report's one
+    solver-to-colour map (keys given family by family stay distinct within a family of up to 20)."""
+    return {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(dict.fromkeys(keys))}

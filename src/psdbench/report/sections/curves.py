@@ -37,8 +37,10 @@ def config_series(g: pd.DataFrame, label: str, key: str, floors: pd.Series) -> l
         fl = float(floors[i])
         if r.curve:
             c, b = split_curve(r, fl)
-            if len(c.t):
+            if len(c.t) > 1:
                 curves.append(c)
+            elif len(c.t):  # one point (a conic solver's answer): a marker, not an invisible line
+                finals.append((float(c.t[0]), float(c.gap[0])))
             beyond += b
         elif bool(r.verified) and np.isfinite(r.gap) and np.isfinite(r.wall_time_s) and r.wall_time_s > 0:
             if bool(r.below_certified):
@@ -60,7 +62,7 @@ def config_series(g: pd.DataFrame, label: str, key: str, floors: pd.Series) -> l
         t, y = zip(*finals)
         out.append(Series(label if not curves else label + " final point", t, y, key, "markers", "main",
                           marker="diamond", legend=not curves,
-                          hover=[f"final point only: gap {fmt_num(v)} at {fmt_num(s)} s" for s, v in finals]))
+                          hover=[f"one point: gap {fmt_num(v)} at {fmt_num(s)} s" for s, v in finals]))
     if beyond:
         t, gaps = zip(*beyond)
         out.append(Series(f"{label}: beyond the certified bound", t, [floor] * len(t), key, "markers", "main",
@@ -108,7 +110,7 @@ class GapVersusTime:
                    f"log-spaced grid; a cell without a point yet counts as an infinite gap), {int(BAND[0] * 100)}-"
                    f"{int(BAND[1] * 100)} % band shaded; the HTML's `lines` button shows one line per cell instead.  "
                    "Only verified points are drawn; `(repaired)`: some were mapped to feasible points by the "
-                   "problem's repair.  Diamonds: verified cells without a curve, at (wall time, final gap).  "
+                   "problem's repair.  Diamonds: verified cells with one point (no curve), at (time, gap).  "
                    "Crosses: points beyond the certified bound, drawn at the floor (hover: by how much).  Gaps "
                    "below the floor (the certificate's width) are ties and drawn at it.")
         return [Chart(f"gap_vs_time_{context.family}", "Relative objective gap versus time", panels,
