@@ -103,10 +103,11 @@ def test_short_labels_and_decimate():
 def test_table_shading_against_the_best():
     df = pd.DataFrame({"row": ["r1", "r2"], "a": ["1.0 (3/3)", "10"], "b": ["2", "-"]})
     s = shades(df, "row-min")
-    assert s[(0, 1)] == 1.0 and s[(0, 2)] == pytest.approx(1 - math.log10(2) / 2)
+    assert s[(0, 1)] == 1.0 and s[(0, 2)] == 0.0  # twice the best: no shade left
     assert (1, 1) not in s  # a row with one number has nothing to compare
     c = shades(df, "col-max")
-    assert c[(1, 1)] == 1.0 and c[(0, 1)] == pytest.approx(0.5)
+    assert c[(1, 1)] == 1.0 and c[(0, 1)] == 0.0
+    assert shades(pd.DataFrame({"r": ["a", "b"], "x": ["1.0", "1.25"]}), "col-min")[(1, 1)] == pytest.approx(0.75)
     assert leading_number("1.5e-3 [1-2]") == 1.5e-3 and math.isnan(leading_number("none"))
     page = html_table(df, best="row-min")
     assert 'class="sortable"' in page and 'class="best"' in page and page.startswith('<div class="scroll">')

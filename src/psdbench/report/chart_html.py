@@ -148,12 +148,18 @@ SCRIPT = r"""
     }
     return out;
   }
+  function legendRows(p, st) {  // one legend line per entry, below the plot
+    var groups = {};
+    traces(null, p, st).forEach(function (t) { if (t.showlegend !== false) groups[t.name] = 1; });
+    return Object.keys(groups).length;
+  }
   function layout(d, p, st) {
     var y = {title: {text: d.yLabel}, type: st.logY ? 'log' : 'linear', automargin: true};
     if (d.yRange && !st.logY) y.range = d.yRange;
-    return {title: {text: p.title, font: {size: 12}}, margin: {l: 60, r: 10, t: 40, b: 40},
+    return {title: {text: p.title, font: {size: 12}},
             xaxis: {title: {text: st.xAlt ? d.xAltLabel : d.xLabel}, type: st.logX ? 'log' : 'linear', automargin: true},
-            yaxis: y, legend: {orientation: 'h', y: -0.22, font: {size: 10}}, height: 430, hovermode: 'closest'};
+            yaxis: y, legend: {orientation: 'v', x: 0, xanchor: 'left', y: -0.2, yanchor: 'top', font: {size: 10}},
+            height: 330 + 17 * legendRows(p, st), margin: {l: 60, r: 10, t: 40, b: 50}, hovermode: 'closest'};
   }
   function draw(div) {
     var d = div._data, st = div._state, grid = div.querySelector('.panels');

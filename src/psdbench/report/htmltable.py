@@ -35,7 +35,7 @@ def leading_number(value: Any) -> float:
 
 def shades(frame: pd.DataFrame, best: str) -> dict[tuple[int, int], float]:
     """Per numeric cell (row, column index; the first column is the row label), a strength in [0, 1]:
-    1 for the best of its row / column, falling to 0 at 100x worse (log scale).
+    1 for the best of its row / column, falling linearly to 0 at twice the best (or half of it).
 
     ``best``: ``"row-min"``, ``"row-max"``, ``"col-min"`` or ``"col-max"``; only positive numbers count.
     """
@@ -54,7 +54,7 @@ def shades(frame: pd.DataFrame, best: str) -> dict[tuple[int, int], float]:
         for j, x in enumerate(v):
             if x > 0 and x == x and x != math.inf:
                 ratio = x / b if sense == "min" else b / x
-                strength = max(0.0, 1.0 - math.log10(ratio) / 2.0)
+                strength = max(0.0, 2.0 - ratio)
                 out[(i, j + 1) if axis == "row" else (j, i + 1)] = strength
     return out
 
@@ -76,7 +76,7 @@ def html_table(df: pd.DataFrame, shaded: Iterable[str] = (), best: str = "", ver
             attr = ""
             if (i, j) in strength:
                 s = strength[(i, j)]
-                attr = f' style="background: rgba(44,160,44,{0.08 + 0.32 * s:.2f})"' + (
+                attr = f' style="background: rgba(44,160,44,{0.36 * s:.2f})"' + (
                     ' class="best"' if s >= 0.999 else "")
             elif j == vcol and str(v) in VERDICT_CLASS:
                 attr = f' class="{VERDICT_CLASS[str(v)]}"'
