@@ -158,7 +158,7 @@ SCRIPT = r"""
     if (d.yRange && !st.logY) y.range = d.yRange;
     return {title: {text: p.title, font: {size: 12}},
             xaxis: {title: {text: st.xAlt ? d.xAltLabel : d.xLabel}, type: st.logX ? 'log' : 'linear', automargin: true},
-            yaxis: y, legend: {orientation: 'v', x: 0, xanchor: 'left', y: -0.2, yanchor: 'top', font: {size: 10}},
+            yaxis: y, legend: {orientation: 'v', x: 0, xanchor: 'left', y: -0.32, yanchor: 'top', font: {size: 10}},
             height: 330 + 17 * legendRows(p, st), margin: {l: 60, r: 10, t: 40, b: 50}, hovermode: 'closest'};
   }
   function draw(div) {
@@ -166,18 +166,22 @@ SCRIPT = r"""
     grid.innerHTML = '';
     var shown = d.panels.filter(function (p) { return matches(p, st.sel); });
     if (!shown.length) { grid.innerHTML = '<p class="empty">No panel for this selection.</p>'; return; }
-    shown.forEach(function (p) {
+    var pending = [];
+    shown.forEach(function (p) {  // every box in the page first, so plotly measures final widths
       var box = document.createElement('div'); box.className = 'panel';
-      grid.appendChild(box);  // in the page before plotly measures its width
+      grid.appendChild(box);
       if (!p.traces.length) {
         var e = document.createElement('p'); e.className = 'empty';
         e.textContent = p.title + ': ' + p.empty; box.appendChild(e);
       } else {
         var plot = document.createElement('div'); plot.className = 'plot'; box.appendChild(plot);
-        Plotly.newPlot(plot, traces(d, p, st), layout(d, p, st),
-                       {responsive: true, displaylogo: false, showLink: false, modeBarButtonsToRemove: ['sendDataToCloud']});
+        pending.push([plot, p]);
       }
       if (p.note) { var n = document.createElement('p'); n.className = 'note'; n.textContent = p.note; box.appendChild(n); }
+    });
+    pending.forEach(function (q) {
+      Plotly.newPlot(q[0], traces(d, q[1], st), layout(d, q[1], st),
+                     {responsive: true, displaylogo: false, showLink: false, modeBarButtonsToRemove: ['sendDataToCloud']});
     });
   }
   function setup(div) {
