@@ -233,7 +233,9 @@ def test_below_certified_point_is_marked_not_reached(tmp_path):
         row, _ = _cell("metric/mcml", solver, 0, 1.0, curve=False)
         rows.append({**row, "objective": obj, "reference_objective": 10.0, "below_certified": below,
                      "cell_key": solver})
-    f = tidy_frame(pd.DataFrame(rows), None, reg.problems, reg.solvers)
+    err = {**rows[0], "status": "error", "objective": None, "reference_objective": None, "cell_key": "err",
+           "instance_key": "other-seed", "seed": 1}  # no reference: not drawn, still counted in k/n ok
+    f = tidy_frame(pd.DataFrame(rows + [err]), None, reg.problems, reg.solvers)
     times = an.reach_times(f, (1e-2,)).set_index("solver_label")
     assert times.loc["good", "t_0.01"] == 1.0 and math.isinf(times.loc["beyond", "t_0.01"])
     chart = GapVersusTime().render(SectionContext("mahalanobis", f, pd.DataFrame(), reg.problems, tmp_path,
@@ -242,4 +244,4 @@ def test_below_certified_point_is_marked_not_reached(tmp_path):
     cross = series["beyond · 1/1 ok: beyond the certified bound"]
     assert cross.marker == "x" and list(cross.y) == [1e-9]  # at the floor, not as a best gap
     assert "by 0.002" in cross.hover[0]  # (10 - 9.98) / 10
-    assert series["good · 1/1 ok"].marker == "diamond" and list(series["good · 1/1 ok"].y) == pytest.approx([1e-8])
+    assert series["good · 1/2 ok"].marker == "diamond" and list(series["good · 1/2 ok"].y) == pytest.approx([1e-8])

@@ -91,6 +91,8 @@ class GapVersusTime:
         if f.empty:
             return [Text("No cell has a reference objective: no gap to draw.")]
         f = f.assign(_set=an.instance_sets(f))
+        every = context.frame.assign(_set=an.instance_sets(context.frame))  # k/n ok counts every cell
+        counts = every.groupby(["_set", "solver_label"])["status"].agg(lambda st: (int((st == "ok").sum()), len(st)))
         floors = an.cell_floor(f, default_floor)
         short = an.short_labels(sorted(context.frame["solver_label"].unique()))
         panels = []
@@ -99,8 +101,8 @@ class GapVersusTime:
             ran = sub.groupby("solver_label")["instance_key"].nunique()
             n_inst = sub["instance_key"].nunique()
             for lab, g in sorted(sub.groupby("solver_label"), key=lambda kv: kv[0]):
-                k = int((g["status"] == "ok").sum())
-                series += config_series(g, f"{short[lab]} · {k}/{len(g)} ok", lab, floors)
+                k, n = counts[(s, lab)]
+                series += config_series(g, f"{short[lab]} · {k}/{n} ok", lab, floors)
             partial = [f"{short[lab]} ({int(m)}/{n_inst})" for lab, m in ran.items() if m < n_inst]
             note = (f"{n_inst} instance(s); gap floor {fmt_num(float(floors[sub.index].max()))}"
                     + (f"; ran on only some instances: {', '.join(partial)}" if partial else ""))
