@@ -92,6 +92,11 @@ def test_instance_sets_ignore_replicates_and_floor():
     assert an.cell_floor(f, 1e-6).tolist() == [1e-6, 1e-3, 1e-6]
 
 
+def test_natural_order_of_sets():
+    sets = ["p: d (n=100)", "p: d (n=50)", "p: d (n=200, k=5)", "p: c (n=400)"]
+    assert sorted(sets, key=an.natural_key) == ["p: c (n=400)", "p: d (n=50)", "p: d (n=100)", "p: d (n=200, k=5)"]
+
+
 def test_short_labels_and_decimate():
     labs = ["s (a=1, b=2)", "s (a=1, b=3)", "t (a=1)", "u"]
     assert an.short_labels(labs) == {"s (a=1, b=2)": "s (b=2)", "s (a=1, b=3)": "s (b=3)", "t (a=1)": "t", "u": "u"}

@@ -18,6 +18,7 @@ Conventions
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -45,6 +46,12 @@ def instance_sets(frame: pd.DataFrame) -> pd.Series:
     keys = frame["instance_params"].map(lambda d: set_key(d if isinstance(d, dict) else {}))
     base = frame["problem"].astype(str) + ": " + frame["dataset"].astype(str)
     return base + keys.map(lambda k: f" ({k})" if k else "")
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key that orders the numbers inside a string by value (``n=50`` before ``n=100``)."""
+    parts = re.split(r"(\d+(?:\.\d+)?)", str(text))
+    return tuple((0, float(p), "") if i % 2 else (1, 0.0, p) for i, p in enumerate(parts))
 
 
 def floored_gap(gap: float, floor: float) -> float:

@@ -96,7 +96,7 @@ class GapVersusTime:
         floors = an.cell_floor(f, default_floor)
         short = an.short_labels(sorted(context.frame["solver_label"].unique()))
         panels = []
-        for s, sub in sorted(f.groupby("_set"), key=lambda kv: kv[0]):
+        for s, sub in sorted(f.groupby("_set"), key=lambda kv: an.natural_key(kv[0])):
             series = []
             ran = sub.groupby("solver_label")["instance_key"].nunique()
             n_inst = sub["instance_key"].nunique()

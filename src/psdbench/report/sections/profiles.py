@@ -19,7 +19,7 @@ POOLED = "all sets"
 
 def scopes(times: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """The pooled scope (every set) first, then each comparable instance set."""
-    return [(POOLED, times)] + [(s, g) for s, g in sorted(times.groupby("set"), key=lambda kv: kv[0])]
+    return [(POOLED, times)] + [(s, g) for s, g in sorted(times.groupby("set"), key=lambda kv: an.natural_key(kv[0]))]
 
 
 def _scope_note(times: pd.DataFrame, common: list[str], left: list[str], short: dict[str, str]) -> str:

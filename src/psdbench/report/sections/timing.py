@@ -57,7 +57,7 @@ class TimeVersusSize:
         vary = [c for c in ok.columns if c.startswith("p_") and c != col
                 and 1 < ok[c].astype(str).nunique() <= MAX_PANEL_VALUES]
         keys = ["problem", "dataset", *vary]
-        panels_keys = sorted(ok.groupby(keys, dropna=False).groups, key=lambda k: tuple(map(str, k)))
+        panels_keys = sorted(ok.groupby(keys, dropna=False).groups, key=lambda k: tuple(map(an.natural_key, k)))
         names_short = an.short_labels(sorted(set(ok["solver_label"]) | set(short["solver_label"])))
         panels = []
         for key in panels_keys:
