@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
+from psdbench import findings as fd
 from psdbench.api import Budget, DataError, Status
 from psdbench.families.bregman_dykstra import report_fig2 as fig2
 from psdbench.families.bregman_dykstra.dykstra import Dykstra
@@ -14,7 +16,7 @@ from psdbench.families.bregman_dykstra.pairs import covariance_descriptor
 from psdbench.families.bregman_dykstra.problem import BregmanPairs
 from psdbench.families.bregman_dykstra.textures import ImageCollection, brodatz_descriptors, quadrants
 from psdbench.report import run_sections
-from psdbench.report.blocks import Figure, Table
+from psdbench.report.blocks import Figure, Finding, Table
 from psdbench.report.frame import tidy_frame
 
 PROBLEM = BregmanPairs()
@@ -125,6 +127,9 @@ def test_fig2_section_claims(tmp_path):
                                           "sklearn/digits:multiclass / id", "sklearn/digits:multiclass / sqrt"]
     row = t.frame.set_index("set / Phi").loc["sklearn/digits:multiclass / id"]
     assert row["Eye"] == "65.0 +- 0.0" and row["ISBD"] == "71.0 +- 1.0" and row["L2BD"] == "60.0 +- 0.0"
-    verdicts = [c.rsplit(": ", 1)[1] for c in t.checks]
-    assert verdicts == ["**met**", "**not met**", "**met**", "**not met**"]
-    assert "+6.00 points" in t.checks[2]
+    found = [b for b in blocks if isinstance(b, Finding)]
+    assert [x.verdict for x in found] == ["holds", "does not hold", "holds", "does not hold"]
+    assert t.checks == [fd.finding_line(x) for x in found]
+    # digits / id: W - Eye = 5, 6, 7 points: mean 6, 95 % t interval 6 +- t(0.975, 2) / sqrt(3)
+    half = scipy.stats.t.ppf(0.975, 2) / np.sqrt(3)
+    assert found[2].interval == f"+6.00 points [{6 - half:+.2f}, {6 + half:+.2f}] (95 %, 3 seeds)"

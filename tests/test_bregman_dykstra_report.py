@@ -17,7 +17,8 @@ from psdbench.families.bregman_dykstra import report as rep
 from psdbench.families.bregman_dykstra.dykstra import Dykstra
 from psdbench.families.bregman_dykstra.problem import BregmanPairs
 from psdbench.report import run_sections
-from psdbench.report.blocks import Figure, Table
+from psdbench import findings as fd
+from psdbench.report.blocks import Figure, Finding, Table
 from psdbench.report.frame import tidy_frame
 
 PROBLEM = BregmanPairs()
@@ -92,26 +93,32 @@ def test_tidy_applies_cap_and_median():
     rnd = f[f["order"] == "rand"]
     # 1.5 * 10 * 0.1^e <= 1e-6 * (ref + 10 * 0.1^e) with ref = 30: first at e = 6
     assert list(rnd["epochs"]) == [6] and not rnd["capped"].any()
-    med = rep.median_epochs(f).set_index("order")
-    assert med.loc["cyclic", "median"] == 20 and med.loc["cyclic", "capped_runs"] == 2
-    table = rep.epochs_table(f)
+    table, _ = rep.epochs_table(f)
     assert table.frame.loc[0, "cyclic"] == "20 (cap 20: 2/2)" and table.frame.loc[0, "rand"] == "6"
 
 
-def test_claim_checks_met_not_met_and_missing():
-    med = pd.DataFrame([
-        {"order": "cyclic", "lam": 1e-4, "n": 10, "median": 300.0, "capped_runs": 0, "runs": 5},
-        {"order": "rand", "lam": 1e-4, "n": 10, "median": 60.0, "capped_runs": 0, "runs": 5},   # 5x: met
-        {"order": "perm", "lam": 1e-4, "n": 10, "median": 61.0, "capped_runs": 0, "runs": 5},   # 4.9x: not met
-        {"order": "cyclic", "lam": 1e-3, "n": 50, "median": 300.0, "capped_runs": 0, "runs": 5},
-    ])
-    lines = rep.claim_checks(med)
-    assert len(lines) == 4
-    assert "n = 10: `rand`" in lines[0] and lines[0].endswith("**met**")
-    assert "n = 10: `perm`" in lines[1] and lines[1].endswith("**not met**")
-    assert all("n = 50" in ln and "**not measured**" in ln for ln in lines[2:])
-    capped = med.assign(capped_runs=[2, 0, 0, 0])
-    assert "lower bound" in rep.claim_checks(capped)[0]
+def _epochs(rows):
+    """A tidy frame of (order, n, seed, epochs, capped) at lambda = 1e-4."""
+    return pd.DataFrame([{"order": o, "lam": 1e-4, "n": n, "seed": s, "epochs": e, "capped": c}
+                         for o, n, s, e, c in rows])
+
+
+def test_claim_findings_read_the_per_seed_ratio():
+    f = _epochs([("cyclic", 10, s, 300, False) for s in range(3)]
+                + [("rand", 10, s, e, False) for s, e in enumerate((50, 55, 60))]    # 6.0x, 5.5x, 5.0x: holds
+                + [("perm", 10, s, e, False) for s, e in enumerate((50, 61, 70))]    # 6.0x, 4.9x, 4.3x: straddles
+                + [("cyclic", 50, s, 300, False) for s in range(3)]
+                + [("rand", 50, s, 100, False) for s in range(3)])                    # 3x everywhere: fails
+    key = lambda x: (x.claim.split("`")[1], x.claim.split(": ")[0].split(", ")[1])  # noqa: E731
+    found = {key(x): x for x in rep.claim_findings(f)}
+    assert found[("rand", "n = 10")].verdict == "holds"
+    assert found[("rand", "n = 10")].ours == "5.5x [5 to 6] (3 seeds)"
+    assert found[("perm", "n = 10")].verdict == "within the spread"
+    assert found[("rand", "n = 50")].verdict == "does not hold"
+    assert found[("perm", "n = 50")].verdict == "not measured in this run" and "no perm cells" in found[
+        ("perm", "n = 50")].note
+    capped = f.assign(capped=(f["order"] == "cyclic") & (f["n"] == 50))
+    assert "lower bounds" in {key(x): x for x in rep.claim_findings(capped)}[("rand", "n = 50")].note
 
 
 def test_section_renders_figure_table_and_checks(tmp_path):
@@ -134,9 +141,11 @@ def test_section_renders_figure_table_and_checks(tmp_path):
     # cyclic 0.9 vs rand 0.6 / perm 0.5 per epoch: ratios log(0.6)/log(0.9) ~ 4.8 (not met), log(0.5)/log(0.9) ~ 6.6 (met)
     rand_lines = [c for c in checks if "`rand`" in c]
     perm_lines = [c for c in checks if "`perm`" in c]
-    assert len(rand_lines) == 2 and all(c.endswith("**not met**") for c in rand_lines)
-    assert len(perm_lines) == 2 and all(c.endswith("**met**") for c in perm_lines)
-    assert checks[-1].startswith("Section 4.1 bound >= true gap") and checks[-1].endswith("**met**")
+    assert len(rand_lines) == 2 and all("**does not hold**" in c for c in rand_lines)
+    assert len(perm_lines) == 2 and all("**holds**" in c for c in perm_lines)
+    assert checks[-1].startswith("the section 4.1 bound is never below the true gap") and "**holds**" in checks[-1]
+    findings = [b for b in blocks if isinstance(b, Finding)]
+    assert [fd.finding_line(x) for x in findings] == checks
 
 
 def test_bound_check_flags_a_bound_below_the_gap(tmp_path):
@@ -145,15 +154,15 @@ def test_bound_check_flags_a_bound_below_the_gap(tmp_path):
     frame = _context(raw, refs, tmp_path)
     blocks = rep.DykstraConvergence().render(type("C", (), {"frame": frame, "refs": refs, "options": {}})())
     tables = [b for b in blocks if isinstance(b, Table)]
-    assert tables[0].checks[-1].endswith("**not met**")
+    assert "**does not hold**" in tables[0].checks[-1]
     assert tables[1].name == "dykstra-bound-violations" and len(tables[1].frame) > 0
 
 
 def test_bound_check_skips_uncertified_references(tmp_path):
     raw = _raw(_grid(bound_factor=0.5), kind="best_verified")
     refs = _refs(raw).assign(kind="best_verified")
-    line, bad = rep.bound_check(rep.tidy(_context(raw, refs, tmp_path)), refs)
-    assert "**not measured**" in line and bad.empty
+    found, bad = rep.bound_check(rep.tidy(_context(raw, refs, tmp_path)), refs)
+    assert found.verdict == "not measured in this run" and bad.empty
 
 
 @pytest.mark.parametrize("order", ["cyclic", "rand"])

@@ -18,8 +18,8 @@ from psdbench.testing import (ConformanceError, DeadlineError, InfeasiblePointEr
 def instances(registry, wdbc):
     """One small instance per family, each passed through check_problem."""
     gc = check_problem(registry.problem("graph-classification"), wdbc, {"n": 20, "graph": "knn", "k": 5},
-                       kind=GraphClassificationKind)
-    mc = check_problem(registry.problem("metric/mcml"), wdbc, {"fold": 0}, kind=MahalanobisKind)
+                       kind=GraphClassificationKind, solve_reference=True)
+    mc = check_problem(registry.problem("metric/mcml"), wdbc, {"fold": 0}, kind=MahalanobisKind, solve_reference=True)
     gmrf = registry.load_dataset("synthetic/balanced-gmrf")
     params = {"n_nodes": 10, "n_samples": 100}
     truth = registry.problem("signed-graph").build(gmrf, params, 0)
@@ -31,7 +31,7 @@ def instances(registry, wdbc):
 def test_problems_without_a_formulation_need_a_point(registry, wdbc):
     lsml = registry.problem("metric/lsml")  # not convex: no cvxpy formulation
     with pytest.raises(ConformanceError, match="pass point="):
-        check_problem(lsml, wdbc, {"fold": 1})
+        check_problem(lsml, wdbc, {"fold": 1}, solve_reference=True)
     inst = lsml.build(wdbc, {"fold": 1}, 0)
     assert check_problem(lsml, wdbc, {"fold": 1}, point={"M": inst.identity_start()}).kind == "mahalanobis"
     with pytest.raises(ParamSpecError, match="parameter fold must be"):
@@ -118,8 +118,36 @@ def test_wrong_variable_name_fails_clearly(instances):
 
 
 def test_non_psd_output_fails_clearly(instances):
-    with pytest.raises(InfeasiblePointError, match=r"solver 'not-psd' returned a point that fails verification .*min_eig=-"):
+    with pytest.raises(InfeasiblePointError, match=r"solver 'not-psd' returned a point that fails verification .*min_eig=-"
+                       ) as err:
         check_solver(NotPsd(), [instances["mahalanobis"]])
+    assert "rho - smallest eigenvalue of M = " in str(err.value)  # the failed check, by name, value and tolerance
+    assert "asymmetry" not in str(err.value)  # not the checks that hold
+
+
+class _Lying:
+    """An instance whose verify says ok while one of its own checks fails."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def verify(self, solution):
+        from dataclasses import replace
+
+        from psdbench.api import Check
+
+        return replace(self._inner.verify(solution), ok=True, checks=[Check("made-up bound", 2.0, 1.0)])
+
+
+def test_verify_that_disagrees_with_its_checks_fails(registry, instances):
+    from psdbench.testing import ObjectiveError
+
+    with pytest.raises(ObjectiveError, match=r"verify says ok=True but its checks say made-up bound = 2, needs <= 1 "
+                                             r"\(fails\)"):
+        check_solver(registry.solver("pd-cone"), [_Lying(instances["mahalanobis"])])
 
 
 def test_ignored_deadline_fails_clearly(instances):

@@ -51,7 +51,7 @@ CASES = [
 def test_gdpa_labels_of_kept_iterates_are_deferred_to_scoring(registry, wdbc, monkeypatch, solver, params, sparse):
     """No kept iterate's labels are computed in the solve; computed when scored (in process, or
     from a pickled checkpoint), the last LP's are the returned labels."""
-    monkeypatch.setattr(tracing.TraceRecorder.__init__, "__defaults__", (None, 1.0, 0.0, 10**6))  # keep all
+    monkeypatch.setattr(tracing.TraceRecorder.__init__, "__defaults__", (None, 1.0, 0.0, 10**6, 10**6))  # keep all
     inst = registry.problem("graph-classification").build(
         wdbc, {"n": 60, "graph": "knn", "k": 5, **({"dense_n": 0} if sparse else {})}, 1)
     assert inst.is_sparse == sparse

@@ -103,7 +103,8 @@ def test_family_passes_the_conformance_kit(monkeypatch):
 
     from psdbench.solvers.conic import Clarabel
 
-    instances = [testing.check_problem(NearestPsd(), noisy_corr(), {"n": n}, seed=s, kind=NearestPsdKind)
+    instances = [testing.check_problem(NearestPsd(), noisy_corr(), {"n": n}, seed=s, kind=NearestPsdKind,
+                                         solve_reference=True)
                  for n, s in ((6, 0), (10, 1))]
     testing.check_solver(AlternatingProjections(), instances, deadline_s=5.0, grace_s=2.0)
     testing.check_solver(Clarabel(), instances, deadline_s=5.0, grace_s=2.0)

@@ -125,7 +125,10 @@ def test_scaling_report_slope_and_ratio():
     """The gdpa-scaling blocks: slope of a t = c N^1.5 series is 1.5; the ratio column is time / label-prop time."""
     import pandas as pd
 
-    from psdbench.families.graph_classification.report_scaling import loglog_slope, scaling_blocks
+    import scipy.stats
+
+    from psdbench import findings as fd
+    from psdbench.families.graph_classification.report_scaling import flat_memory, loglog_slope, scaling_blocks
 
     ns = np.array([1000, 4891, 9766, 24432])
     t = 1e-6 * ns ** 1.5
@@ -135,10 +138,28 @@ def test_scaling_report_slope_and_ratio():
                       "peak_rss_mb": 100.0 + ns / 100, "metric_error_rate": 0.1, "metric_labelprop_error": 0.1,
                       "metric_majority_error": 0.3, "metric_lower_bound": ns * 1.0,
                       "metrics": [{"certificate": "gershgorin"}] * len(ns)})
-    table, fig = scaling_blocks(f)
+    table, fig, slope, ratio = scaling_blocks(f)
     assert list(table.frame["ratio"]) == ["4"] * 4 and set(table.frame["certificate"]) == {"gershgorin"}
-    assert "slope of the solve time over N: 1.50" in table.checks[0]
+    assert slope.ours == "slope 1.50 [1.50, 1.50] (95 %)" and slope.verdict == "does not hold"  # exact N^1.5
+    assert ratio.verdict == "holds" and ratio.ours == "4x [4 to 4] (4 sizes)"
+    assert table.checks == [fd.finding_line(slope), fd.finding_line(ratio)]
     assert table.frame["paper GDPA (s)"].iloc[1] == "0.366" and fig.png[:4] == b"\x89PNG"
+    # noisy times around N^1.2: the slope's 95 % interval straddles 1.3
+    noisy = f.assign(wall_time_s=1e-6 * ns ** 1.2 * np.array([1.0, 1.6, 0.7, 1.4]))
+    s2 = scaling_blocks(noisy)[2]
+    lr = scipy.stats.linregress(np.log(ns), np.log(noisy["wall_time_s"]))
+    half = scipy.stats.t.ppf(0.975, 2) * lr.stderr
+    assert s2.ours == f"slope {lr.slope:.2f} [{lr.slope - half:.2f}, {lr.slope + half:.2f}] (95 %)"
+    assert s2.verdict == "within the spread"
+    # the default suite's sizes: no paper time and no label-propagation time, said instead of "-" columns;
+    # peak memory flat within 1 % is drawn flat, without a slope
+    small = f.assign(p_n=[50, 100, 200, 400], metric_labelprop_time_s=np.nan, peak_rss_mb=[269.5, 270.2, 271.7, 270.0])
+    t3 = scaling_blocks(small)[0]
+    assert not {"label prop. (s)", "ratio", "paper GDPA (s)"} & set(t3.frame.columns)
+    assert "none within 1 % of this group's sizes" in t3.note and "labelprop_time_s" in t3.note
+    assert flat_memory(small["peak_rss_mb"].to_numpy(float)) == "flat at 270 MB (269.5 to 271.7)"
+    assert flat_memory(f["peak_rss_mb"].to_numpy(float)) == ""  # 110 to 344 MB: a slope is drawn
+    assert scaling_blocks(small)[3].verdict == "not measured in this run"
 
 
 def test_closed_form_lp_equals_highs(registry, wdbc):
@@ -220,3 +241,14 @@ def test_slackness_rounding_sparse_equals_dense_and_reads_the_sdp_column(registr
     k = Q.shape[0] - 1
     resid = (Q[:k, :k] + np.diag(w[:k])) @ zt[:k] + Q[:k, k]
     assert np.abs(resid).max() <= 1e-5 * max(1.0, np.abs(Q).max())
+
+
+def test_dense_instance_times_label_propagation(registry, wdbc):
+    """A dense instance records label propagation's solve time too (the scaling table's column), and
+    its labels are the harmonic solution's signs on the unlabelled nodes (the sparse CG's, to round-off)."""
+    dense = registry.problem("graph-classification").build(wdbc, {"n": 60, "graph": "knn", "k": 5}, 1)
+    sparse = registry.problem("graph-classification").build(wdbc, {"n": 60, "graph": "knn", "k": 5, "dense_n": 0}, 1)
+    assert not dense.is_sparse and sparse.is_sparse
+    b, s = dense.baselines(), sparse.baselines()
+    assert b["labelprop_time_s"] > 0 and s["labelprop_time_s"] > 0
+    assert b["labelprop_error"] == s["labelprop_error"]

@@ -81,8 +81,8 @@ def _grid(tmp_path, solvers, seeds, timeout=20, reference=False):
 def _as_at_a_terminal() -> None:
     """SIGINT and SIGTERM at their defaults, as for a command typed at a terminal: a test runner
     started in the background of a non-interactive shell ignores SIGINT, and a child inherits that."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def _start(plugin_path, g, db, jobs=1, terminal=False):
@@ -187,10 +187,13 @@ def test_two_concurrent_runs_compute_each_cell_once(tmp_path, plugin_path):
     assert sorted(per_run.values()) == sorted(r for r in ran if r)
 
 
-@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated"),
+                                             (signal.SIGHUP, 129, "hung up"), (signal.SIGQUIT, 131, "quit")])
 def test_ctrl_c_or_sigterm_kills_running_cells_stores_none_of_them_and_exits_130_or_143(sig, code, word, tmp_path,
                                                                                       plugin_path):
-    """Ctrl-C (SIGINT, as a terminal sends it) and SIGTERM (a scheduler's stop) end the run the same way."""
+    """Ctrl-C (SIGINT, as a terminal sends it), SIGTERM (a scheduler's stop), SIGHUP (a closed
+    terminal) and SIGQUIT (Ctrl-\\) end the run the same way: one line, no traceback (of the run or
+    of a worker), claims released, the run stamped."""
     db = tmp_path / "r.sqlite"
     g = _grid(tmp_path, ["nap-a", "faulty-hang"], seeds=(0, 1), timeout=300)
     proc = _start(plugin_path, g, db, jobs=2, terminal=True)
@@ -204,7 +207,10 @@ def test_ctrl_c_or_sigterm_kills_running_cells_stores_none_of_them_and_exits_130
         time.sleep(0.1)
     time.sleep(0.5)
     assert proc.poll() is None
-    proc.send_signal(sig)
+    if sig in (signal.SIGHUP, signal.SIGQUIT):  # as a terminal sends them: to the foreground group (fork server too)
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
     try:
         out, err = proc.communicate(timeout=60)  # far below the cells' 300 s timeout
     except subprocess.TimeoutExpired:

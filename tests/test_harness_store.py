@@ -55,7 +55,7 @@ def test_columns_are_derived_from_cell_result():
 
 def test_history_keeps_every_run_and_results_shows_the_latest(tmp_path):
     store = Store(tmp_path / "s.sqlite")
-    assert store.schema_version() == SCHEMA_VERSION == 3
+    assert store.schema_version() == SCHEMA_VERSION == 4
     store.write_result(_row("a", "run-1", 1.0))
     store.write_result(_row("b", "run-1", 5.0))
     store.write_result(_row("a", "run-2", 2.0))
@@ -114,8 +114,9 @@ def test_version_2_store_gains_the_solution_column_and_keeps_its_rows(tmp_path):
     first.close()
     con = sqlite3.connect(path)  # back to schema 2: history without `solution`, the view without it
     con.executescript("""
-        DROP TRIGGER results_delete; DROP VIEW results;
-        ALTER TABLE history DROP COLUMN solution;
+        DROP TRIGGER results_delete; DROP VIEW results; DROP VIEW current; DROP INDEX history_cell_id;
+        ALTER TABLE history DROP COLUMN solution; ALTER TABLE history DROP COLUMN cell_id;
+        ALTER TABLE history DROP COLUMN solver_code; ALTER TABLE history DROP COLUMN problem_code;
         UPDATE meta SET value='2' WHERE key='schema_version';
         CREATE VIEW results AS SELECT * FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY cell_key);
     """)
@@ -133,6 +134,37 @@ def test_version_2_store_gains_the_solution_column_and_keeps_its_rows(tmp_path):
     con.execute("DELETE FROM results WHERE cell_key='a'")  # the rebuilt view keeps its delete trigger
     con.commit()
     assert store.done_keys() == {"b"}
+
+
+def test_version_3_store_gains_cell_ids_and_the_current_view(tmp_path):
+    from psdbench.harness.keys import cell_id
+
+    path = tmp_path / "v3.sqlite"
+    first = Store(path)
+    first.write_result(_row("a", "run-1", 1.0))
+    first.write_result(replace(_row("a2", "run-2", 2.0)))  # same description, another key (other code)
+    first.close()
+    con = sqlite3.connect(path)  # back to schema 3: no cell_id / code columns, no `current` view
+    con.executescript("""
+        DROP TRIGGER results_delete; DROP VIEW results; DROP VIEW current; DROP INDEX history_cell_id;
+        ALTER TABLE history DROP COLUMN cell_id; ALTER TABLE history DROP COLUMN solver_code;
+        ALTER TABLE history DROP COLUMN problem_code;
+        UPDATE meta SET value='3' WHERE key='schema_version';
+        CREATE VIEW results AS SELECT * FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY cell_key);
+    """)
+    con.commit()
+    con.close()
+    before = path.read_bytes()
+    assert len(load(path)) == 2 and path.read_bytes() == before  # read-only: not migrated, one row per key
+    store = Store(path)
+    assert store.schema_version() == SCHEMA_VERSION
+    hist = store.history_frame()
+    want = cell_id("p", "d", {"n": 3}, 0, "s", {})
+    assert hist.cell_id.tolist() == [want, want] and hist.solver_code.isna().all()  # computed, code unknown
+    assert len(store.results_frame()) == 2  # one row per cell key
+    cur = store.results_frame(view="current")
+    assert cur.cell_key.tolist() == ["a2"] and cur.objective.tolist() == [2.0]  # the latest of the description
+    assert len(store.results_frame(view="history")) == 2
 
 
 def test_newer_schema_is_refused_with_one_line(tmp_path):

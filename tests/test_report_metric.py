@@ -124,7 +124,7 @@ def test_deml_is_maximized(metric_report):
     assert r[f"ours / {PD}"] == "0.5"  # 10.005 / 20.01
     assert r["paper optimizer"] == "SGML"
     assert r["paper / PD-cone"] == fmt_num(9.91 / 16.2)
-    assert r["within?"] == "no"  # 0.5 < 0.612 for a maximization
+    assert r["verdict"] == "does not hold"  # 0.5 [0.498, 0.502] < 0.612 for a maximization
 
 
 def test_ratio_table_min(metric_report):
@@ -134,7 +134,7 @@ def test_ratio_table_min(metric_report):
     assert r[f"ours / {PD}"] == fmt_num(0.51 / 0.11)
     assert r["paper optimizer"] == "PGML"
     assert r["paper / PD-cone"] == fmt_num(0.306 / 0.00521)
-    assert r["within?"] == "yes"
+    assert r["verdict"] == "holds"  # 4.3 to 5 per fold, far below the paper's 58.7
 
 
 def test_classification_tables(metric_report):
@@ -191,6 +191,32 @@ def test_paper_csv_rows(tmp_path, monkeypatch, data_dir):
     assert t.loc["paper CSV: SGML", "Australian"] == "1.74E-01"
     assert t.loc["paper: SGML", "Australian"] == "2.03E-01"
     assert "paper CSV: PGML" not in t.index and "paper CSV: HBNB" not in t.index
+    md = paths["markdown"].read_text(encoding="utf-8")
+    assert f"Data: SGML authors' objective table (obj_arXiv_final.tgn as CSV) read from `{data_dir / pv.OBJECTIVE_CSV}`" in md
+
+
+def test_missing_authors_csv_and_findings_are_blocks(tmp_path, monkeypatch):
+    """Without PSDBENCH_DATA the section says which rows it dropped (a DataSource found=False); the
+    ratio table's verdicts come back as Findings, one per row with a paper ratio."""
+    from psdbench.families.mahalanobis.report import MahalanobisTables
+    from psdbench.registry import discover
+    from psdbench.report.blocks import DataSource, Finding, SectionContext
+    from psdbench.report.frame import tidy_frame
+
+    monkeypatch.delenv("PSDBENCH_DATA", raising=False)
+    store = Store(tmp_path / "m.sqlite")
+    _fill_metric(store)
+    reg = discover()
+    refs = store.references_frame()
+    frame = tidy_frame(store.results_frame(), refs, reg.problems, reg.solvers)
+    ctx = SectionContext("mahalanobis", frame[frame["family"] == "mahalanobis"], refs, reg.problems, tmp_path, {})
+    blocks = MahalanobisTables().render(ctx)
+    (src,) = [b for b in blocks if isinstance(b, DataSource)]
+    assert not src.found and "PSDBENCH_DATA unset" in src.path and "paper CSV:" in src.affects
+    found = {(f.claim.split(":")[0], f.claim.split("`")[1]): f for f in blocks if isinstance(f, Finding)}
+    assert found[("DEML on Australian", "sgml")].verdict == "does not hold"
+    assert found[("DEML on Australian", "sgml")].paper_value == f"{9.91 / 16.2:.3g}"
+    assert found[("MCML on Australian", "pgml")].verdict == "holds"
 
 
 def test_graph_only_store_unchanged(tmp_path):

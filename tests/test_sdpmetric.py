@@ -6,8 +6,11 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.stats
 
+from psdbench import findings as fd
 from psdbench.api import Budget, Solution, Status
+from psdbench.report.blocks import Finding, Text
 from psdbench.families.sdpmetric import losses
 from psdbench.families.sdpmetric.contract import TripletMarginKind
 from psdbench.families.sdpmetric.instance import feasible_point
@@ -183,7 +186,8 @@ def test_verify_and_evaluate(small):
 
 
 def test_problem_conforms(registry, wine):
-    check_problem(registry.problem("metric/triplet-margin"), wine, {**SMALL, "loss": "huber"}, kind=TripletMarginKind)
+    check_problem(registry.problem("metric/triplet-margin"), wine, {**SMALL, "loss": "huber"}, kind=TripletMarginKind,
+                  solve_reference=True)
 
 
 @pytest.mark.parametrize("name, params", [("sdpmetric", {"tol": 1e-4}), ("pg-spectraplex", {}), ("clarabel", {}),
@@ -226,7 +230,9 @@ def test_table2_section_renders_ours_beside_the_paper():
     rows.append({**base, "seed": 2, "solver": "sdpmetric", "solver_label": "sdpmetric", "p_loss": "huber",
                  "feasible": 0, "metric_test_error": 0.5, "wall_time_s": 1.0})  # unverified: left out
     blocks = Table2().render(SimpleNamespace(frame=pd.DataFrame(rows)))
-    t2, pairs, t3 = blocks
+    t2, pairs, t3 = blocks[:3]
+    findings = {f.claim: f for f in blocks[3:]}
+    assert all(isinstance(f, Finding) for f in findings.values())
     frame = t2.frame.set_index("dataset")
     assert frame.loc["sklearn/wine:multiclass", "SDPMetric-H"] == "3.00 (1.41)"
     assert frame.loc["sklearn/wine:multiclass", "LMNN"] == "1.50 (2.12)"
@@ -237,13 +243,36 @@ def test_table2_section_renders_ours_beside_the_paper():
     # paired: H - Euclidean = (2 - 10, 4 - 10) -> -7 (1.41); H - LMNN = (2 - 0, 4 - 3) -> +1.5 (0.71)
     p = pairs.frame.set_index("method")
     assert p.loc["SDPMetric-H", "- Euclidean"] == "-7.00 (1.41)" and p.loc["SDPMetric-H", "- LMNN"] == "+1.50 (0.71)"
-    assert any("not above Euclidean" in c and "**met**" in c for c in pairs.checks)
-    assert any("LMNN" in c and "**not met**" in c for c in pairs.checks)
+    # two splits: the 95 % t interval is mean +- t(0.975, 1) sd / sqrt(2), too wide for a verdict either way
+    half = scipy.stats.t.ppf(0.975, 1) * np.std([-8.0, -6.0], ddof=1) / np.sqrt(2)
+    eu = findings["sklearn/wine:multiclass (standardize): SDPMetric-H's 3-NN test error is not above Euclidean's"]
+    assert eu.interval == f"-7.00 [{-7 - half:+.2f}, {-7 + half:+.2f}] (95 %, 2 splits)"
+    assert eu.verdict == "within the spread" and eu.paper_value == f"{3.08 - 24.62:+.2f} points"
+    lm = findings["sklearn/wine:multiclass (standardize): SDPMetric-H's 3-NN test error is at most 1 point above LMNN's"]
+    assert lm.verdict == "within the spread" and lm.ours.startswith("+1.50 points")
+    assert pairs.checks == [fd.finding_line(f) for f in blocks[3:5]]
+    assert all("**within the spread**" in c for c in pairs.checks)
+    # the same paired data with a tight spread: the verdicts follow the interval
+    fd_rows = [r for r in rows if r.get("feasible") != 0]
+    tight = [{**r, "seed": r["seed"] + 10 * k, "metric_test_error": r["metric_test_error"] + 1e-4 * k}
+             for k in range(5) for r in fd_rows]
+    tf = {f.claim: f for f in Table2().render(SimpleNamespace(frame=pd.DataFrame(tight)))[3:]}
+    assert tf[eu.claim].verdict == "holds" and tf[lm.claim].verdict == "does not hold"  # +1.5, interval above 1
     # Table III: medians 2 s (H) and 4 s (LMNN): speed-up 2x; the paper's Wine row 9 s / 2 s
     t = t3.frame.set_index("dataset")
     assert t.loc["sklearn/wine:multiclass", "SDPMetric-H"] == "2 s (2x)"
     assert t.loc["sklearn/wine:multiclass", "choosing C (median)"] == "3 s"
     assert t.loc["Wine (paper)", "SDPMetric-H"] == "2 s (4.5x)"
+    # LMNN slower on every split (4 / 1 and 4 / 3): holds, against the paper's 4.5x
+    speed = findings["sklearn/wine:multiclass (standardize): LMNN is slower than SDPMetric-H (time per run)"]
+    assert speed.verdict == "holds" and speed.paper_value == "4.5x" and speed.ours == "2.7x [1.3 to 4] (2 splits)"
+    # without LMNN cells: no Table III, one sentence that says why, and the claim "not measured"
+    no_lmnn = Table2().render(SimpleNamespace(frame=pd.DataFrame([r for r in rows if r["solver"] != "ml-lmnn"])))
+    assert not any(getattr(b, "title", "").startswith("Table III") for b in no_lmnn)
+    (why,) = [b for b in no_lmnn if isinstance(b, Text) and b.text.startswith("**Table III")]
+    assert "no `ml-lmnn` cells" in why.text
+    assert [f.verdict for f in no_lmnn if isinstance(f, Finding) and "Table III" in f.claim] == [
+        "not measured in this run"]
 
 
 @pytest.mark.parametrize("name, sizes, n_triplets, D", [

@@ -47,11 +47,12 @@ from psdbench.params import Param, choice, either, number
 from psdbench.tracing import Deferred, TraceRecorder, resolve_iterate
 
 __all__ = [
-    "Budget", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
+    "Budget", "Check", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
+    "INACCURATE", "REJECTED", "SOLVER_INFEASIBLE",
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
     "TraceRecorder", "certified_reference", "choice", "default_params", "either", "expand_params",
     "number", "pairs_with", "param_specs", "problem_family", "problem_sense", "repair",
-    "resolve_iterate", "skip_reason", "validate_params",
+    "resolve_iterate", "skip_reason", "validate_params", "warm_up",
 ]
 
 
@@ -64,16 +65,33 @@ class DataError(PsdbenchError):
 
 
 class Status(str, enum.Enum):
-    """Outcome of one cell.  The string values are what the results store holds."""
+    """Outcome of one cell.  The string values are what the results store holds.
+
+    Three outcomes share a status and are told apart by the cell's ``message``, which starts with
+    one of the prefixes below (:func:`psdbench.harness.results.outcome` reads them back):
+    ``infeasible`` is either :data:`REJECTED` (the harness's verification rejected the returned
+    point; the message names the failed check, its value and tolerance) or
+    :data:`SOLVER_INFEASIBLE` (the solver itself reported the problem infeasible, with no point);
+    ``max_iter`` is either an iteration limit or :data:`INACCURATE` (the solver stopped with a
+    solution it calls inaccurate, e.g. cvxpy's ``optimal_inaccurate``).
+    """
 
     OK = "ok"
-    MAX_ITER = "max_iter"
+    MAX_ITER = "max_iter"  # iteration limit, or an inaccurate exit (message starts with INACCURATE)
     TIMEOUT = "timeout"
-    INFEASIBLE = "infeasible"  # the returned point failed verification
+    INFEASIBLE = "infeasible"  # rejected by verification (REJECTED), or reported by the solver (SOLVER_INFEASIBLE)
     DIVERGED = "diverged"  # NaN / inf in the returned point
     ERROR = "error"  # exception, with traceback
     CRASHED = "crashed"  # the worker process died
     SKIPPED = "skipped"  # the solver does not support the instance (or is unavailable)
+
+
+#: Message prefix of a cell whose returned point failed the harness's verification (status ``infeasible``).
+REJECTED = "rejected by verification"
+#: Message prefix of a cell whose solver reported the problem infeasible (status ``infeasible``).
+SOLVER_INFEASIBLE = "solver reported infeasible"
+#: Message prefix of a cell whose solver returned a point it calls inaccurate (status ``max_iter``/``timeout``).
+INACCURATE = "solver reported an inaccurate solution"
 
 
 # ------------------------------------------------------------------------------------------ data
@@ -133,6 +151,46 @@ class DatasetCollection(Protocol):
 
 
 # ------------------------------------------------------------------------------------ solutions
+_RELATIONS: dict[str, Callable[[float, float], bool]] = {
+    "<=": lambda v, t: v <= t, "<": lambda v, t: v < t, ">=": lambda v, t: v >= t, ">": lambda v, t: v > t,
+    "==": lambda v, t: v == t}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of a verification: ``value relation tolerance`` must hold.
+
+    Attributes
+    ----------
+    name : str
+        What is checked, in words (``"smallest eigenvalue of M"``, ``"asymmetry"``).
+    value : float
+        The measured value.
+    tolerance : float
+        The bound it is compared with (already scaled, as the check applies it).
+    relation : str
+        One of ``<=``, ``<``, ``>=``, ``>``, ``==`` (``value`` on the left).
+    """
+
+    name: str
+    value: float
+    tolerance: float
+    relation: str = "<="
+
+    def __post_init__(self) -> None:
+        if self.relation not in _RELATIONS:
+            raise ValueError(f"Check {self.name!r}: relation {self.relation!r} is not one of {list(_RELATIONS)}")
+
+    @property
+    def ok(self) -> bool:
+        """Whether the check holds (a NaN value fails)."""
+        return bool(_RELATIONS[self.relation](float(self.value), float(self.tolerance)))
+
+    def describe(self) -> str:
+        """``"smallest eigenvalue of M = -2.1e-05, needs >= -1e-06"``."""
+        return f"{self.name} = {float(self.value):.3g}, needs {self.relation} {float(self.tolerance):.3g}"
+
+
 @dataclass
 class Feasibility:
     """Result of verifying a returned point.
@@ -140,7 +198,8 @@ class Feasibility:
     Attributes
     ----------
     ok : bool
-        Every check passed within its tolerance.
+        Every check passed within its tolerance (with ``checks``: ``all(c.ok for c in checks)``,
+        which the conformance kit :mod:`psdbench.testing` enforces).
     min_eig : float
         Smallest eigenvalue of the matrix that must be PSD (the most negative, if several).
     max_residual : float
@@ -149,6 +208,9 @@ class Feasibility:
         The tolerances used, by name.
     details : dict
         Per-check values (e.g. ``min_eig_Hbar``).
+    checks : list of Check
+        Every check made, with its value and tolerance; :meth:`reason` names the failed ones.
+        Optional for plugins (default empty: :meth:`reason` then shows ``details`` and ``tolerances``).
     """
 
     ok: bool
@@ -156,6 +218,23 @@ class Feasibility:
     max_residual: float
     tolerances: dict[str, float] = field(default_factory=dict)
     details: dict[str, float] = field(default_factory=dict)
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Check]:
+        """The checks that do not hold."""
+        return [c for c in self.checks if not c.ok]
+
+    def reason(self) -> str:
+        """Why the point fails: each failed check with its value and tolerance ("" when ``ok``).
+
+        Without ``checks`` (a plugin that does not list them), the details and tolerances.
+        """
+        if self.ok:
+            return ""
+        if self.failed:
+            return "; ".join(c.describe() for c in self.failed)
+        return f"details {self.details}, tolerances {self.tolerances}"
 
 
 @dataclass
@@ -291,11 +370,23 @@ class Solver(Protocol):
     ``accepts_any_params`` : bool
         Parameters not in ``default_params`` are passed through (e.g. backend options); default
         False.
+    ``option_names() -> set of str | None``
+        With ``accepts_any_params``: the names the backend accepts (its own list, e.g. Clarabel's
+        settings), so that a misspelt option is a one-line error before the run; ``None`` (or no
+        hook): the backend offers no list and every name passes.
     ``skip_reason(instance) -> str | None``
         Why the solver does not run on ``instance`` (``None``: it does).  Default: from
         ``supports``.
     ``preload`` : tuple of str
         Modules the fork server imports once (besides the entry point's own module).
+    ``warm_up(instance) -> None``
+        Called once per worker process, untimed, before the solver's first timed ``solve`` there,
+        with that cell's (read-only) instance: import what ``solve`` imports lazily and make a
+        first small call of its hot path (a tiny factorization, a JIT compile), so that the first
+        cell of a worker is not charged for start-up.  Its time counts against that cell's
+        deadline, not its ``wall_time_s``; an exception fails the cell (status ``error``), and the
+        hook is tried again before the next cell, so every cell it fails on fails alike.
+        Default: nothing beyond the imports of ``preload`` (:func:`warm_up`).
     """
 
     name: str
@@ -395,6 +486,12 @@ def validate_params(obj: Any, values: Mapping[str, Any], where: str, undeclared_
     bad = set(values) - set(specs)
     if bad and not getattr(obj, "accepts_any_params", False) and not (undeclared_ok and not specs):
         raise PsdbenchError(f"{where}: {getattr(obj, 'name', obj)!r} has no parameter(s) {', '.join(sorted(bad))}")
+    hook = getattr(obj, "option_names", None) if bad else None
+    known = hook() if callable(hook) else None
+    if known is not None and bad - set(known):
+        raise PsdbenchError(f"{where}: {getattr(obj, 'name', obj)!r} has no parameter or backend option(s) "
+                            f"{', '.join(sorted(bad - set(known)))[:200]} (its backend accepts: "
+                            f"{', '.join(sorted(known))[:300]})")
     for k, v in values.items():
         why = specs[k].error(v) if k in specs else None
         if why:
@@ -425,3 +522,15 @@ def repair(instance: Any, solution: Solution) -> Solution | None:
     """The instance's ``repair`` hook (a feasible point from an infeasible iterate), or ``None``."""
     hook = getattr(instance, "repair", None)
     return None if hook is None else hook(solution)
+
+
+def warm_up(solver: Any, instance: Any) -> None:
+    """Untimed warm-up before a worker's first timed solve: import the solver's ``preload`` modules,
+    then call its ``warm_up(instance)`` hook if it has one (default: nothing more)."""
+    import importlib
+
+    for module in getattr(solver, "preload", ()):
+        importlib.import_module(module)
+    hook = getattr(solver, "warm_up", None)
+    if hook is not None:
+        hook(instance)

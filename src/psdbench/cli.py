@@ -1,7 +1,10 @@
 """Command line: ``psdbench run | list | info | results | report | compare``.
 
 Exit codes: 0 success (failed cells are results), 2 bad input (config, plugin, data, paths: a
-one-line message before any work starts and before any file is changed), 1 internal error.
+one-line message before any work starts and before any file is changed), 3 the machine's
+condition (a full disk, a file-size limit, an I/O error: :mod:`psdbench.oserrors`), 1 internal
+error; 130 on Ctrl-C, 128 + the signal on SIGTERM / SIGHUP / SIGQUIT (:mod:`psdbench.signals`),
+141 when standard output is a closed pipe.
 ``psdbench`` without arguments prints the help.  The read commands (``results``, ``report``,
 ``compare``) open stores read-only and never modify them.
 """
@@ -12,12 +15,9 @@ import argparse
 import json
 import math
 import os
-import signal
 import sys
-import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, NoReturn
+from typing import Any, NoReturn
 
 # One BLAS / OpenMP thread in the command's own process, set before anything imports numpy.  Its
 # workers run with one thread each anyway (harness/process.py), and the process itself does no
@@ -29,6 +29,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS
 
 from . import __version__  # noqa: E402
 from .api import PsdbenchError  # noqa: E402
+from .signals import Terminated  # noqa: E402,F401  (re-exported: the Ctrl-C path of a stop signal)
 
 DEFAULT_DB = "psdbench-results.sqlite"
 
@@ -96,13 +97,20 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--save-solutions", action="store_true", default=None,
                      help="keep each cell's returned point (<db stem>.solutions/<run>/<cell>.npz, named in the row)")
+    cache = run.add_mutually_exclusive_group()
+    cache.add_argument("--ref-cache", default=None, metavar="DIR",
+                       help="reference cache shared by stores (default: $PSDBENCH_REF_CACHE, else "
+                            "$XDG_CACHE_HOME/psdbench/references)")
+    cache.add_argument("--no-ref-cache", action="store_true", help="neither read nor write the reference cache")
+    run.add_argument("--yes", action="store_true", help="run a grid of more than 20000 cells")
     ls = sub.add_parser("list", help="list problems, solvers, datasets or suites")
     ls.add_argument("what", choices=["problems", "solvers", "datasets", "suites"])
     ls.add_argument("-v", "--verbose", action="store_true", help="every parameter, its default, type and meaning")
     info = sub.add_parser("info", help="one problem, solver, dataset or suite: every parameter, default, type, meaning")
     info.add_argument("name")
-    res = sub.add_parser("results", help="print the stored results")
+    res = sub.add_parser("results", help="print the stored results: the current row of each cell")
     res.add_argument("--db", default=DEFAULT_DB)
+    res.add_argument("--all", action="store_true", help="every stored row of every run (the history)")
     res.add_argument("--format", default="table", choices=["table", "csv", "json"])
     rep = sub.add_parser("report", help="write the HTML / Markdown / CSV report")
     rep.add_argument("--db", default=DEFAULT_DB)
@@ -118,63 +126,58 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM during ``psdbench run`` (a scheduler's or ``kill``'s stop): the Ctrl-C path, exit 143."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
-
-
-@contextmanager
-def _sigterm_stops_gracefully() -> Iterator[None]:
-    """While running, SIGTERM stops the run as Ctrl-C does (running cells killed and not stored,
-    claims released, the run stamped finished).  Only from the main thread, and not where SIGTERM
-    was ignored when psdbench started (that choice of the caller is kept)."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
-        yield
-        return
-    old = signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .harness.inputs import check_out_dir
+    from . import preflight
     from .harness.runner import run_grid
     from .harness.store import Store
     from .session import prepare
 
-    if args.report:
-        check_out_dir(args.report, "--report")
+    preflight.check_writes(args.report, "--report")
+    if args.ref_cache:
+        from .harness.inputs import check_out_dir
+
+        check_out_dir(args.ref_cache, "--ref-cache")
+    preflight.check_backend(args)
+    preflight.check_scheduler(args.scheduler)
     prep = prepare(args.grid, suite=args.suite, solvers=args.solver, datasets=args.dataset, problems=args.problem,
-                   db=args.db, save_solutions=args.save_solutions)
+                   db=args.db, save_solutions=args.save_solutions, yes=args.yes)
     for name, why in prep.registry.broken.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     grid = prep.grid
+    jobs = preflight.plan_jobs(args.jobs, grid.memory_mb)
     store = Store(prep.db)
     try:
         summary: dict[str, Any] = {}
-        with _sigterm_stops_gracefully():
-            run_id = run_grid(grid, store, jobs=args.jobs, backend=args.backend, timeout=args.timeout,
-                              force=args.force, progress=not args.quiet, command=" ".join(sys.argv),
-                              scheduler=args.scheduler, summary=summary, save_solutions=prep.grid.save_solutions)
+        run_id = run_grid(grid, store, jobs=jobs, backend=args.backend, timeout=args.timeout,
+                          force=args.force, progress=not args.quiet, command=" ".join(sys.argv),
+                          scheduler=args.scheduler, summary=summary, save_solutions=prep.grid.save_solutions,
+                          ref_cache=False if args.no_ref_cache else (args.ref_cache or True))
         df = store.results_frame()
         mine = df[df["cell_key"].isin({c.cell_key for c in grid.cells})]
         counts = mine["status"].value_counts().to_dict() if len(mine) else {}
         print(f"run {run_id}: {len(mine)} cells of grid {grid.name} in {args.db}: "
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-              + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)")
+              + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)"
+              + _run_notes(summary))
         if args.report:
-            from .report import write_report
-
-            paths = write_report(store, args.report)
-            print(_report_line(paths))
+            print(_report_line(preflight.write_report_whole(store, args.report)))
     finally:
         store.close()  # checkpoints the WAL: the file alone holds the run, and later reads leave it as is
     return 0
+
+
+def _run_notes(summary: dict[str, Any]) -> str:
+    """The run summary's notes: cells re-run because code changed, references from the cache."""
+    notes = []
+    changed = summary.get("code_changed") or {}
+    if changed:
+        notes.append(f"{sum(changed.values())} cells re-run because code changed ("
+                     + ", ".join(f"{why}: {n}" for why, n in sorted(changed.items())) + ")")
+    if summary.get("refs_reused"):
+        notes.append(f"{summary['refs_reused']} references reused from cache")
+    if summary.get("refs_rejected"):
+        notes.append(f"{summary['refs_rejected']} cached references rejected (corrupt or stale) and recomputed")
+    return "".join(f"; {n}" for n in notes)
 
 
 def _report_line(paths: dict[str, Path]) -> str:
@@ -245,7 +248,7 @@ def _records(df: Any) -> list[dict[str, Any]]:
 def _cmd_results(args: argparse.Namespace) -> int:
     from .harness.inputs import ReadOnlyStore
 
-    df = ReadOnlyStore(args.db).results_frame()
+    df = ReadOnlyStore(args.db).results_frame(view="history" if args.all else "current")
     df = df.drop(columns=["trace"], errors="ignore")
     if args.format == "json":
         sys.stdout.write(json.dumps(_records(df), indent=1, default=str) + "\n")
@@ -256,8 +259,9 @@ def _cmd_results(args: argparse.Namespace) -> int:
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False)
     else:
-        cols = ["problem", "dataset", "instance_params", "seed", "solver", "solver_params", "status", "objective",
-                "gap_rel", "gap_scaled", "wall_time_s", "metric_error_rate"]
+        cols = (["run_id"] if args.all else []) + [
+            "problem", "dataset", "instance_params", "seed", "solver", "solver_params", "status", "objective",
+            "gap_rel", "gap_scaled", "wall_time_s", "metric_error_rate"]
         if "below_certified" in df.columns and df["below_certified"].any():
             cols.append("below_certified")
         import pandas as pd
@@ -268,13 +272,12 @@ def _cmd_results(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .harness.inputs import ReadOnlyStore, check_out_dir
-    from .report import write_report
+    from . import preflight
+    from .harness.inputs import ReadOnlyStore
 
     store = ReadOnlyStore(args.db)
-    check_out_dir(args.out)
-    paths = write_report(store, args.out)
-    print(_report_line(paths))
+    preflight.check_writes(args.out, "--out")
+    print(_report_line(preflight.write_report_whole(store, args.out)))
     return 0
 
 
@@ -284,10 +287,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare_cells, compare_solvers, unmatched
     from .harness.inputs import ReadOnlyStore
 
-    a, b = ReadOnlyStore(args.a).results_frame(), ReadOnlyStore(args.b).results_frame()
+    # the current row of each cell (as results and the report): a cell re-run after a code change is one row
+    a, b = ReadOnlyStore(args.a).results_frame(view="current"), ReadOnlyStore(args.b).results_frame(view="current")
     cells = compare_cells(a, b, factor=args.factor, gap_tol=args.gap_tol, min_time=args.min_time)
     solvers = compare_solvers(cells) if len(cells) else compare_solvers(cells.assign(gap_change=[], time_ratio=[]))
     only_a, only_b = unmatched(a, b)
+    if not len(cells):
+        print(f"psdbench: note: {args.a} and {args.b} share no cell ({only_a} and {only_b} cells; cells match on "
+              "problem, dataset, instance parameters, seed, solver and solver parameters)", file=sys.stderr)
     shown = cells[cells["flags"] != ""] if args.only_flagged and len(cells) else cells
     if args.format == "json":
         print(json.dumps({"cells": _records(shown), "solvers": _records(solvers), "only_in_a": only_a,
@@ -317,9 +324,16 @@ COMMANDS = {"run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _c
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0, 1 or 2; 130 on Ctrl-C, 143 on SIGTERM during a run)."""
+    """Run the command line; returns the exit status (0, 1, 2 or 3; 130 on Ctrl-C, 128 + the signal on
+    SIGTERM / SIGHUP / SIGQUIT, 141 on a closed standard output)."""
+    from . import preflight
+    from .harness.limits import cut_line
+    from .oserrors import EXIT_PIPE, describe, quiet_stdout
+    from .signals import exit_status, interrupted_line, stops_gracefully
+
     parser = _parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    args: argparse.Namespace | None = None
     try:
         if not argv:
             parser.print_help()
@@ -328,20 +342,26 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd is None:
             parser.print_help()
             return 0
-        return COMMANDS[args.cmd](args)
+        preflight.check_cwd(args.cmd)
+        with stops_gracefully():
+            return COMMANDS[args.cmd](args)
     except PsdbenchError as exc:
-        print(f"psdbench: error: {(str(exc).splitlines() or [''])[0]}", file=sys.stderr)
+        print(f"psdbench: error: {cut_line(str(exc))}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
-    except Terminated:
-        print("psdbench: terminated (SIGTERM); finished cells are stored, re-run to complete the rest", file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:
-        print("psdbench: interrupted; finished cells are stored, re-run to complete the rest", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP / SIGQUIT (signals.Terminated)
+        print(interrupted_line(exc, getattr(args, "cmd", None)), file=sys.stderr)
+        return exit_status(exc)
+    except BrokenPipeError:  # `psdbench results | head -1`: the reader has what it wanted
+        quiet_stdout()
+        return EXIT_PIPE
     except Exception as exc:
-        print(f"psdbench: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        known = describe(exc, getattr(args, "db", None))
+        if known is not None:
+            print(f"psdbench: error: {cut_line(known[1])}", file=sys.stderr)
+            return known[0]
+        print(f"psdbench: internal error: {type(exc).__name__}: {cut_line(str(exc))}", file=sys.stderr)
         return 1
 
 

@@ -107,6 +107,9 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol
                 flags.append(c)
         row["flags"] = ",".join(flags)
         rows.append(row)
+    if not rows:  # the stores share no cell: the columns still exist
+        return pd.DataFrame(columns=[*IDENTITY, "status_a", "status_b", "time_a", "time_b", "time_ratio", "gap_a",
+                                     "gap_b", "gap_change", *(f"d_{c}" for c in metrics), "flags"])
     return pd.DataFrame(rows)
 
 

@@ -35,7 +35,7 @@ class Prepared:
 def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None = None,
             solvers: list[str] | None = None, datasets: list[str] | None = None,
             problems: list[str] | None = None, db: str | Path = DEFAULT_DB,
-            save_solutions: bool | None = None) -> Prepared:
+            save_solutions: bool | None = None, yes: bool = False) -> Prepared:
     """Read, narrow and check a grid and the store path (nothing is written).
 
     Parameters
@@ -51,17 +51,21 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
     save_solutions : bool, optional
         Keep each cell's returned point (overrides the grid's ``[run] save_solutions``); the
         archive folder beside the store is checked too.
+    yes : bool
+        Accept a grid of more than :data:`~psdbench.harness.limits.MAX_CELLS` cells.
     """
     from dataclasses import replace
 
     from .harness.grid import expand, read_grid_file, restrict
     from .harness.inputs import check_solutions_folder, check_store
+    from .harness.limits import MAX_CELLS, check_depth, check_memory_mb
     from .registry import discover
 
     if grid is not None and suite is not None:
         raise PsdbenchError("give a grid or a suite, not both")
     reg = discover()
     if isinstance(grid, dict):
+        check_depth(grid, "grid")
         spec, name = grid, "grid"
     elif grid is not None:
         spec, name = read_grid_file(grid)
@@ -69,7 +73,8 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
         name = suite or "default"
         spec = reg.read_suite(name)
     spec = restrict(spec, solvers=solvers, datasets=datasets, problems=problems)
-    g = expand(spec, name, reg)
+    g = expand(spec, name, reg, narrowed=bool(solvers or datasets or problems), max_cells=None if yes else MAX_CELLS)
+    check_memory_mb(g.memory_mb, f"grid {name}: [run]")
     if save_solutions is not None:
         if not isinstance(save_solutions, bool):
             raise PsdbenchError(f"save_solutions must be True or False, not {save_solutions!r}")
@@ -83,7 +88,8 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
 def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = None,
         solvers: list[str] | None = None, datasets: list[str] | None = None, problems: list[str] | None = None,
         db: str | Path = DEFAULT_DB, jobs: int | None = None, timeout: float | None = None, force: bool = False,
-        backend: str = "local", progress: bool = False, save_solutions: bool | None = None) -> pd.DataFrame:
+        backend: str = "local", progress: bool = False, save_solutions: bool | None = None,
+        ref_cache: str | Path | bool = True, yes: bool = False) -> pd.DataFrame:
     """Run a grid (resuming from ``db``) and return its cells' results.
 
     Parameters
@@ -102,6 +108,12 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
     save_solutions : bool, optional
         Keep each cell's returned point beside the store (default: the grid's); read one back
         with :func:`psdbench.load_solution`.
+    ref_cache : path or bool
+        The reference cache shared by stores (:mod:`psdbench.harness.refcache`): ``True`` its
+        default folder (``$PSDBENCH_REF_CACHE``, else ``$XDG_CACHE_HOME/psdbench/references``), a
+        folder, or ``False`` for none.
+    yes : bool
+        Run a grid of more than :data:`~psdbench.harness.limits.MAX_CELLS` cells.
 
     Returns
     -------
@@ -110,7 +122,10 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
         decoded, metrics as ``metric_<name>``; plus ``below_certified``, ``gap_scale`` and
         ``gap_scaled`` from :func:`psdbench.harness.reference.annotate`).
     """
+    import warnings
+
     from .harness.inputs import positive_seconds
+    from .harness.limits import plan_workers
     from .harness.runner import run_grid
     from .harness.store import Store
 
@@ -121,11 +136,14 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
     if backend not in ("local", "dask"):
         raise PsdbenchError(f"backend must be 'local' or 'dask', not {backend!r}")
     p = prepare(grid, suite=suite, solvers=solvers, datasets=datasets, problems=problems, db=db,
-                save_solutions=save_solutions)
+                save_solutions=save_solutions, yes=yes)
+    jobs, _, notes = plan_workers(jobs, p.grid.memory_mb)
+    for note in notes:  # jobs lowered to what the memory holds, more workers than cores
+        warnings.warn(note, stacklevel=2)
     store = Store(p.db)
     try:
         run_grid(p.grid, store, jobs=jobs, backend=backend, timeout=timeout, force=force, progress=progress,
-                 command="psdbench.run(...)", save_solutions=p.grid.save_solutions)
+                 command="psdbench.run(...)", save_solutions=p.grid.save_solutions, ref_cache=ref_cache)
         from .harness.reference import annotate
 
         df = annotate(store.results_frame(), store.references_frame())
@@ -153,3 +171,5 @@ def loads_grid(text: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PsdbenchError(f"malformed grid TOML: {exc}") from None
+    except RecursionError:
+        raise PsdbenchError("grid TOML: values nested too deep to read") from None

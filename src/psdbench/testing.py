@@ -159,6 +159,9 @@ def _score(owner: str, instance: Any, solution: Solution) -> tuple[float, Feasib
     value, feas, metrics = results
     if not isinstance(feas, Feasibility):
         raise ObjectiveError(f"{_label(instance)}: verify returned {type(feas).__name__}, not Feasibility")
+    if feas.checks and feas.ok != all(c.ok for c in feas.checks):
+        raise ObjectiveError(f"{_label(instance)}: verify says ok={feas.ok} but its checks say "
+                             f"{'; '.join(c.describe() + (' (holds)' if c.ok else ' (fails)') for c in feas.checks)}")
     if not isinstance(metrics, Mapping) or not all(isinstance(k, str) for k in metrics):
         raise ObjectiveError(f"{_label(instance)}: evaluate must return a dict of str to numbers")
     try:
@@ -171,8 +174,8 @@ def _score(owner: str, instance: Any, solution: Solution) -> tuple[float, Feasib
 def _require_feasible(owner: str, instance: Any, value: float, feas: Feasibility) -> None:
     if not feas.ok:
         raise InfeasiblePointError(
-            f"{owner} returned a point that fails verification on {_label(instance)}: min_eig={feas.min_eig:.3g}, "
-            f"max_residual={feas.max_residual:.3g}, details={feas.details}, tolerances={feas.tolerances}")
+            f"{owner} returned a point that fails verification on {_label(instance)}: {feas.reason()} "
+            f"(min_eig={feas.min_eig:.3g}, max_residual={feas.max_residual:.3g})")
     if not math.isfinite(value):
         raise ObjectiveError(f"{owner}: objective {value!r} on {_label(instance)} is not finite")
 
@@ -190,16 +193,20 @@ def _reference_point(instance: Any) -> Solution | None:
 
 
 def check_problem(problem: Any, dataset: Dataset, params: Mapping[str, Any] | None = None, seed: int = 0, *,
-                  point: Solution | Mapping[str, Any] | None = None, kind: type | None = None) -> Instance:
+                  point: Solution | Mapping[str, Any] | None = None, kind: type | None = None,
+                  solve_reference: bool = False) -> Instance:
     """Check that ``problem`` keeps the :class:`~psdbench.api.Problem` contract on ``dataset``.
 
     Checks: ``name`` / ``kind`` / ``default_params`` consistent with the ``params`` specs (each
     default passes its own spec); ``params`` validate; ``sense`` is ``"min"`` or ``"max"``;
     ``expand_params`` returns a non-empty list of dicts of valid parameters; ``build`` returns an
     :class:`~psdbench.api.Instance` (and an instance of ``kind``, the family's kind protocol, if
-    given) carrying the problem's name, kind, seed and sense; building twice gives the same objective;
-    ``objective`` / ``verify`` / ``evaluate`` work on a feasible point: ``point`` if given, else
-    the reference formulation's solution by Clarabel.
+    given) carrying the problem's name, kind, seed and sense; and, on a feasible point,
+    ``objective`` / ``verify`` / ``evaluate`` work and building twice gives the same objective.
+    The point is ``point`` if given, else, only with ``solve_reference=True``, the reference
+    formulation's solution by Clarabel (an interior-point solve: seconds to minutes as the
+    instance grows).  Without either, the point checks are left out (:func:`check_solver` runs
+    ``objective`` / ``verify`` / ``evaluate`` on every point a solver returns).
 
     Parameters
     ----------
@@ -212,6 +219,9 @@ def check_problem(problem: Any, dataset: Dataset, params: Mapping[str, Any] | No
         A feasible point (variables in the instance's documented names).
     kind : Protocol class, optional
         The kind protocol (e.g. ``GraphClassificationKind``) the instance must satisfy.
+    solve_reference : bool
+        Without ``point``, solve the instance's reference formulation with Clarabel for a point to
+        check with (default False: no solve).
 
     Returns
     -------
@@ -250,6 +260,8 @@ def check_problem(problem: Any, dataset: Dataset, params: Mapping[str, Any] | No
     for attr, want in (("problem", pname), ("kind", pkind), ("seed", seed), ("sense", sense)):
         if getattr(instance, attr, want) != want:  # an instance need not state its sense
             raise ConformanceError(f"problem {pname!r}: instance.{attr} is {getattr(instance, attr)!r}, not {want!r}")
+    if point is None and not solve_reference:
+        return instance
     if point is None:
         sol = _reference_point(instance)
         if sol is None:
@@ -302,8 +314,8 @@ def check_solver(solver: Any, instances: Any, *, deadline_s: float = 10.0, grace
                  isolation: str = "thread") -> SolverReport:
     """Check that ``solver`` keeps the :class:`~psdbench.api.Solver` contract on ``instances``.
 
-    Checks: ``name`` / ``kinds`` / ``default_params`` / ``params`` specs / ``library_versions``
-    are declared and consistent; ``params`` validate; on each instance of a kind it declares and
+    Checks: ``name`` / ``kinds`` / ``default_params`` / ``params`` specs / ``library_versions()``
+    are declared and consistent (a missing or failing ``library_versions`` is named as such); ``params`` validate; on each instance of a kind it declares and
     does not skip (:func:`psdbench.api.skip_reason`), ``solve`` returns a
     :class:`~psdbench.api.Solution` with a :class:`~psdbench.api.Status`, by
     ``deadline_s + grace_s`` under ``Budget.seconds(deadline_s)``, whose variables are names the
@@ -343,7 +355,16 @@ def check_solver(solver: Any, instances: Any, *, deadline_s: float = 10.0, grace
     kinds = getattr(solver, "kinds", None)
     if not isinstance(kinds, tuple) or not kinds or not all(isinstance(k, str) for k in kinds):
         raise ConformanceError(f"solver {sname!r}: 'kinds' must be a non-empty tuple of str, not {kinds!r}")
-    versions = solver.library_versions()
+    hook = getattr(solver, "library_versions", None)
+    if not callable(hook):
+        raise ConformanceError(f"solver {sname!r}: no library_versions() method; declare "
+                               "library_versions() -> dict[str, str], the versions of the libraries its results "
+                               "depend on (part of every cell key), e.g. {'numpy': version('numpy')}")
+    try:
+        versions = hook()
+    except Exception as exc:
+        raise ConformanceError(f"solver {sname!r}: library_versions() raised {type(exc).__name__}: "
+                               f"{(str(exc).splitlines() or [''])[0]}") from None
     if not isinstance(versions, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
                                                     for k, v in versions.items()):
         raise ConformanceError(f"solver {sname!r}: library_versions() must return a dict of str to str")

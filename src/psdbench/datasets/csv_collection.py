@@ -32,19 +32,34 @@ class UciCollection:
         return path
 
     def names(self) -> list[str]:
-        out = []
+        """The stems of the data files (regular files only; ``x.csv`` beside ``x.csv.gz`` is one name)."""
+        out = set()
         for p in self._dir().iterdir():
+            if not p.is_file():
+                continue
             if p.name.endswith(".csv.gz"):
-                out.append(p.name[: -len(".csv.gz")])
+                out.add(p.name[: -len(".csv.gz")])
             elif p.suffix == ".csv":
-                out.append(p.stem)
+                out.add(p.stem)
         return sorted(out)
 
     def path(self, name: str) -> Path:
+        """The file of ``uci/<name>``, which must lie inside the collection's folder.
+
+        A name is one file stem: no ``/``, ``\\``, ``..`` or absolute part, and the resolved file
+        (symbolic links followed) must stay under the folder, so no name reaches outside
+        ``PSDBENCH_DATA``.
+        """
         base = self._dir()
+        if not name or "/" in name or "\\" in name or name in (".", "..") or "\0" in name:
+            raise DataError(f"dataset 'uci/{name[:200]}': a name is one file stem of {base} "
+                            "(no '/', '..' or absolute path)")
+        root = base.resolve()
         for suffix in (".csv", ".csv.gz"):
             p = base / f"{name}{suffix}"
             if p.is_file():
+                if not p.resolve().is_relative_to(root):
+                    raise DataError(f"dataset 'uci/{name}': {p} leads outside {base}")
                 return p
         raise DataError(f"missing data file {base / (name + '.csv')}[.gz]: check {DATA_ENV} or the dataset name 'uci/{name}'")
 

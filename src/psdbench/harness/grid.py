@@ -3,7 +3,7 @@
 A cell is problem x dataset x instance params x seed x solver x solver params.  Lists expand as a
 Cartesian product.  A ``[[solvers]]`` entry may carry ``where = { n = [50, 100] }``: the solver runs
 only on instances whose parameters take one of the listed values (used to keep a solver to the sizes
-it can handle); the key ``dataset`` filters on the dataset name.  A solver is paired only with the
+it can handle); the keys ``dataset`` and ``problem`` filter on the dataset and problem names.  A solver is paired only with the
 problems whose ``kind`` it lists in ``kinds`` (``"*"``: any), so one grid can mix problem families.  See ``docs/architecture.md`` for the format; :func:`load_grid` raises a one-line
 :class:`~psdbench.api.PsdbenchError` on anything malformed.
 """
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..api import DataError, PsdbenchError, expand_params, pairs_with, param_specs, problem_family, problem_sense, validate_params
 from ..registry import CORE_LIBRARIES, Registry
 from .inputs import check_dataset_content, positive_seconds
-from .keys import dataset_fingerprint, instance_key, stable_hash
+from .keys import cell_id, cell_key, code_hash, dataset_fingerprint, instance_key
+from .limits import MAX_CELLS, check_depth, check_seeds, echo
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name", "save_solutions"}
 PROBLEM_KEYS = {"name", "datasets", "params"}
@@ -31,7 +31,9 @@ SOLVER_KEYS = {"name", "params", "where"}
 
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work; ``cell_key`` hashes everything that determines its result."""
+    """One unit of work; ``cell_key`` hashes everything that determines its result, ``cell_id`` only
+    its description (:func:`~psdbench.harness.keys.cell_id`); ``solver_code`` / ``problem_code``
+    are the code hashes in the keys."""
 
     problem: str
     dataset: str
@@ -41,6 +43,9 @@ class Cell:
     solver_params: dict[str, Any]
     instance_key: str
     cell_key: str
+    cell_id: str = ""
+    solver_code: str = ""
+    problem_code: str = ""
 
 
 @dataclass
@@ -56,6 +61,7 @@ class Grid:
     senses: dict[str, str] = field(default_factory=dict)  # problem name -> "min" | "max"
     families: dict[str, str] = field(default_factory=dict)  # problem name -> family
     libraries: list[str] = field(default_factory=list)  # distributions whose versions the run records
+    problem_codes: dict[str, str] = field(default_factory=dict)  # problem name -> its code hash
 
 
 def _product(params: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -84,6 +90,8 @@ def read_grid_file(path: str | Path) -> tuple[dict[str, Any], str]:
         raise PsdbenchError(f"grid file {p} is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise PsdbenchError(f"grid file {p}: malformed TOML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise PsdbenchError(f"grid file {p}: values nested too deep to read") from None
 
 
 def _run_settings(run: Any, name: str) -> dict[str, Any]:
@@ -97,8 +105,9 @@ def _run_settings(run: Any, name: str) -> dict[str, Any]:
     seeds = run.get("seeds", [0])
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool)
                                                            and s >= 0 for s in seeds):
-        raise PsdbenchError(f"grid {name}: [run] seeds must be a non-empty list of integers >= 0, not {seeds!r}")
-    out: dict[str, Any] = {"seeds": seeds, "name": run.get("name", name)}
+        raise PsdbenchError(f"grid {name}: [run] seeds must be a non-empty list of integers >= 0, not {echo(seeds)}")
+    check_seeds(seeds, f"grid {name}: [run]")
+    out: dict[str, Any] = {"seeds": list(dict.fromkeys(seeds)), "name": run.get("name", name)}  # a repeated seed is one
     if not isinstance(out["name"], str) or not out["name"]:
         raise PsdbenchError(f"grid {name}: [run] name must be a non-empty string, not {out['name']!r}")
     for key, default in (("timeout", 300.0), ("reference_timeout", 120.0)):
@@ -178,8 +187,8 @@ class _Datasets:
 
 
 def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> None:
-    """A ``where`` key must name ``dataset`` or a parameter of a problem the solver pairs with."""
-    known = {"dataset"}
+    """A ``where`` key must name ``dataset``, ``problem`` or a parameter of a problem the solver pairs with."""
+    known = {"dataset", "problem"}
     for problem in problems:
         known |= set(param_specs(problem)) | set(getattr(problem, "default_params", {}) or {})
     bad = set(filt) - known
@@ -188,12 +197,21 @@ def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> 
                             f"it pairs with (known: {', '.join(sorted(known))})")
 
 
-def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
+def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = False,
+           max_cells: int | None = MAX_CELLS) -> Grid:
     """Validate a parsed grid and expand it to cells (checks every plugin, dataset and value).
 
     Raises a one-line :class:`PsdbenchError` on anything malformed, including a solver entry that
-    yields no cell (no problem of a kind it supports, or a ``where`` that matches nothing).
+    yields no cell (no problem of a kind it supports, or a ``where`` that matches nothing), and on
+    a grid of more than ``max_cells`` cells (None: no limit; the cells past it are counted, not
+    built).  Repeated entries (a solver, seed or dataset listed twice) give one cell.
+
+    ``narrowed`` (a grid cut down from the command line, :func:`restrict`): a solver entry that
+    gives no cell among the kept problems is dropped instead (its ``where`` keys are then not
+    checked: they may name parameters of a problem the selection dropped); only a solver that
+    gives no cell at all, through any of its entries, is an error.
     """
+    check_depth(spec, f"grid {name}")
     unknown = set(spec) - {"run", "problems", "solvers"}
     if unknown:
         raise PsdbenchError(f"grid {name}: unknown section(s) {', '.join(sorted(unknown))}")
@@ -221,7 +239,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         # the key hashes the *effective* parameters, so a changed default never reuses old cells
         defaults = {k: spec.default for k, spec in param_specs(solver).items()}
         solver_entries.append((s["name"], combos, {k: v if isinstance(v, list) else [v] for k, v in filt.items()},
-                               [versions, defaults], solver, where))
+                               [versions, defaults], solver, where, code_hash(solver)))
 
     data = _Datasets(reg)
     loaded = []
@@ -233,6 +251,9 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
             raise PsdbenchError(f"{where}: 'name' must be a string, not {p['name']!r}")
         problem = reg.problem(p["name"])
         datasets = p.get("datasets", [])
+        if narrowed and datasets == []:
+            raise PsdbenchError(f"{where}: problem {p['name']!r} is not in grid {name}, so it has no datasets: "
+                                "add -d DATASET (psdbench list datasets)")
         if not isinstance(datasets, list) or not datasets:
             raise PsdbenchError(f"{where}: 'datasets' must be a non-empty list")
         for d in datasets:
@@ -241,14 +262,17 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         for c in combos:
             validate_params(problem, c, where, undeclared_ok=True)
         loaded.append((p["name"], problem, datasets, combos, where))
-    for sname, _, filt, _, solver, where in solver_entries:
-        _where_keys(filt, [pr for _, pr, _, _, _ in loaded if pairs_with(solver, pr)], where)
+    if not narrowed:
+        for sname, _, filt, _, solver, where, _ in solver_entries:
+            _where_keys(filt, [pr for _, pr, _, _, _ in loaded if pairs_with(solver, pr)], where)
 
     cells: list[Cell] = []
     instances: dict[str, dict[str, Any]] = {}
     senses: dict[str, str] = {}
     families: dict[str, str] = {}
+    codes: dict[str, str] = {}
     per_solver = [0] * len(solver_entries)
+    uncounted = 0
     for pname, problem, datasets, combos, where in loaded:
         expanded = []
         for d in datasets:  # a problem may expand special values (e.g. fold = "all") per dataset
@@ -262,24 +286,41 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
                                         f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from None
         senses[pname] = problem_sense(problem)
         families[pname] = problem_family(problem)
+        pcode = codes[pname] = code_hash(problem)
         for (d, ip), seed in itertools.product(expanded, seeds):
-            ikey = instance_key(pname, d, ip, seed, data.fingerprint(d))
+            ikey = instance_key(pname, d, ip, seed, data.fingerprint(d), pcode)
             instances[ikey] = {"problem": pname, "dataset": d, "instance_params": ip, "seed": seed}
-            for j, (sname, scombos, filt, versions, solver, _) in enumerate(solver_entries):
+            for j, (sname, scombos, filt, versions, solver, _, scode) in enumerate(solver_entries):
                 if not pairs_with(solver, problem):
                     continue  # a solver is paired only with the problem kinds it declares
-                if any((d if k == "dataset" else ip.get(k, getattr(problem, "default_params", {}).get(k))) not in allowed
+                if any((d if k == "dataset" else pname if k == "problem" else
+                        ip.get(k, getattr(problem, "default_params", {}).get(k))) not in allowed
                        for k, allowed in filt.items()):
                     continue
+                per_solver[j] += len(scombos)
+                if uncounted or (max_cells is not None and len(cells) + len(scombos) > max_cells):
+                    uncounted += len(scombos)  # past the limit: counted for the message, not built
+                    continue
                 for sp in scombos:
-                    ckey = stable_hash(["cell", ikey, sname, sp, versions, __version__])
-                    cells.append(Cell(pname, d, ip, seed, sname, sp, ikey, ckey))
-                    per_solver[j] += 1
-    for count, (sname, _, filt, _, solver, where) in zip(per_solver, solver_entries):
+                    ckey = cell_key(ikey, sname, sp, versions, scode)
+                    cells.append(Cell(pname, d, ip, seed, sname, sp, ikey, ckey, cell_id(pname, d, ip, seed, sname, sp),
+                                      scode, pcode))
+    if narrowed:  # entries that give no cell among the kept problems are dropped, not errors
+        given: dict[str, int] = {}
+        for count, entry in zip(per_solver, solver_entries):
+            given[entry[0]] = given.get(entry[0], 0) + count
+        first_empty = {e[0]: j for j, e in reversed(list(enumerate(solver_entries))) if not given[e[0]]}
+        keep = [j for j, c in enumerate(per_solver) if c or first_empty.get(solver_entries[j][0]) == j]
+        per_solver, solver_entries = [per_solver[j] for j in keep], [solver_entries[j] for j in keep]
+    for count, (sname, _, filt, _, solver, where, _) in zip(per_solver, solver_entries):
         if count == 0:
             why = f"its 'where' {filt} matches no instance" if filt else \
                 f"no problem of the grid has a kind it supports ({', '.join(getattr(solver, 'kinds', ()))})"
             raise PsdbenchError(f"{where}: solver {sname!r} gives no cell: {why}")
+    cells = _unique(cells)
+    if uncounted:
+        raise PsdbenchError(f"grid {name}: {len(cells) + uncounted} cells, more than {max_cells}: "
+                            "pass --yes (yes=True) to run a grid this large, or narrow it with -s / -d / -p")
     return Grid(
         name=run["name"],
         cells=cells,
@@ -292,7 +333,16 @@ def expand(spec: dict[str, Any], name: str, reg: Registry) -> Grid:
         senses=senses,
         families=families,
         libraries=list(dict.fromkeys([*CORE_LIBRARIES, *(lib for e in solver_entries for lib in e[3][0])])),
+        problem_codes=codes,
     )
+
+
+def _unique(cells: list[Cell]) -> list[Cell]:
+    """One cell per ``cell_key``, in grid order (a solver, seed or dataset listed twice runs once)."""
+    seen: dict[str, Cell] = {}
+    for c in cells:
+        seen.setdefault(c.cell_key, c)
+    return list(seen.values())
 
 
 def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
@@ -304,7 +354,7 @@ def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
     """
     m = re.fullmatch(r"\s*([^\[\]\s]+)\s*(?:\[(.*)\])?\s*", text)
     if m is None:
-        raise PsdbenchError(f"selector {text!r}: expected NAME or NAME[param=value,...]")
+        raise PsdbenchError(f"selector {echo(text)}: expected NAME or NAME[param=value,...]")
     name, inner = m.group(1), m.group(2)
     if inner is None:
         return name, None
@@ -326,6 +376,8 @@ def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
             value = tomllib.loads(f"v = {raw.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             value = raw.strip()  # a bare word: a string
+        except RecursionError:
+            raise PsdbenchError(f"selector {echo(text)}: values nested too deep to read") from None
         params[key.strip()] = value
     return name, params
 

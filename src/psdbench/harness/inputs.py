@@ -8,6 +8,7 @@ read-only SQLite connection (URI ``mode=ro``), so a foreign or damaged file stay
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sqlite3
@@ -20,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..api import DataError, Dataset, PsdbenchError
+from .limits import cut_line
 from .store import SCHEMA_VERSION, Store
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -51,6 +53,9 @@ def check_store(path: str | Path, write: bool) -> Path:
         writable); ``False`` for the read commands (it must exist and be a psdbench store).
     """
     p = Path(path)
+    if p.is_symlink() and not p.exists():
+        raise PsdbenchError(f"--db {p} is a symbolic link to {os.readlink(p)}, which does not exist; "
+                            "remove the link or give the store's own path")
     if p.is_dir():
         raise PsdbenchError(f"--db {p} is a folder, not a results store file")
     if not p.exists():
@@ -94,6 +99,9 @@ def check_store(path: str | Path, write: bool) -> Path:
     if newer:
         raise PsdbenchError(f"--db {p}: store schema version {version[0]} is newer than this psdbench reads "
                             f"({SCHEMA_VERSION}); upgrade psdbench")
+    damage = store_damage(p, tables, int(version[0]) if version is not None else 1)
+    if damage:
+        raise PsdbenchError(f"--db {p} is damaged: {damage} (the file was not changed)")
     if write:
         _writable_dir(p.parent if str(p.parent) else Path("."), f"--db {p}")
         if not os.access(p, os.W_OK):
@@ -101,11 +109,86 @@ def check_store(path: str | Path, write: bool) -> Path:
     return p
 
 
+#: A store larger than this is not scanned with ``PRAGMA quick_check`` (the check reads every page).
+QUICK_CHECK_MAX_BYTES = 256 * 2**20
+#: What a version-3 store holds: name -> type.
+SCHEMA_OBJECTS = {"history": "table", "results": "view", "runs": "table", "refs": "table", "meta": "table"}
+
+
+def store_damage(p: Path, tables: dict[str, str], version: int) -> str:
+    """What is damaged in a psdbench store, with what can be recovered ("" if nothing), read-only.
+
+    Checked: SQLite's ``PRAGMA quick_check`` (stores up to :data:`QUICK_CHECK_MAX_BYTES`), the
+    tables and views of the schema with the history's columns (version-3 stores; older ones are
+    migrated by ``run``), and that every JSON column of every history row decodes.  A store with a
+    ``-wal`` file beside it (a run writing now, or killed) gets the schema checks only: its pages
+    are in flux, and a concurrent reader must not scan the whole file.
+    """
+    from .results import JSON_COLUMNS, RESULT_COLUMNS
+
+    salvage = (f"copy out what SQLite can still read with `sqlite3 {p} .recover | sqlite3 recovered.sqlite` "
+               "and use that store")
+    try:
+        con = _ro_connect(p)
+    except sqlite3.DatabaseError as exc:
+        return f"SQLite cannot open it ({cut_line(str(exc), 200)}); {salvage}"
+    live = Path(f"{p}-wal").exists()  # a run is writing (or was killed): its pages are in flux
+    try:
+        if not live and p.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+            rows = [r[0] for r in con.execute("PRAGMA quick_check(3)")]
+            if rows != ["ok"]:
+                return f"SQLite integrity check failed ({cut_line('; '.join(rows), 200)}); {salvage}"
+        if version < SCHEMA_VERSION:
+            return ""
+        missing = [f"{kind} {name}" for name, kind in SCHEMA_OBJECTS.items() if tables.get(name) != kind]
+        have = {r[1] for r in con.execute("PRAGMA table_info(history)")} if tables.get("history") == "table" else set()
+        lost = [c for c in RESULT_COLUMNS if have and c not in have]
+        if missing or lost:
+            what = ", ".join(missing) + (("; " if missing else "") + f"history columns {', '.join(lost)}" if lost else "")
+            kept = (f"its {con.execute('SELECT COUNT(*) FROM history').fetchone()[0]} history rows are readable: "
+                    f"export them with `sqlite3 -csv -header {p} 'SELECT * FROM history'`" if have else salvage)
+            return f"missing {what}; {kept}"
+        if live:
+            return ""
+        bad: list[tuple[int, str, str]] = []
+        try:
+            con.execute("SELECT json_valid('1')")
+            suspect = "AND json_valid({c}) = 0"  # SQLite's json_valid first (fast)
+        except sqlite3.OperationalError:  # an SQLite without JSON functions: Python reads every value
+            suspect = ""
+        for c in JSON_COLUMNS:  # Python's json decides (it accepts the NaN that json_valid refuses)
+            for seq, key, text in con.execute(
+                    f"SELECT seq, cell_key, {c} FROM history WHERE {c} IS NOT NULL {suspect.format(c=c)}"):
+                try:
+                    json.loads(text)
+                except (TypeError, ValueError, RecursionError):
+                    bad.append((seq, key, c))
+        if bad:
+            total = con.execute("SELECT COUNT(*) FROM history").fetchone()[0]
+            seqs = sorted({b[0] for b in bad})
+            shown = ", ".join(str(x) for x in seqs[:10]) + (", ..." if len(seqs) > 10 else "")
+            return (f"{len(seqs)} history row(s) hold malformed JSON (seq {shown}; column "
+                    f"{', '.join(sorted({b[2] for b in bad}))}); the other {total - len(seqs)} rows are intact: "
+                    f"delete the damaged ones with `sqlite3 {p} 'DELETE FROM history WHERE seq IN ({', '.join(map(str, seqs[:20]))}"
+                    f"{', ...' if len(seqs) > 20 else ''})'`")
+        return ""
+    except sqlite3.DatabaseError as exc:
+        return f"SQLite cannot read it ({cut_line(str(exc), 200)}); {salvage}"
+    finally:
+        con.close()
+
+
 def check_solutions_folder(db: Path) -> Path:
     """Check that the archive folder of ``--save-solutions`` can be created or written (nothing is made)."""
     from .solutions import folder_for
 
     folder = folder_for(db)
+    if folder.absolute() == Path(db).absolute():
+        raise PsdbenchError(f"--save-solutions: the store {db} has the name of its own archive folder "
+                            f"(<store stem>.solutions); give --db another name, e.g. {Path(db).with_suffix('.sqlite')}")
+    if len(os.fsencode(folder.name)) > 255:
+        raise PsdbenchError(f"--save-solutions: the archive folder's name ({len(os.fsencode(folder.name))} bytes, "
+                            "the store's name + '.solutions') is longer than a file system allows; shorten --db")
     if folder.exists() and not folder.is_dir():
         raise PsdbenchError(f"--save-solutions: {folder} exists and is not a folder")
     if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
@@ -152,12 +235,12 @@ class ReadOnlyStore(Store):
         finally:
             con.close()
 
-    def results_frame(self, flatten_metrics: bool = True) -> pd.DataFrame:
+    def results_frame(self, flatten_metrics: bool = True, view: str = "results") -> pd.DataFrame:
         """:meth:`Store.results_frame` with the read-time columns of
         :func:`psdbench.harness.reference.annotate` (``below_certified``, ``gap_scale``, ``gap_scaled``)."""
         from .reference import annotate
 
-        return annotate(super().results_frame(flatten_metrics), self.references_frame())
+        return annotate(super().results_frame(flatten_metrics, view), self.references_frame())
 
 
 def check_dataset_content(ds: Dataset, name: str) -> None:
@@ -178,6 +261,12 @@ def check_dataset_content(ds: Dataset, name: str) -> None:
             raise DataError(f"{where}: expected a non-empty 2-D feature table, got shape {X.shape}")
         if not np.isfinite(X).all():
             raise DataError(f"{where}: {int((~np.isfinite(X)).sum())} feature values are NaN or infinite")
+        top = float(np.abs(X).max())
+        with np.errstate(over="ignore"):  # a squared distance sums d squared differences of up to 2 * top
+            overflow = not np.isfinite(X.shape[1] * (2.0 * top) ** 2)
+        if overflow:
+            raise DataError(f"{where}: feature values up to {top:.3g} overflow squared distances in float64 "
+                            "(more than ~1e150); rescale the data")
     if y is not None:
         try:
             y = np.asarray(y, dtype=float)

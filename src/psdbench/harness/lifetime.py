@@ -2,7 +2,9 @@
 task starts is reaped after it, and a worker ends (with its group) when the run's process dies.
 
 These are what keep a solver's children, grandchildren and the workers themselves from outliving
-their cell or their run (``kill -9`` of the run included).
+their cell or their run (``kill -9`` of the run included).  A worker also resets the signal
+handlers it inherits (:func:`quiet_signals`) and ends without a traceback once its run is gone
+(:func:`orphaned`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import signal
 import threading
 import time
+from typing import Any, Callable
 
 
 def own_group() -> None:
@@ -114,3 +117,27 @@ def watch_parent(pid: int) -> None:
                 os._exit(70)
 
     threading.Thread(target=watch, daemon=True, name="psdbench-watch-parent").start()
+
+
+def quiet_signals() -> None:
+    """A worker ends at once and silently on SIGINT, SIGTERM, SIGHUP and SIGQUIT (the runner records
+    the cell), whatever handlers the process it was forked from had (``psdbench run`` turns them
+    into an exception there, :mod:`psdbench.signals`), and ignores SIGXFSZ (a write past ``ulimit
+    -f`` then fails with an error the row records)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, _quit)  # its default would also dump a core file
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _quit(signum: int, frame: Any) -> None:
+    os._exit(128 + signum)
+
+
+def orphaned(body: Callable[[], None]) -> None:
+    """``body()``; if the run's process is gone (its pipe closed), end without a traceback."""
+    try:
+        body()
+    except (BrokenPipeError, ConnectionResetError, EOFError):
+        os._exit(0)

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 from ..api import Status
+from .limits import harness_failure
 from .process import CellWorker, fork_context
 
 MAX_BATCH = 64
@@ -34,7 +35,7 @@ def _guarded(what: str, obj: Any, call: Callable[[], Any]) -> Result:
     try:
         return what, obj, call()
     except Exception as exc:
-        res = {"status": Status.CRASHED.value, "message": f"executor: {type(exc).__name__}: {exc}"}
+        res = {"status": Status.CRASHED.value, "message": harness_failure(f"executor: {type(exc).__name__}: {exc}")}
         return what, obj, (replace(obj, **res) if what == "cell" else res)
 
 
@@ -66,7 +67,7 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
 
-    workers = [CellWorker(memory_mb, cancel=stop) for _ in range(max(1, jobs))]
+    workers = [CellWorker(memory_mb, cancel=stop) for _ in range(max(1, min(jobs, len(items))))]  # no idle worker
     ctx = fork_context()
     if ctx is not None:  # before any thread starts: forked workers start with the plugins imported
         for w in workers:

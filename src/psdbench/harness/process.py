@@ -13,6 +13,14 @@
 Both send ``fn(task, emit)`` a ``task`` with ``deadline``, ``timeout``, ``grace``
 (:func:`grace_for`) and ``post`` (:func:`post_for`), and collect the ``("checkpoint" | "solved",
 t, variables)`` messages ``emit`` sends, thinned to :data:`MAX_CHECKPOINTS`.
+
+The memory cap is ``RLIMIT_AS``: it bounds the process's *address space*, which counts memory a
+library has reserved but not touched (a Rust ``Vec`` doubling its capacity, a thread's malloc
+arena) besides what is resident.  A Python allocation past it raises ``MemoryError``; a Rust
+library's (Clarabel's) aborts the process with signal 6 after printing ``memory allocation of N
+bytes failed`` to the discarded stderr.  So the runner samples a capped worker's address space
+every :data:`MEMORY_POLL` s, and a worker that dies by a signal with it past :data:`OOM_SHARE`
+of the cap is reported as likely out of memory, with both figures, in the row's one-line message.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .lifetime import kill_group, own_group, reap_descendants, watch_parent
+from .lifetime import kill_group, orphaned, own_group, quiet_signals, reap_descendants, watch_parent
 
 _CTX = None
 
@@ -39,6 +47,10 @@ MAX_CHECKPOINTS = 64
 RECYCLE_SHARE = 0.25
 #: Seconds between checks of a run's cancel event while a task runs (an interrupted run).
 CANCEL_POLL = 0.2
+#: Seconds between samples of a capped worker's address space while a task runs.
+MEMORY_POLL = 0.5
+#: A worker that dies by a signal with its address space past this share of its cap ran out of memory.
+OOM_SHARE = 0.75
 
 
 def _context() -> mp.context.BaseContext:
@@ -127,6 +139,7 @@ def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
     (:func:`psdbench.testing.check_solver`).  Python warnings are ignored for the same reason.
     """
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
+    quiet_signals()
     own_group()
     watch_parent(parent)
     os.environ.update({k: "1" for k in THREAD_VARS})
@@ -148,15 +161,19 @@ def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
 def _child(fn: Callable[..., Any], task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str],
            parent: int) -> None:
     _setup(memory_mb, path, parent)
-    result = fn(task, conn.send)
-    conn.send(("result", result))
-    conn.close()
+
+    def body() -> None:
+        result = fn(task, conn.send)
+        conn.send(("result", result))
+        conn.close()
+
+    orphaned(body)
 
 
-def _vm_mb() -> float:
-    """This process's address space (what ``RLIMIT_AS`` caps), in MiB; 0 where /proc is absent."""
+def _vm_mb(pid: int | str = "self") -> float:
+    """A process's address space (what ``RLIMIT_AS`` caps), in MiB; 0 where /proc is absent."""
     try:
-        with open("/proc/self/status") as f:
+        with open(f"/proc/{pid}/status") as f:
             m = re.search(r"VmSize:\s+(\d+)", f.read())
         return int(m.group(1)) / 1024.0 if m else 0.0
     except OSError:
@@ -171,6 +188,10 @@ def _serve(conn: Any, memory_mb: int | None, path: list[str], parent: int) -> No
     :data:`RECYCLE_SHARE` of the headroom under the cap).
     """
     _setup(memory_mb, path, parent)
+    orphaned(lambda: _serve_loop(conn, memory_mb))
+
+
+def _serve_loop(conn: Any, memory_mb: int | None) -> None:
     from .shared import WorkerCache
 
     cache = WorkerCache()
@@ -218,6 +239,8 @@ class Isolated:
     grace_s : float
     recycle : str
         Why a long-lived worker was replaced after this task ("" if it was kept).
+    vm_mb : float
+        The largest address space (MiB) sampled while the task ran (0 without a memory cap).
     """
 
     outcome: str
@@ -227,6 +250,7 @@ class Isolated:
     checkpoints: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     grace_s: float = 0.0
     recycle: str = ""
+    vm_mb: float = 0.0
 
 
 def _with_deadline(task: dict[str, Any], timeout: float, start: float) -> dict[str, Any]:
@@ -235,9 +259,10 @@ def _with_deadline(task: dict[str, Any], timeout: float, start: float) -> dict[s
 
 
 def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float,
-             cancel: threading.Event | None = None) -> Isolated:
+             cancel: threading.Event | None = None, memory_mb: int | None = None) -> Isolated:
     """Wait for the task's result, collecting checkpoints; kill ``proc`` at deadline + grace, or
-    within :data:`CANCEL_POLL` s of ``cancel`` being set (outcome ``"cancelled"``)."""
+    within :data:`CANCEL_POLL` s of ``cancel`` being set (outcome ``"cancelled"``).  With a
+    ``memory_mb`` cap, sample the process's address space every :data:`MEMORY_POLL` s."""
     timeout, grace, post = task["timeout"], task["grace"], task["post"]
     out = Isolated(outcome="crashed", grace_s=grace)
     kill_at = task["deadline"] + grace
@@ -253,8 +278,11 @@ def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float,
         wait = kill_at - time.monotonic()
         if cancel is not None:
             wait = min(wait, CANCEL_POLL)
+        if memory_mb:
+            wait = min(wait, MEMORY_POLL)
+            out.vm_mb = max(out.vm_mb, _vm_mb(proc.pid))
         ready = wait_for([recv, proc.sentinel], timeout=max(wait, 0.0)) if wait > 0 else []
-        if not ready and cancel is not None and time.monotonic() < kill_at:
+        if not ready and (cancel is not None or memory_mb) and time.monotonic() < kill_at:
             continue
         if not ready:
             proc.kill()
@@ -283,12 +311,16 @@ def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float,
     return out
 
 
-def _died(proc: Any, out: Isolated) -> None:
+def _died(proc: Any, out: Isolated, memory_mb: int | None = None) -> None:
+    """The one-line message of a worker that died: how, and whether it had run out of memory."""
     proc.join(timeout=10)
     kill_group(proc.pid)
     code = proc.exitcode
     how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
     out.message = f"worker process died ({how})"
+    if memory_mb and code is not None and code < 0 and out.vm_mb >= OOM_SHARE * memory_mb:
+        out.message += (f": likely out of memory, its address space was at {out.vm_mb:.0f} MiB of its {memory_mb} MiB "
+                        "cap (RLIMIT_AS, which counts reserved memory too); raise [run] memory_mb or run fewer --jobs")
 
 
 def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, memory_mb: int | None,
@@ -309,13 +341,13 @@ def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, m
     proc.start()
     send.close()
     try:
-        out = _collect(proc, recv, task, start, cancel)
+        out = _collect(proc, recv, task, start, cancel, memory_mb)
     finally:
         recv.close()
     proc.join(timeout=10)
     out.wall_time_s = time.monotonic() - start
     if out.outcome == "crashed":
-        _died(proc, out)
+        _died(proc, out, memory_mb)
     kill_group(proc.pid)  # whatever the task started ends with it
     return out
 
@@ -372,9 +404,9 @@ class CellWorker:
         except (BrokenPipeError, OSError):  # died between tasks: counts as this task's crash
             out = Isolated(outcome="crashed", grace_s=task["grace"])
         else:
-            out = _collect(self.proc, self.conn, task, start, self.cancel)
+            out = _collect(self.proc, self.conn, task, start, self.cancel, self.memory_mb)
         if out.outcome == "crashed":
-            _died(self.proc, out)
+            _died(self.proc, out, self.memory_mb)
         if out.outcome != "result" or out.recycle:
             self._discard()
         return out

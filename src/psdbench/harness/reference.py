@@ -23,6 +23,7 @@ reference columns in one transaction.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Iterable, Mapping
 
@@ -34,6 +35,44 @@ from .store import Store
 CERTIFIED_RTOL = 1e-5
 #: Cell statuses whose verified points may serve as the reference.
 REFERENCE_STATUSES = ("ok", "max_iter")
+
+
+def _dependency_versions() -> dict[str, str]:
+    """Versions of psdbench's own install requirements (not its extras): the libraries the
+    built-in reference hooks are written with."""
+    import re
+    from importlib.metadata import PackageNotFoundError, requires, version
+
+    try:
+        reqs = requires("psdbench") or []
+    except PackageNotFoundError:
+        reqs = []
+    out = {}
+    for req in reqs:
+        m = re.match(r"[A-Za-z0-9_.-]+", req)
+        if m is None or "extra ==" in req:
+            continue
+        try:
+            out[m.group(0)] = version(m.group(0))
+        except PackageNotFoundError:
+            out[m.group(0)] = "absent"
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def reference_key(problem_code: str) -> str:
+    """The key of the code that computes an instance's reference (:mod:`psdbench.harness.refcache`).
+
+    The reference is the instance's own ``certified_reference`` hook, so its code is the problem's
+    (``problem_code``, :func:`~psdbench.harness.keys.code_hash`, which follows the problem's imports
+    of psdbench's shared solvers and kernels); the key adds the versions of psdbench's install
+    requirements (the conic modelling and solver libraries references use among them),
+    :data:`CERTIFIED_RTOL` and psdbench's version.
+    """
+    from .. import __version__
+    from .keys import stable_hash
+
+    return stable_hash(["reference", problem_code, _dependency_versions(), CERTIFIED_RTOL, __version__])
 
 
 def reference_record(instance_key: str, spec: Mapping[str, Any], res: Mapping[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,8 @@ class CellResult:
     The identity fields (``run_id`` to ``solver_params``) come from the grid; the worker fills the
     outcome; the reference fields are filled by :func:`psdbench.harness.reference.finalize` once the
     instance's cells are in; ``created_at`` when the row is stored; ``solution`` (schema 3) only
-    when the run saves solutions.
+    when the run saves solutions; ``cell_id``, ``solver_code`` and ``problem_code`` (schema 4) say
+    which cell it is whatever computed it, and which code did.
     """
 
     run_id: str = _col("TEXT", default="")
@@ -63,13 +64,18 @@ class CellResult:
     curve: list[dict[str, float]] = _col("TEXT", json_=True, factory=list)
     created_at: str | None = _col("TEXT")
     solution: str | None = _col("TEXT")  # the saved point's archive, relative to the store (harness/solutions.py)
+    # schema 4: the cell's code-independent identity (harness/keys.py cell_id) and the code hashes in its key
+    cell_id: str | None = _col("TEXT")
+    solver_code: str | None = _col("TEXT")
+    problem_code: str | None = _col("TEXT")
 
     @classmethod
     def for_cell(cls, cell: Any, run_id: str) -> "CellResult":
         """The identity of a grid cell (a :class:`~psdbench.harness.grid.Cell`) in run ``run_id``."""
         return cls(run_id=run_id, cell_key=cell.cell_key, instance_key=cell.instance_key, problem=cell.problem,
                    dataset=cell.dataset, instance_params=dict(cell.instance_params), seed=int(cell.seed),
-                   solver=cell.solver, solver_params=dict(cell.solver_params))
+                   solver=cell.solver, solver_params=dict(cell.solver_params), cell_id=cell.cell_id or None,
+                   solver_code=cell.solver_code or None, problem_code=cell.problem_code or None)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> "CellResult":
@@ -124,3 +130,62 @@ RESULT_COLUMNS: list[str] = [f.name for f in fields(CellResult)]
 JSON_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CellResult) if f.metadata["json"])
 #: SQL type of each column.
 SQL_TYPES: dict[str, str] = {f.name: f.metadata["sql"] for f in fields(CellResult)}
+
+
+# ------------------------------------------------------------------------------------ outcomes
+#: What each :func:`outcome` word means (for a legend or a glossary), in display order.
+OUTCOMES: dict[str, str] = {
+    "ok": "solved; the returned point verified",
+    "max_iter": "stopped at the solver's iteration limit; the returned point verified",
+    "inaccurate": "the solver returned a point it calls inaccurate (e.g. cvxpy's optimal_inaccurate); it verified",
+    "timeout": "stopped at the cell's deadline; its best verified point (if any) is kept",
+    "rejected": "the returned point failed the harness's verification (the message names the check)",
+    "solver infeasible": "the solver reported the problem infeasible and returned no point",
+    "diverged": "NaN or inf in the returned point, or the solver reported unboundedness",
+    "error": "the solver raised (the message holds the traceback)",
+    "crashed": "the worker process died",
+    "skipped": "the solver does not run on this instance (the message says why)",
+}
+
+
+def outcome(status: str, message: str | None = "") -> str:
+    """What happened to a cell, in one word of :data:`OUTCOMES`, from its ``status`` and ``message``.
+
+    The store's ``status`` values are a contract (:class:`psdbench.api.Status`); the message tells
+    apart outcomes that share one: ``infeasible`` is ``rejected`` (message starts with
+    :data:`psdbench.api.REJECTED`; stores written before that wording say ``verification
+    failed``) or ``solver infeasible``; ``max_iter`` is ``inaccurate`` when the message starts with
+    :data:`psdbench.api.INACCURATE` (or, in older stores, names cvxpy's ``optimal_inaccurate``).
+
+    Parameters
+    ----------
+    status : str
+        The cell's status.
+    message : str, optional
+        The cell's message.
+
+    Returns
+    -------
+    str
+        A key of :data:`OUTCOMES` (an unknown status is returned as it is).
+    """
+    from ..api import INACCURATE, REJECTED, SOLVER_INFEASIBLE
+
+    msg = str(message or "")
+    if status == "infeasible":
+        if msg.startswith(REJECTED) or "verification failed" in msg:
+            return "rejected"
+        if msg.startswith(SOLVER_INFEASIBLE) or "cvxpy status infeasible" in msg:
+            return "solver infeasible"
+        return "rejected"  # a point that failed verification, from a store that recorded no reason
+    if status == "max_iter" and (msg.startswith(INACCURATE) or "optimal_inaccurate" in msg):
+        return "inaccurate"
+    return str(status)
+
+
+def outcome_column(frame: Any) -> Any:
+    """:func:`outcome` of every row of a results frame (columns ``status`` and ``message``), a Series."""
+    msg = frame["message"] if "message" in frame else [""] * len(frame)
+    import pandas as pd
+
+    return pd.Series([outcome(s, m) for s, m in zip(frame["status"], msg)], index=frame.index, name="outcome")

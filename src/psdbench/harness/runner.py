@@ -26,7 +26,13 @@ in a long-lived worker that is replaced after any fault.
   counted done (cells that finish together share one transaction); cells already in the store
   are skipped unless ``force``.  References are computed first (cached per instance), each in a
   fresh process under the same deadline mechanism, and reference and gap columns are filled by
-  :func:`psdbench.harness.reference.finalize` once the cells are in.
+  :func:`psdbench.harness.reference.finalize` once the cells are in.  A certified reference is
+  also kept in the reference cache shared by stores (:mod:`psdbench.harness.refcache`), and an
+  instance whose reference is there is not solved again.
+* Code changes: a cell's key hashes its solver's and problem's code
+  (:func:`psdbench.harness.keys.code_hash`), so an edited solver's cells are missing from the
+  store and run again; the summary counts the cells whose stored row of the same description
+  (``cell_id``) was computed by other code, by the solver or problem whose code changed.
 """
 
 from __future__ import annotations
@@ -52,11 +58,12 @@ from .local import run_local
 from .progress import Progress
 from .process import (BASE_PRELOAD, MAX_CHECKPOINTS, THREAD_VARS, CellWorker, Isolated,  # noqa: F401 (re-exported)
                       _context, grace_for, post_for, run_isolated)
-from .reference import finalize, reference_record
+from .refcache import ReferenceCache
+from .reference import finalize, reference_key, reference_record
 from .results import CellResult
 from .store import Store, now
 
-MEMORY_SHARE = 0.8  # of physical memory, split between the jobs, when the grid sets no memory_mb
+from .limits import MEMORY_SHARE, harness_failure, is_harness_failure, plan_workers, worker_need_mb  # noqa: F401
 
 
 def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
@@ -76,7 +83,10 @@ def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | Non
     if iso.outcome == "result":
         return iso.value
     status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
-    out = replace(base, status=status.value, message=iso.message, wall_time_s=iso.wall_time_s)
+    message = iso.message
+    if status is Status.CRASHED and memory_mb and memory_mb < worker_need_mb():
+        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
+    out = replace(base, status=status.value, message=message, wall_time_s=iso.wall_time_s)
     if status is Status.TIMEOUT and iso.checkpoints:
         check = run_isolated(worker.verify_checkpoints, {**task, "result": out, "checkpoints": iso.checkpoints},
                              max(10.0, min(float(timeout), 120.0)), memory_mb,
@@ -95,7 +105,10 @@ def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int 
     if iso.outcome == "result":
         return iso.value
     status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
-    return {"status": status.value, "message": iso.message, "wall_time_s": iso.wall_time_s}
+    message = iso.message
+    if status is Status.CRASHED and memory_mb and memory_mb < worker_need_mb():
+        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
+    return {"status": status.value, "message": message, "wall_time_s": iso.wall_time_s}
 
 
 def machine_info(libraries: list[str]) -> tuple[dict, dict, dict]:
@@ -159,37 +172,58 @@ def run_grid(
     scheduler: str | None = None,
     summary: dict[str, Any] | None = None,
     save_solutions: bool | None = None,
+    ref_cache: str | os.PathLike | bool | None = True,
 ) -> str:
     """Run every missing cell of ``grid`` (all of them with ``force``) and fill in gaps.
 
     Returns the run id.  Failures are results: they are stored with status and traceback.
     ``summary``, if given, is filled with this run's counts (:meth:`Progress.summary
     <psdbench.harness.progress.Progress.summary>`): ``ran``, ``elsewhere`` (cells another run on
-    the store held or stored meanwhile) and ``status`` (cells per status).  ``save_solutions``
-    (default: the grid's) keeps each cell's returned point beside the store
-    (:mod:`psdbench.harness.solutions`).
+    the store held or stored meanwhile), ``status`` (cells per status), ``code_changed``
+    (``{"solver NAME" | "problem NAME": cells}``: cells run again because that code changed,
+    :func:`code_changes`) and ``refs_reused`` / ``refs_rejected`` (references taken from the
+    reference cache / cache entries not trusted).  ``save_solutions`` (default: the grid's) keeps
+    each cell's returned point beside the store (:mod:`psdbench.harness.solutions`).
+    ``ref_cache``: the reference cache (:meth:`ReferenceCache.resolve
+    <psdbench.harness.refcache.ReferenceCache.resolve>`: ``True`` the default folder, a folder,
+    or ``False`` for none).
     """
-    jobs = jobs or os.cpu_count() or 1
+    jobs, memory_mb, _ = plan_workers(jobs, grid.memory_mb)  # the caller shows the notes (psdbench run)
     timeout = float(timeout or grid.timeout)
-    memory_mb = grid.memory_mb or int(psutil.virtual_memory().total / 2**20 * MEMORY_SHARE / jobs)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     store.start_run(run_id, command, *machine_info(grid.libraries))
-    since = store.last_seq() if force else None
+    last = store.last_seq()
+    since = last if force else None
     keep = grid.save_solutions if save_solutions is None else save_solutions
     extra = {"solutions": solutions.target(store.path, run_id)} if keep else {}
 
-    done = set() if force else store.done_keys()
+    stored = store.done_keys()  # without the harness's own failures (harness/limits.py)
+    done = set() if force else stored
     todo = [c for c in grid.cells if c.cell_key not in done]
-    refs = []
+    redo = set() if force else {c.cell_key for c in todo} & store.stored_keys()  # stored, but to compute again
+    changed = code_changes([c for c in todo if c.cell_key not in stored], store)
+    refs: list[str] = []
+    cache = ReferenceCache.resolve(ref_cache) if grid.reference else None
+    ref_keys = {k: reference_key(grid.problem_codes.get(spec["problem"], "")) for k, spec in grid.instances.items()}
+    reused: list[dict[str, Any]] = []
     if grid.reference:
-        have = {} if force else store.references(grid.instances)
+        have = {} if force else {k: r for k, r in store.references(grid.instances).items()
+                                 if not is_harness_failure(r.get("status"), r.get("message"))}
         refs = [k for k in grid.instances if k not in have]
+        if cache is not None:
+            for k in refs:
+                rec = cache.get(k, ref_keys[k])
+                if rec is not None:
+                    msg = str(rec.get("message") or "")
+                    reused.append({**rec, "message": "from the reference cache" + (f"; {msg}" if msg else "")})
+            store.write_many([], reused)
+            refs = [k for k in refs if k not in {r["instance_key"] for r in reused}]
     prog = Progress(len(todo), len(refs), enabled=progress)
 
     def claim(what: str, obj: Any) -> str:
         key = f"ref:{obj}" if what == "ref" else obj.cell_key
         try:
-            return store.claim([key], run_id, since).get(key, "")
+            return store.claim([key], run_id, last if key in redo else since).get(key, "")
         except sqlite3.Error as exc:  # not computed now; a later resume does it
             return f"claim failed ({exc})"
 
@@ -203,6 +237,9 @@ def run_grid(
                 refs_done = [reference_record(key, grid.instances[key], res) for what, key, res in batch
                              if what == "ref"]
                 store.write_many(cells, refs_done, release=run_id)  # committed before they count as done
+                if cache is not None:
+                    for rec in refs_done:  # only certified ones are kept
+                        cache.put(rec["instance_key"], ref_keys[rec["instance_key"]], rec)
                 for what, obj, res in batch:
                     if what == "skipped":
                         prog.skip(res, "ref" if isinstance(obj, str) else "cell")
@@ -218,8 +255,29 @@ def run_grid(
         finalize(store, {k: grid.senses.get(spec["problem"], "min") for k, spec in grid.instances.items()})
         store.finish_run(run_id)
         if summary is not None:
-            summary.update(prog.summary())
+            summary.update(prog.summary(), code_changed=changed, refs_reused=len(reused),
+                           refs_rejected=cache.rejected if cache is not None else 0)
     return run_id
+
+
+def code_changes(cells: list[Any], store: Store) -> dict[str, int]:
+    """Cells to run whose latest stored row of the same description (``cell_id``) was computed by
+    other code: ``{"solver NAME" | "problem NAME": cells}`` (the solver's code first, where both
+    changed).  Rows of a store older than schema 4 carry no code hash and count as no change."""
+    prior = store.latest_by_cell_id([c.cell_id for c in cells if c.cell_id])
+    out: dict[str, int] = {}
+    for c in cells:
+        row = prior.get(c.cell_id)
+        if row is None or row["cell_key"] == c.cell_key:
+            continue
+        if row["solver_code"] and row["solver_code"] != c.solver_code:
+            why = f"solver {c.solver}"
+        elif row["problem_code"] and row["problem_code"] != c.problem_code:
+            why = f"problem {c.problem}"
+        else:
+            continue
+        out[why] = out.get(why, 0) + 1
+    return out
 
 
 def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
@@ -264,7 +322,8 @@ def _run_executor(grid: Grid, run_id: str, todo: list[Any], refs: list[str], job
             try:
                 res = fut.result()
             except Exception as exc:  # the executor itself failed: record, go on
-                res = {"status": Status.CRASHED.value, "message": f"executor: {type(exc).__name__}: {exc}"}
+                res = {"status": Status.CRASHED.value,
+                       "message": harness_failure(f"executor: {type(exc).__name__}: {exc}")}
                 if what == "cell":
                     res = replace(obj, **res)
             yield [(what, obj, res)]

@@ -57,12 +57,22 @@ def freeze(obj: Any, depth: int = 0, seen: set[int] | None = None) -> Any:
 
 
 class WorkerCache:
-    """Registry, datasets and instances of one worker process (least recently used dropped first)."""
+    """Registry, datasets and instances of one worker process (least recently used dropped first), and
+    the solvers it has warmed up."""
 
     def __init__(self) -> None:
         self._registry: Any = None
         self._datasets: OrderedDict[str, Any] = OrderedDict()
         self._instances: OrderedDict[str, Any] = OrderedDict()
+        self._warmed: set[str] = set()
+
+    def warmed(self, solver: str) -> bool:
+        """Whether ``solver`` has warmed up in this worker (:func:`psdbench.api.warm_up`)."""
+        return solver in self._warmed
+
+    def mark_warmed(self, solver: str) -> None:
+        """Record that ``solver`` warmed up here (after its warm-up succeeded)."""
+        self._warmed.add(solver)
 
     def registry(self) -> Any:
         """The plugin registry, discovered once per worker."""

@@ -1,6 +1,6 @@
 """The results store: an embedded SQLite database (default ``psdbench-results.sqlite``).
 
-Schema version 3 (names are stable; other tools read them):
+Schema version 4 (names are stable; other tools read them):
 
 ``history``     every run of every cell: one row per ``(cell_key, run_id)`` (unique), columns
                 :data:`RESULT_COLUMNS` (from :class:`~psdbench.harness.results.CellResult`) plus an
@@ -9,16 +9,23 @@ Schema version 3 (names are stable; other tools read them):
 ``results``     a VIEW: the latest row (highest ``seq``) of each cell, i.e. one row per cell with
                 the columns :data:`RESULT_COLUMNS`.  ``DELETE FROM results WHERE ...`` forgets the
                 matching cells (every run of them), so that a later run computes them again.
+``current``     a VIEW: the latest row of each cell *description* (``cell_id``: problem, dataset,
+                parameters, seed, solver; :func:`~psdbench.harness.keys.cell_id`), whatever code or
+                library versions computed it: the row a report and ``psdbench results`` show.
+                A cell computed again after its code changed has a new ``cell_key`` but the
+                same ``cell_id``; the older row stays in ``history`` (``results --all``).
 ``runs``        machine, library versions and thread settings, once per run.
 ``refs``        the reference optimum per instance (``instance_key``), with its certificate.
-``meta``        ``schema_version`` = ``3``.
+``meta``        ``schema_version`` = ``4``.
 ``claims``      the cells concurrent runs are computing now (:mod:`~psdbench.harness.claims`);
                 empty when no run is under way.
 
 A version-1 store (``results`` a table keyed by ``cell_key``) is migrated in place when opened for
 writing, in one transaction: its rows are copied into ``history`` and the table is replaced by the
 view.  A version-2 store gains the ``solution`` column (NULL in its rows) and the view is rebuilt
-with it.  Read-only opens (:class:`~psdbench.harness.inputs.ReadOnlyStore`) migrate nothing.
+with it.  A version-3 store gains ``cell_id``, ``solver_code`` and ``problem_code``: ``cell_id`` is
+computed for its rows from their description (the code hashes stay NULL: unknown), and the
+``current`` view is created.  Read-only opens (:class:`~psdbench.harness.inputs.ReadOnlyStore`) migrate nothing.
 
 The file is in WAL mode (``journal_mode=WAL``, ``synchronous=NORMAL``): a committed row survives
 the end of any process (``kill -9`` included) without an fsync per row; only a power loss or OS
@@ -43,11 +50,12 @@ import pandas as pd
 
 from ..api import PsdbenchError
 from . import claims
+from .keys import cell_id
 from .results import JSON_COLUMNS, RESULT_COLUMNS, SQL_TYPES, CellResult
 
 __all__ = ["JSON_COLUMNS", "RESULT_COLUMNS", "SCHEMA_VERSION", "Store", "now"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _COLS = ", ".join(RESULT_COLUMNS)
 
 _TABLES = f"""
@@ -58,10 +66,13 @@ CREATE TABLE IF NOT EXISTS history (
 );
 CREATE INDEX IF NOT EXISTS history_cell ON history(cell_key, seq);
 CREATE INDEX IF NOT EXISTS history_instance ON history(instance_key);
+CREATE INDEX IF NOT EXISTS history_cell_id ON history(cell_id, seq);
 CREATE VIEW IF NOT EXISTS results AS
     SELECT {_COLS} FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY cell_key);
 CREATE TRIGGER IF NOT EXISTS results_delete INSTEAD OF DELETE ON results
     BEGIN DELETE FROM history WHERE cell_key = OLD.cell_key; END;
+CREATE VIEW IF NOT EXISTS current AS
+    SELECT {_COLS} FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY COALESCE(cell_id, cell_key));
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, started_at TEXT, finished_at TEXT, command TEXT,
     machine TEXT, versions TEXT, threads TEXT
@@ -81,6 +92,16 @@ _CHUNK = 500  # SQL variables per IN (...) list
 def now() -> str:
     """The current UTC time, ISO 8601 to the microsecond (rows of one second still sort by time)."""
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _complete(res: CellResult) -> CellResult:
+    """``res`` with ``created_at`` and ``cell_id`` set where they are missing."""
+    if res.created_at is None:
+        res = replace(res, created_at=now())
+    if not res.cell_id:
+        res = replace(res, cell_id=cell_id(res.problem, res.dataset, res.instance_params, res.seed, res.solver,
+                                           res.solver_params))
+    return res
 
 
 def _decode(df: pd.DataFrame) -> pd.DataFrame:
@@ -139,7 +160,7 @@ class Store:
 
     # ---- schema
     def _open(self) -> None:
-        """Create the version-3 schema, migrating a version-1 or -2 store, in one transaction."""
+        """Create the version-4 schema, migrating a version-1, -2 or -3 store, in one transaction."""
         con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
             con.execute("PRAGMA journal_mode=WAL")  # persistent: stored in the file
@@ -161,6 +182,7 @@ class Store:
                             con.execute(f"ALTER TABLE history ADD COLUMN {c} {SQL_TYPES[c]}")
                     con.execute("DROP TRIGGER IF EXISTS results_delete")
                     con.execute("DROP VIEW IF EXISTS results")
+                    con.execute("DROP VIEW IF EXISTS current")
                 for stmt in [*_TABLES.split(";\n"), claims.SCHEMA]:
                     if stmt.strip():
                         con.execute(stmt)
@@ -170,16 +192,29 @@ class Store:
                     con.execute(f"INSERT INTO history ({', '.join(cols)}) SELECT {', '.join(cols)} FROM results_v1 "
                                 "ORDER BY created_at, cell_key")
                     con.execute("DROP TABLE results_v1")
+                self._fill_cell_ids(con)
                 con.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                             (str(SCHEMA_VERSION),))
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
+        except sqlite3.OperationalError:
+            raise  # a full disk, an I/O error, a lock: the machine's condition (psdbench.oserrors)
         except sqlite3.DatabaseError as exc:
             raise PsdbenchError(f"{self.path}: not a psdbench results store ({exc})") from None
         finally:
             con.close()
+
+    @staticmethod
+    def _fill_cell_ids(con: sqlite3.Connection) -> None:
+        """Compute ``cell_id`` for rows stored without one (an older store's, in its migration)."""
+        rows = con.execute("SELECT seq, problem, dataset, instance_params, seed, solver, solver_params FROM history "
+                           "WHERE cell_id IS NULL").fetchall()
+        if rows:
+            con.executemany("UPDATE history SET cell_id=? WHERE seq=?",
+                            [(cell_id(p, d, ip or "{}", sd or 0, so, sp or "{}"), seq)
+                             for seq, p, d, ip, sd, so, sp in rows])
 
     @staticmethod
     def _version(con: sqlite3.Connection) -> int:
@@ -205,15 +240,38 @@ class Store:
 
     # ---- cells
     def done_keys(self) -> set[str]:
+        """Cell keys whose latest row is a result: every stored cell but those the harness itself
+        failed (``crashed`` with a message starting with
+        :data:`~psdbench.harness.limits.HARNESS_PREFIX`), which a later run computes again."""
+        from .limits import HARNESS_PREFIX
+
+        with self._conn() as con:
+            return {r[0] for r in con.execute(
+                "SELECT cell_key FROM results WHERE NOT (status = 'crashed' AND substr(message, 1, ?) = ?)",
+                (len(HARNESS_PREFIX), HARNESS_PREFIX))}
+
+    def stored_keys(self) -> set[str]:
         """Cell keys with at least one stored row."""
         with self._conn() as con:
             return {r[0] for r in con.execute("SELECT DISTINCT cell_key FROM history")}
 
+    def latest_by_cell_id(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The latest stored row (``cell_key``, ``solver_code``, ``problem_code``) of each of these cell ids."""
+        keys = list(dict.fromkeys(ids))
+        out: dict[str, dict[str, Any]] = {}
+        with self._conn() as con:
+            for i in range(0, len(keys), _CHUNK):
+                part = keys[i:i + _CHUNK]
+                for cid, ckey, sc, pc in con.execute(
+                        "SELECT cell_id, cell_key, solver_code, problem_code FROM history WHERE seq IN "
+                        f"(SELECT MAX(seq) FROM history WHERE cell_id IN ({', '.join('?' * len(part))}) "
+                        "GROUP BY cell_id)", part):
+                    out[cid] = {"cell_key": ckey, "solver_code": sc, "problem_code": pc}
+        return out
+
     def write_result(self, result: CellResult | Mapping[str, Any]) -> None:
         """Add one row to the history (replacing only a row of the same cell and run)."""
-        res = result if isinstance(result, CellResult) else CellResult.from_row(result)
-        if res.created_at is None:
-            res = replace(res, created_at=now())
+        res = _complete(result if isinstance(result, CellResult) else CellResult.from_row(result))
         with self._conn() as con:
             con.execute(f"INSERT OR REPLACE INTO history ({_COLS}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
                         res.to_values())
@@ -226,7 +284,7 @@ class Store:
         the same transaction.
         """
         results, references = list(results), list(references)
-        rows = [(r if r.created_at is not None else replace(r, created_at=now())).to_values() for r in results]
+        rows = [_complete(r).to_values() for r in results]
         refs = [self._ref_values(ref) for ref in references]
         if not rows and not refs:
             return
@@ -337,10 +395,19 @@ class Store:
             con.execute("UPDATE runs SET finished_at=? WHERE run_id=?", (now(), run_id))
 
     # ---- frames
-    def results_frame(self, flatten_metrics: bool = True) -> pd.DataFrame:
-        """The latest row of every cell; JSON columns decoded, metrics flattened as ``metric_<name>``."""
+    def results_frame(self, flatten_metrics: bool = True, view: str = "results") -> pd.DataFrame:
+        """The latest row of every cell; JSON columns decoded, metrics flattened as ``metric_<name>``.
+
+        ``view="current"``: the latest row of every cell description (the ``current`` view: what
+        the report and ``psdbench results`` show); ``view="history"``: every row of every run.
+        """
+        if view not in ("results", "current", "history"):
+            raise ValueError(f"view must be 'results', 'current' or 'history', not {view!r}")
+        order = "seq" if view == "history" else "created_at, cell_key"
         with self._conn() as con:
-            df = _decode(pd.read_sql_query("SELECT * FROM results ORDER BY created_at, cell_key", con))
+            if view == "current" and con.execute("SELECT 1 FROM sqlite_master WHERE name='current'").fetchone() is None:
+                view = "results"  # an older store opened read-only: one row per cell_key is what it has
+            df = _decode(pd.read_sql_query(f"SELECT * FROM {view} ORDER BY {order}", con))
         if flatten_metrics and len(df):
             met = pd.json_normalize(df["metrics"].map(lambda d: d or {}).tolist()).add_prefix("metric_")
             met.index = df.index

@@ -40,8 +40,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..api import (Budget, Solution, Status, certified_reference, problem_sense, repair, resolve_iterate,
-                   skip_reason)
+from ..api import (REJECTED, SOLVER_INFEASIBLE, Budget, Solution, Status, certified_reference, problem_sense, repair,
+                   resolve_iterate, skip_reason, warm_up)
+from ..tracing import thin
 from .reference import CERTIFIED_RTOL
 from .results import CellResult, jsonable
 from .shared import WorkerCache, freeze
@@ -72,6 +73,16 @@ def _build(cell: CellResult | Mapping[str, Any], cache: WorkerCache | None = Non
     key = get("instance_key") if not isinstance(cell, Mapping) else None
     build = (lambda: problem.build(cache.dataset(get("dataset")), get("instance_params"), get("seed")))
     return reg, problem, (cache.instance(key, build) if key else freeze(build()))
+
+
+def _thin(trace: Any) -> Any:
+    """A solver's trace thinned to the points a curve can show (:func:`psdbench.tracing.thin`), for
+    every solver, whether or not it used a :class:`~psdbench.api.TraceRecorder`; a trace that is not
+    a list of points is stored as it came."""
+    try:
+        return thin(list(trace))
+    except (TypeError, ValueError):
+        return trace
 
 
 def _reset_peak() -> bool:
@@ -184,19 +195,28 @@ def _measure(instance: Any, solution: Solution, out: CellResult) -> CellResult:
     status = Status(solution.status)
     metrics: dict[str, Any] = {f"solver_{k}": v for k, v in solution.info.items() if isinstance(v, (int, float, str))}
     if status is Status.SKIPPED or not solution.variables:
-        if status in (Status.OK, Status.MAX_ITER, Status.INFEASIBLE):  # claims a point it did not return
+        if status in (Status.OK, Status.MAX_ITER):  # claims a point it did not return
             return replace(out, status=Status.ERROR.value, metrics=metrics,
                            message=f"solver returned status {status.value!r} with no variables: nothing to verify"
                                    + (f" ({solution.message})" if solution.message else ""))
-        return replace(out, status=status.value, message=solution.message, metrics=metrics)
+        message = solution.message
+        if status is Status.INFEASIBLE and not message.startswith(SOLVER_INFEASIBLE):  # its own word, no point
+            message = SOLVER_INFEASIBLE + (f": {message}" if message else "")
+        return replace(out, status=status.value, message=message, metrics=metrics)
     if not _finite(solution.variables):
         return replace(out, status=Status.DIVERGED.value, message="returned point contains NaN or inf", metrics=metrics)
     feas = instance.verify(solution)
     metrics.update(instance.evaluate(solution))
     message = solution.message
-    if not feas.ok and status in (Status.OK, Status.MAX_ITER):
-        status = Status.INFEASIBLE
-        message = (solution.message + "; " if solution.message else "") + f"verification failed: {feas.details}"
+    if status is Status.INFEASIBLE and not message.startswith(SOLVER_INFEASIBLE):  # the solver's own word
+        message = SOLVER_INFEASIBLE + (f": {message}" if message else "")
+    if not feas.ok:
+        metrics["verify_failed"] = feas.reason()
+        if status in (Status.OK, Status.MAX_ITER):  # the harness rejects it: api.REJECTED, the failed checks
+            status = Status.INFEASIBLE
+            message = f"{REJECTED}: {feas.reason()}" + (f" (solver: {solution.message})" if solution.message else "")
+        else:  # timeout: the status says why it stopped; the message says its point does not verify
+            message = (solution.message + "; " if solution.message else "") + f"point {REJECTED}: {feas.reason()}"
     return replace(out, status=status.value, message=message, objective=instance.objective(solution),
                    feasible=int(feas.ok), min_eig=feas.min_eig, max_residual=feas.max_residual,
                    metrics={**metrics, **{f"verify_{k}": v for k, v in feas.details.items()},
@@ -209,7 +229,9 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
     Building the instance counts against the deadline of the cell that builds it (with a
     ``cache``, the first cell of the instance in this worker; the cells that reuse it do not pay
     it); wall and CPU time are those of ``solve``, peak RSS that of the cell (the process's peak
-    is reset before ``solve`` where Linux allows).  The curve is re-scored after the timed interval.
+    is reset before ``solve`` where Linux allows).  Before a process's first timed solve of a
+    solver, the solver warms up untimed (:func:`psdbench.api.warm_up`; its time counts against the
+    deadline, like the build).  The curve is re-scored after the timed interval.
     """
     out: CellResult = task["result"]
     try:
@@ -219,6 +241,15 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
         if why is not None:
             return replace(out, status=Status.SKIPPED.value, message=why)
         freeze(instance)  # again: arrays an earlier cell's calls cached on the instance are shared too
+        if cache is None or not cache.warmed(out.solver):  # untimed, once per process and solver
+            try:
+                warm_up(solver, instance)
+            except Exception as exc:  # every cell of the solver in this process fails alike
+                return replace(out, status=Status.ERROR.value, message=f"warm_up failed: {type(exc).__name__}: "
+                                                                       f"{exc}\n{traceback.format_exc()}")
+            if cache is not None:
+                cache.mark_warmed(out.solver)
+            freeze(instance)
         budget = _budget(task, emit)
         reset = _reset_peak()
         r0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -231,7 +262,8 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
         if emit is not None and solution.variables:
             emit(("solved", t_final, solution.variables))
         out = replace(out, wall_time_s=wall, cpu_time_s=(r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
-                      peak_rss_mb=_peak_mb(reset, r1), iterations=int(solution.iterations), trace=jsonable(solution.trace))
+                      peak_rss_mb=_peak_mb(reset, r1), iterations=int(solution.iterations),
+                      trace=jsonable(_thin(solution.trace)))
         out = _measure(instance, solution, out)
         final = None
         if out.objective is not None and math.isfinite(out.objective):
@@ -278,12 +310,14 @@ def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None,
             cs = cs if cs["feasible"] else (score(instance, cv) or cs)
             curve.append({"t": ct, "objective": cs["objective"], "feasible": cs["feasible"], "repaired": cs["repaired"]})
         out = _keep(task, out, v)
+        failed = {} if ok else {"verify_failed": feas.reason()}
         return replace(out, objective=s["objective"], feasible=s["feasible"], min_eig=feas.min_eig,
                        max_residual=feas.max_residual, curve=curve,
                        metrics={**metrics, **{f"verify_{k}": val for k, val in feas.details.items()},
-                                "tolerances": feas.tolerances, "checkpoint_t": t},
+                                "tolerances": feas.tolerances, "checkpoint_t": t, **failed},
                        message=out.message + f"; {'best verified' if ok else 'last (unverified)'} checkpoint "
-                                             f"at t = {t:.3g} s of {len(scored)}")
+                                             f"at t = {t:.3g} s of {len(scored)}"
+                                             + ("" if ok else f", {REJECTED}: {feas.reason()}"))
     except Exception as exc:
         return replace(out, message=out.message + f"; checkpoint verification failed: {type(exc).__name__}: {exc}")
 

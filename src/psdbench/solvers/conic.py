@@ -27,6 +27,10 @@ def _version(pkg: str) -> str:
         return "absent"
 
 
+#: Keywords of ``cvxpy.Problem.solve`` itself, accepted beside any backend's options.
+CVXPY_SOLVE_KEYWORDS = {"warm_start", "verbose", "ignore_dpp", "enforce_dpp", "canon_backend"}
+
+
 class CvxpySolver:
     """Base class: solve the reference formulation with one cvxpy backend."""
 
@@ -42,6 +46,10 @@ class CvxpySolver:
 
     def library_versions(self) -> dict[str, str]:
         return {"cvxpy": _version("cvxpy"), self.package: _version(self.package)}
+
+    def option_names(self) -> set[str] | None:
+        """The option names the backend accepts besides ``formulation`` (None: it offers no list)."""
+        return None
 
     def available(self) -> tuple[bool, str]:
         import cvxpy as cp
@@ -84,28 +92,45 @@ class CvxpySolver:
             opts.setdefault(self.time_limit_option, max(left, 1e-3))
         form.problem.solve(solver=self.backend, **opts)
         stats = form.problem.solver_stats
-        status = {
-            cp.OPTIMAL: Status.OK,
-            cp.OPTIMAL_INACCURATE: Status.MAX_ITER,
-            cp.USER_LIMIT: Status.MAX_ITER,
-            cp.INFEASIBLE: Status.INFEASIBLE,
-            cp.INFEASIBLE_INACCURATE: Status.INFEASIBLE,
-            cp.UNBOUNDED: Status.DIVERGED,
-            cp.UNBOUNDED_INACCURATE: Status.DIVERGED,
-        }.get(form.problem.status, Status.ERROR)
-        if status is Status.MAX_ITER and budget.expired():
-            status = Status.TIMEOUT  # stopped by the deadline: its point is verified and kept
-        variables = form.extract() if form.problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) else {}
+        cvx = str(form.problem.status)
+        status, message = self.outcome(cvx, budget.expired())
+        variables = form.extract() if cvx in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) else {}
         if status is not Status.OK and not variables:
-            return Solution(variables={}, status=status, message=f"cvxpy status {form.problem.status}")
+            return Solution(variables={}, status=status, message=message)
         return Solution(
             variables=variables,
             status=status,
             iterations=int(stats.num_iters or 0),
             info={"solver_objective": float(form.problem.value), "solve_time_s": float(stats.solve_time or 0.0),
-                  "cvxpy_status": form.problem.status},
-            message="" if status is Status.OK else f"cvxpy status {form.problem.status}",
+                  "cvxpy_status": cvx},
+            message=message,
         )
+
+    @staticmethod
+    def outcome(cvxpy_status: str, expired: bool = False) -> tuple[Status, str]:
+        """The cell status and message of a cvxpy status (the message prefixes of :class:`api.Status`).
+
+        ``optimal`` is ``ok``; ``optimal_inaccurate`` is ``max_iter`` with a message starting
+        :data:`api.INACCURATE`; ``user_limit`` (an iteration or time limit) is ``max_iter``; either
+        is ``timeout`` once the cell's deadline has passed (its point is verified and kept);
+        ``infeasible[_inaccurate]`` is ``infeasible`` with a message starting
+        :data:`api.SOLVER_INFEASIBLE` (no point is returned); ``unbounded[_inaccurate]`` is
+        ``diverged``; anything else (``solver_error``) is ``error``.
+        """
+        import cvxpy as cp
+
+        said = f"cvxpy status {cvxpy_status}"
+        if cvxpy_status == cp.OPTIMAL:
+            return Status.OK, ""
+        if cvxpy_status == cp.OPTIMAL_INACCURATE:
+            return (Status.TIMEOUT if expired else Status.MAX_ITER), f"{api.INACCURATE} ({said})"
+        if cvxpy_status == cp.USER_LIMIT:
+            return (Status.TIMEOUT if expired else Status.MAX_ITER), f"stopped at a limit ({said})"
+        if cvxpy_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+            return Status.INFEASIBLE, f"{api.SOLVER_INFEASIBLE}: primal infeasible ({said})"
+        if cvxpy_status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
+            return Status.DIVERGED, f"solver reported unbounded ({said})"
+        return Status.ERROR, said
 
 
 class Scs(CvxpySolver):
@@ -131,6 +156,15 @@ class Clarabel(CvxpySolver):
     package = "clarabel"
     default_params: dict[str, Any] = {}
     time_limit_option = "time_limit"
+
+    def option_names(self) -> set[str] | None:
+        """Clarabel's settings (``clarabel.DefaultSettings``) and cvxpy's own ``solve`` keywords."""
+        try:
+            import clarabel
+        except ImportError:  # not installed: the cell is skipped anyway
+            return None
+        return ({a for a in dir(clarabel.DefaultSettings()) if not a.startswith("_") and a != "default"}
+                | CVXPY_SOLVE_KEYWORDS | {"formulation"})
 
 
 class Mosek(CvxpySolver):

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from psdbench.api import Feasibility, Formulation, PsdbenchError, Solution
+from psdbench.api import Check, Feasibility, Formulation, PsdbenchError, Solution
 from psdbench.families.bregman_dykstra import divergence as dv
 from psdbench.families.bregman_dykstra.pairs import LabelledPairs, knn_accuracy, knn_accuracy_matrices
 from psdbench.linalg.psd import asymmetry
@@ -140,11 +140,13 @@ class BregmanPairsInstance:
         viol = self.y * (m - self.b * xi) / (1.0 + np.abs(m))
         dom = bool(np.all(dv.in_domain(xi, self.divergence)))
         t = self.tol
-        ok = asym <= t["sym"] and w[0] > t["pd"] and float(np.max(viol)) <= t["constraint"] and dom
-        return Feasibility(ok=bool(ok), min_eig=float(w[0]), max_residual=max(asym, float(np.max(viol)), 0.0),
-                           tolerances=dict(t),
+        checks = [Check("asymmetry", asym, t["sym"]), Check("smallest eigenvalue of W", float(w[0]), t["pd"], ">"),
+                  Check("largest pair-constraint violation, relative", float(np.max(viol)), t["constraint"]),
+                  Check("xi in the domain of phi_1", float(dom), 1.0, "==")]
+        return Feasibility(ok=all(c.ok for c in checks), min_eig=float(w[0]),
+                           max_residual=max(asym, float(np.max(viol)), 0.0), tolerances=dict(t),
                            details={"asymmetry": asym, "max_violation_rel": float(np.max(viol)),
-                                    "xi_in_domain": float(dom)})
+                                    "xi_in_domain": float(dom)}, checks=checks)
 
     def repair(self, solution: Solution) -> Solution:
         """``W`` symmetrized, its eigenvalues floored at ``1e-12 * max(1, lambda_max)``, with ``xi*(W)``."""

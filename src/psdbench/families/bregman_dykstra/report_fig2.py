@@ -11,8 +11,8 @@ map ``Phi`` (id, log, sqrt, chol) and each slack divergence (ISBD, L2BD, REBD), 
 * **Figure**: one panel per set, bars per Phi (Eye, ISBD, L2BD, REBD), error bars one std.
 * **Claim** (Fig. 2, as its caption and section 5.2 state it): for every Phi, the learned ``W``
   with ISBD is not worse than Eye on average over seeds, and strictly better wherever Eye's mean
-  is below 100 %; the mean paired difference (W - Eye, same seed) and its std are shown beside
-  each verdict.
+  is below 100 %; a finding per (set, Phi), read from the 95 % t interval of the paired difference
+  (W - Eye, same seed).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.report.blocks import Figure, Table
+from psdbench import findings as fd
+from psdbench.report.blocks import Figure, Finding, Table
 from psdbench.report.plot import colours, panel_grid, shared_legend, to_png
 
 PROBLEM = "metric/bregman-pairs"
@@ -64,9 +65,9 @@ def _phis(values: Any) -> list[str]:
     return [p for p in PHI_ORDER if p in set(values)]
 
 
-def accuracy_table(f: pd.DataFrame) -> Table:
-    """Mean +- std accuracy per (set, Phi) with the claim checks."""
-    rows, checks = [], []
+def accuracy_table(f: pd.DataFrame) -> tuple[Table, list[Finding]]:
+    """Mean +- std accuracy per (set, Phi), and the findings on the claim (the table's checks)."""
+    rows, findings = [], []
     for s in sorted(f["set"].unique()):
         fs = f[f["set"] == s]
         for phi in _phis(fs["phi"].unique()):
@@ -78,28 +79,31 @@ def accuracy_table(f: pd.DataFrame) -> Table:
                 row[label] = _pct(d["acc_W"]) if len(d) else ""
             row["seeds"] = str(eye["seed"].nunique())
             rows.append(row)
-            checks.append(_claim(s, phi, g[g["div"] == "is"]))
+            found = _claim(s, phi, g[g["div"] == "is"])
+            if found is not None:
+                findings.append(found)
     note = ("3-NN test accuracy (percent), mean +- std over seeds, of `dykstra`'s W for each slack divergence, and of "
             "Eye (W = I) on the same split. Each row is one data set and map Phi; the checks test, for ISBD, the "
             "claim read from Fig. 2.")
     return Table(name="dykstra-fig2", title="Fig. 2: 3-NN accuracy per Phi and divergence, against Eye",
-                 frame=pd.DataFrame(rows), note=note, checks=[c for c in checks if c])
+                 frame=pd.DataFrame(rows), note=note, checks=[fd.finding_line(x) for x in findings]), findings
 
 
-def _claim(s: str, phi: str, d: pd.DataFrame) -> str:
-    """One met / not met line: ISBD's W not worse than Eye on average, strictly better where Eye < 100 %."""
+def _claim(s: str, phi: str, d: pd.DataFrame) -> Finding | None:
+    """ISBD's W not worse than Eye on average (Eye at 100 %), strictly better where Eye is below 100 %,
+    read from the 95 % interval of the paired difference W - Eye over seeds (None without cells)."""
     if d.empty:
-        return ""
+        return None
     diff = 100.0 * (d["acc_W"].to_numpy(float) - d["acc_eye"].to_numpy(float))
-    eye = float(d["acc_eye"].mean())
-    mean = float(diff.mean())
-    spread = f" (std {diff.std(ddof=1):.2f}, {len(diff)} seeds)" if len(diff) > 1 else f" ({len(diff)} seed)"
-    if eye >= 1.0:
-        ok, want = mean >= 0, "not worse than Eye (Eye is 100 %)"
+    iv = fd.paired_interval(diff)
+    if float(d["acc_eye"].mean()) >= 1.0:
+        want, relation = "not worse than Eye (Eye is 100 %)", ">="
     else:
-        ok, want = mean > 0, "strictly better than Eye (Eye below 100 %)"
-    verdict = "**met**" if ok else "**not met**"
-    return f"{s}, Phi = {phi}: ISBD W {want}: mean W - Eye = {mean:+.2f} points{spread}: {verdict}"
+        want, relation = "strictly better than Eye (Eye below 100 %)", ">"
+    return Finding(paper="Stochastic Dykstra", claim=f"{s}, Phi = {phi}: the ISBD-learned W is {want} (Fig. 2)",
+                   paper_value="W above Eye (Fig. 2)", ours=f"W - Eye = {diff.mean():+.2f} points, mean",
+                   interval=fd.fmt_interval(iv, unit=" points", what="seeds"),
+                   verdict=fd.interval_verdict(iv, 0.0, relation), note="3-NN accuracy, paired by seed")
 
 
 def figure2(f: pd.DataFrame) -> Figure:
@@ -150,4 +154,5 @@ class DykstraClassification:
         f = tidy(context.frame)
         if f.empty:
             return []
-        return [figure2(f), accuracy_table(f)]
+        table, findings = accuracy_table(f)
+        return [figure2(f), table] + [fd.finding_block(x) for x in findings]

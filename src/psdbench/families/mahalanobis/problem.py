@@ -46,7 +46,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
 from psdbench import api
-from psdbench.api import Dataset, Feasibility, PsdbenchError, Solution
+from psdbench.api import Check, Dataset, Feasibility, PsdbenchError, Solution
 from psdbench.datasets import binary_samples
 from psdbench.linalg.balance import sign_violation, two_colouring
 from psdbench.linalg.psd import asymmetry, project_spectraplex, scale_to_trace_floor
@@ -141,15 +141,17 @@ class MahalanobisInstance:
         details = {"asymmetry": asym, "lambda_min": float(w[0]), "trace": float(np.trace(M)),
                    "trace_excess": trace_excess, "balanced": float(col.balanced),
                    "n_components": float(col.n_components)}
-        ok = (asym <= self.tol["sym"] * scale and psd_short <= self.tol["psd"] * scale
-              and trace_excess <= self.tol["trace"] * max(1.0, self.C))
+        checks = [Check("asymmetry", asym, self.tol["sym"] * scale),
+                  Check("rho - smallest eigenvalue of M", psd_short, self.tol["psd"] * scale),
+                  Check("tr M - C", trace_excess, self.tol["trace"] * max(1.0, self.C))]
         if "colours" in solution.variables:  # a claimed balanced signed graph is checked as claimed
             viol = sign_violation(S, np.asarray(solution.variables["colours"], float))
             details["sign_violation"] = viol
-            ok = ok and viol <= self.tol["zero"] * scale and col.balanced
-        return Feasibility(ok=bool(ok), min_eig=float(w[0]),
+            checks += [Check("sign violation of the claimed colours", viol, self.tol["zero"] * scale),
+                       Check("balanced (sign-consistent two-colouring)", float(col.balanced), 1.0, "==")]
+        return Feasibility(ok=all(c.ok for c in checks), min_eig=float(w[0]),
                            max_residual=max(asym, trace_excess, psd_short),
-                           tolerances=dict(self.tol), details=details)
+                           tolerances=dict(self.tol), details=details, checks=checks)
 
     # --------------------------------------------------------------------------- evaluation
     def evaluate(self, solution: Solution) -> dict[str, float]:

@@ -10,19 +10,24 @@ Tables (problems ``metric/<objective>``; datasets as columns under the paper's n
   nearest-class-mean accuracy;
 * mean wall time per objective, protocol and configuration.
 
-The paper's numbers come from ``paper_values/*.csv`` (:mod:`.paper_values`); defaults (``protocol``,
+The paper's numbers come from ``paper_values/*.csv`` (:mod:`.paper_values`); the authors' objective
+CSV under ``$PSDBENCH_DATA`` adds ``paper CSV:`` rows, and the section returns a data source block
+saying whether it was found; defaults (``protocol``,
 ``k_nn``) and the sense of each objective come from the tidy frame.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from psdbench import findings as fd
 from psdbench.report import aggregate as agg
-from psdbench.report.blocks import SectionContext
+from psdbench.report.blocks import Finding, SectionContext
 from psdbench.report.fmt import MISSING, fmt_finite, fmt_interval, fmt_mean_std, fmt_num, fmt_sci, slug
 from psdbench.report.tables import ExtraRow, Measure, RowView, Summary, TableSpec, any_finite, build_tables, row_mean
 
@@ -162,13 +167,13 @@ def ratio_spec(sub: pd.DataFrame, objective: str, lay: _Layout, sense: str) -> l
         return paper.objective_value(objective, popt(k), d) / paper.objective_value(objective, "PD-cone", d) \
             if d else np.nan
 
-    def within(c: pd.DataFrame, g: pd.DataFrame, v: Any, k: Any) -> str:
-        o, p = ours(c, g, v, k), paper_ratio(c, g, v, k)
-        return MISSING if not np.isfinite(p) else ("yes" if (o >= p if sense == "max" else o <= p) else "no")
-
     def per_fold(c: pd.DataFrame, g: pd.DataFrame, v: Any, k: Any) -> agg.Interval:
         return agg.paired_difference(sub[sub["dataset"] == k["dataset"]], "objective", k["solver_label"], denom,
                                      ratio=True)
+
+    def within(c: pd.DataFrame, g: pd.DataFrame, v: Any, k: Any) -> str:
+        p = paper_ratio(c, g, v, k)
+        return MISSING if not np.isfinite(p) else fd.interval_verdict(per_fold(c, g, v, k), p, _relation(sense))
 
     f = sub[~sub["solver"].isin(["pd-cone"]) & (sub["solver_label"] != denom)]
     if f.empty:
@@ -177,18 +182,52 @@ def ratio_spec(sub: pd.DataFrame, objective: str, lay: _Layout, sense: str) -> l
     measures = (Measure(f"ours / {denom}", agg=ours, cells="all"),
                 Measure("paper optimizer", agg=lambda c, g, v, k: popt(k), fmt=str, cells="all"),
                 Measure("paper / PD-cone", agg=paper_ratio, cells="all"),
-                Measure("within?", agg=within, fmt=str, cells="all"),
+                Measure("verdict", agg=within, fmt=str, cells="all"),
                 Measure("per-fold ratio: mean [95 % CI] (folds)", agg=per_fold, cells="all",
                         fmt=lambda i: fmt_interval(i.mean, i.low, i.high) + (f" ({i.n})" if i.n else "")))
-    note = ("Ratio of mean final objectives.  `within?`: ours " + ("≥ paper (maximized)" if sense == "max"
-                                                                    else "≤ paper (minimized)")
-            + ".  Per-fold ratio: ours / pd-cone on each fold both solved (`ok`), mean with a 95 % Student-t "
-              "interval; the paper gives no spread.")
+    note = ("Ratio of mean final objectives.  Per-fold ratio: ours / pd-cone on each fold both solved (`ok`), mean "
+            "with a 95 % Student-t interval; the paper gives no spread.  `verdict` on the claim that ours is "
+            + ("≥ the paper's ratio (maximized)" if sense == "max" else "≤ the paper's ratio (minimized)")
+            + ", read from that interval: holds when all of it satisfies the claim, within the spread when it "
+              "straddles the paper's ratio.")
     return [(TableSpec(f"table_metric_ratio_{slug(objective.lower()).lower()}",
                       f"{objective}: ratio to pd-cone, ours and paper's", measures,
                       rows=("dataset_label", "dataset", "solver_label"), row_headers=("dataset", None, "solver"),
                       row_order=lambda k: (dpos.get(k[1], len(dpos)), lay.solver_rank(k[2])),
                       keep_row=lambda v: bool(np.isfinite(v[f"ours / {denom}"])), note=note), f)]
+
+
+def _relation(sense: str) -> str:
+    return ">=" if sense == "max" else "<="
+
+
+def ratio_findings(sub: pd.DataFrame, objective: str, lay: _Layout, sense: str) -> list[Finding]:
+    """One finding per (dataset, configuration) of the ratio table: our per-fold ratio to pd-cone
+    (95 % t interval) against the paper's ratio of the same optimizer to PD-cone."""
+    cands = lay.labels_of("pd-cone")
+    ok = sub[sub["status"] == "ok"]
+    if not cands or ok.empty:
+        return []
+    denom = sorted(cands, key=lambda lab: (-ok[ok["solver_label"] == lab]["dataset"].nunique(), lab))[0]
+    out = []
+    for (d, lab), _ in sub[~sub["solver"].isin(["pd-cone"]) & (sub["solver_label"] != denom)].groupby(
+            ["dataset", "solver_label"]):
+        popt = PAPER_NAME.get(lay.names.get(lab, ""), "SGML")
+        pd_name = lay.paper.paper_dataset(d)
+        p = (lay.paper.objective_value(objective, popt, pd_name) / lay.paper.objective_value(objective, "PD-cone", pd_name)
+             if pd_name else float("nan"))
+        if not np.isfinite(p):
+            continue
+        iv = agg.paired_difference(sub[sub["dataset"] == d], "objective", lab, denom, ratio=True)
+        word = "at least" if sense == "max" else "at most"
+        claim = (f"{objective} on {lay.paper.column_label(d)}: `{lab}`'s final objective relative to pd-cone is {word} "
+                 f"the paper's {popt} / PD-cone")
+        out.append(Finding(paper="SGML", claim=claim, paper_value=f"{p:.3g}",
+                           ours=f"{iv.mean:.3g} (per-fold ratio, mean)" if iv.n else "-",
+                           interval=fd.fmt_interval(iv, ".3g", what="folds"),
+                           verdict=fd.interval_verdict(iv, p, _relation(sense)),
+                           note=f"{objective} is {'maximized' if sense == 'max' else 'minimized'}; folds both solved"))
+    return out
 
 
 def accuracy_specs(sub: pd.DataFrame, objective: str, k_nn: int, lay: _Layout) -> list[TableSpec]:
@@ -273,14 +312,29 @@ class MahalanobisTables:
         f = f.assign(dataset_label=f["dataset"].map(labels))
         authors = pv.load_authors_csv(paper, context.options.get("data_dir"))
         pairs: list[tuple[TableSpec, pd.DataFrame]] = []
+        findings: list[Finding] = []
         for o in lay.objectives:
             sub = f[(f["objective_name"] == o) & (f["p_protocol"] == "objective")]
             if len(sub):
                 pairs += objective_specs(sub, o, lay, authors)
+                findings += ratio_findings(sub, o, lay, str(sub["sense"].iloc[0]))
         for o in lay.objectives:
             cls = f[(f["objective_name"] == o) & (f["p_protocol"] == "classification")]
             for k in sorted(pd.to_numeric(cls["p_k_nn"], errors="coerce").dropna().unique()):
                 sub = cls[cls["p_k_nn"] == k]
                 pairs += [(s, sub) for s in accuracy_specs(sub, o, int(k), lay)]
         pairs += summary_specs(f, lay)
-        return [t for spec, sub in pairs for t in build_tables([spec], sub)]
+        blocks: list[Any] = []
+        if (f["p_protocol"] == "objective").any():  # the authors' CSV feeds the objective tables only
+            blocks.append(authors_source(context.options.get("data_dir"), authors is not None))
+        blocks += [t for spec, sub in pairs for t in build_tables([spec], sub)]
+        return blocks + [fd.finding_block(x, in_place=False) for x in findings]
+
+
+def authors_source(data_dir: Any, found: bool) -> Any:
+    """The data source block of the authors' objective CSV (found, or what its absence drops)."""
+    base = data_dir or os.environ.get("PSDBENCH_DATA")
+    path = str(Path(base).expanduser() / pv.OBJECTIVE_CSV) if base else f"$PSDBENCH_DATA/{pv.OBJECTIVE_CSV} (PSDBENCH_DATA unset)"
+    return fd.source_block("SGML authors' objective table (obj_arXiv_final.tgn as CSV)", path, found,
+                           "the Tables 4-5 layout shows no `paper CSV:` rows (the authors' numbers where they differ "
+                           "from the paper's text)")

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from psdbench.api import Feasibility, Formulation, PsdbenchError, Solution
+from psdbench.api import Check, Feasibility, Formulation, PsdbenchError, Solution
 from psdbench.linalg.psd import asymmetry
 from psdbench.families.sdpmetric import losses
 from psdbench.solvers.conic import solve_reference_clarabel
@@ -248,10 +248,12 @@ class TripletMarginInstance:
         w = np.linalg.eigvalsh(0.5 * (X + X.T))
         tr_err = abs(float(np.trace(X)) - 1.0)
         psd_short = max(0.0, -float(w[0]))
-        ok = asym <= self.tol["sym"] and psd_short <= self.tol["psd"] and tr_err <= self.tol["trace"]
-        return Feasibility(ok=bool(ok), min_eig=float(w[0]), max_residual=max(asym, tr_err, psd_short),
+        checks = [Check("asymmetry", asym, self.tol["sym"]),
+                  Check("smallest eigenvalue of X", float(w[0]), -self.tol["psd"], ">="),
+                  Check("|tr X - 1|", tr_err, self.tol["trace"])]
+        return Feasibility(ok=all(c.ok for c in checks), min_eig=float(w[0]), max_residual=max(asym, tr_err, psd_short),
                            tolerances=dict(self.tol),
-                           details={"asymmetry": asym, "lambda_min": float(w[0]), "trace_error": tr_err})
+                           details={"asymmetry": asym, "lambda_min": float(w[0]), "trace_error": tr_err}, checks=checks)
 
     def repair(self, solution: Solution) -> Solution:
         """An exactly feasible point from an infeasible one (:func:`feasible_point`), for traced iterates."""

@@ -4,11 +4,14 @@
   one table per ``scaling``; ``Euclidean`` is each instance's own Euclidean 3-NN baseline; the
   paper's values (``paper_values/table2.csv``) are shaded rows beside ours.
 * **Paired differences**: each of our methods minus Euclidean and minus LMNN on the same splits
-  (pairs keyed by dataset, scaling and seed: the split depends on the seed only), mean and standard
-  deviation in points, with the issue's two checks (not above Euclidean; at most 1 point above LMNN).
+  (pairs keyed by dataset, scaling and seed: the split depends on the seed only), mean, standard
+  deviation and 95 % t interval in points, with two findings per row (not above Euclidean; at most
+  1 point above LMNN), read from the interval (:mod:`psdbench.findings`).
 * **Table III** (time per run): the median solve time of each method and the speed-up
   ``median(LMNN) / median(method)``, the paper's ratios (``paper_values/table3.csv``) beside ours;
-  the time of choosing ``C`` on the validation split is shown apart (it is not in a solve).
+  the time of choosing ``C`` on the validation split is shown apart (it is not in a solve); a
+  finding per dataset on the paper's "LMNN is always slower" from the per-split ratio's spread.
+  Without verified LMNN cells a sentence says why Table III is not shown.
 
 Method names follow the paper: ``sdpmetric`` with the squared hinge (9) is ``SDPMetric-S``, with the
 Huber loss (10) ``SDPMetric-H``; metric-learn's LMNN (``ml-lmnn``) is ``LMNN``.  Only verified cells
@@ -23,7 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.report.blocks import Table
+from psdbench import findings as fd
+from psdbench.harness.results import outcome_column
+from psdbench.report.blocks import Finding, Table, Text
 
 #: our dataset names -> the paper's row labels
 PAPER_NAMES = {"wine": "Wine", "breast-cancer": "Breast-Cancer", "diabetes": "Diabetes"}
@@ -133,47 +138,71 @@ def table2(f: pd.DataFrame, scaling: str, paper: pd.DataFrame) -> Table:
                       "states no preprocessing: compare the two scalings.")
 
 
-def paired(f: pd.DataFrame, scaling: str) -> Table | None:
-    """Each of our methods minus Euclidean and minus LMNN on the same splits (points)."""
+def _paper_diff(paper: pd.DataFrame, dataset: str, method: str, base: str) -> float:
+    """The paper's Table II ``method - base`` (points) on our dataset's row, NaN where it has none."""
+    pn = paper_name(dataset)
+    pv = paper[paper["dataset"] == pn].set_index("method")["mean"] if pn else pd.Series(dtype=float)
+    return float(pv[method] - pv[base]) if method in pv and base in pv else float("nan")
+
+
+#: the paired claims: baseline, the most our method may be above it (points), the claim's words
+CLAIMS = (("Euclidean", 0.0, "not above"), ("LMNN", 1.0, "at most 1 point above"))
+
+
+def paired(f: pd.DataFrame, scaling: str, paper: pd.DataFrame | None = None) -> tuple[Table | None, list[Finding]]:
+    """Each of our methods minus Euclidean and minus LMNN on the same splits (points), and the findings
+    on the two claims (not above Euclidean; at most 1 point above LMNN), read from the 95 % interval
+    of the paired difference."""
+    paper = load_table2() if paper is None else paper
     sub = f[f["scaling"] == scaling]
     wide = sub.pivot_table(index=KEY, columns="method", values="metric_test_error", aggfunc="mean") * 100.0
     ours = [m for m in _order(list(wide.columns)) if m not in ("Euclidean", "LMNN", "ITML")]
     if not ours:
-        return None
+        return None, []
     rows: list[dict[str, str]] = []
-    checks: list[str] = []
+    findings: list[Finding] = []
     for d in sorted(sub["dataset"].unique()):
         wd = wide.xs(d, level="dataset")
         for m in ours:
             row = {"dataset": d, "method": m}
-            for base, limit in (("Euclidean", 0.0), ("LMNN", 1.0)):
-                if base not in wd:
-                    continue
-                diff = (wd[m] - wd[base]).dropna()
+            for base, limit, words in CLAIMS:
+                claim = f"{d} ({scaling}): {m}'s 3-NN test error is {words} {base}'s"
+                pdiff = _paper_diff(paper, d, m, base)
+                pval = f"{pdiff:+.2f} points" if np.isfinite(pdiff) else ""
+                diff = (wd[m] - wd[base]).dropna() if base in wd else pd.Series(dtype=float)
                 if diff.empty:
+                    findings.append(fd.not_measured("SDPMetric", claim, pval, f"no {base} cells on the same splits"))
                     continue
+                iv = fd.paired_interval(diff)
                 sd = diff.std(ddof=1) if len(diff) > 1 else float("nan")
                 row[f"- {base}"] = f"{diff.mean():+.2f} ({sd:.2f})"
+                row[f"95 % interval ({base})"] = fd.fmt_interval(iv, what="splits")
                 row[f"pairs ({base})"] = str(len(diff))
-                ok = diff.mean() <= limit + 1e-12
-                checks.append(f"{d}, {m}: mean {'not above' if limit == 0 else 'at most 1 point above'} {base} "
-                              f"({diff.mean():+.2f} points over {len(diff)} splits): **{'met' if ok else 'not met'}**")
+                findings.append(Finding(
+                    paper="SDPMetric", claim=claim, paper_value=pval,
+                    ours=f"{diff.mean():+.2f} points, mean over {len(diff)} splits", interval=fd.fmt_interval(
+                        iv, what="splits"), verdict=fd.interval_verdict(iv, limit, "<="),
+                    note=f"paired by split; the claim holds when the interval is at or below {limit:+g}"))
             if len(row) > 2:
                 rows.append(row)
     if not rows:
-        return None
-    return Table(name=f"sdpmetric-paired-{scaling}", title=f"Paired differences of 3-NN test error, scaling = {scaling}",
-                 frame=pd.DataFrame(rows).fillna(""), checks=checks,
-                 note="points of test error, method minus baseline on the same split: mean (std over splits).")
+        return None, findings
+    table = Table(name=f"sdpmetric-paired-{scaling}",
+                  title=f"Paired differences of 3-NN test error, scaling = {scaling}",
+                  frame=pd.DataFrame(rows).fillna(""), checks=[fd.finding_line(x) for x in findings],
+                  note="points of test error, method minus baseline on the same split: mean (std over splits) and "
+                       "the 95 % Student-t interval of the mean; a claim holds when the whole interval satisfies it.")
+    return table, findings
 
 
-def table3(f: pd.DataFrame, scaling: str, paper: pd.DataFrame) -> Table | None:
-    """Median solve time and the speed-up over LMNN, the paper's ratios beside ours."""
+def table3(f: pd.DataFrame, scaling: str, paper: pd.DataFrame) -> tuple[Table | None, list[Finding]]:
+    """Median solve time and the speed-up over LMNN, the paper's ratios beside ours, and the findings
+    on the paper's claim that LMNN is always slower (the per-split ratio's spread over splits)."""
     sub = f[(f["scaling"] == scaling) & (f["method"] != "Euclidean")]
     if "LMNN" not in set(sub["method"]):
-        return None
+        return None, []
     methods = _order(list(sub["method"].unique()))
-    rows = []
+    rows, findings = [], []
     for d in sorted(sub["dataset"].unique()):
         dsub = sub[sub["dataset"] == d]
         med = dsub.groupby("method")["wall_time_s"].median()
@@ -195,13 +224,36 @@ def table3(f: pd.DataFrame, scaling: str, paper: pd.DataFrame) -> Table | None:
                     ratio = pv.loc["LMNN", "seconds"] / sec
                     prow[meth] = f"{'< ' if upper else ''}{sec:g} s ({'> ' if upper else ''}{ratio:.2g}x)"
             rows.append(prow)
+        times = dsub.pivot_table(index="seed", columns="method", values="wall_time_s", aggfunc="median")
+        for m in [m for m in ("SDPMetric-S", "SDPMetric-H") if m in times]:
+            ratio = (times["LMNN"] / times[m]).replace([np.inf, -np.inf], np.nan).dropna()
+            sp = fd.spread(ratio)
+            p_ratio = (f"{'> ' if bool(pv.loc[m, 'upper']) else ''}{pv.loc['LMNN', 'seconds'] / pv.loc[m, 'seconds']:.2g}x"
+                       if pv is not None and m in pv.index and "LMNN" in pv.index else "")
+            findings.append(Finding(
+                paper="SDPMetric", claim=f"{d} ({scaling}): LMNN is slower than {m} (time per run)", paper_value=p_ratio,
+                ours=fd.fmt_spread(sp, ".2g", "x", "splits"), verdict=fd.verdict(sp.low, sp.high, 1.0, ">"),
+                note="time(LMNN) / time(method) on each split, median [min to max]; holds when every split is above 1x"))
     frame = pd.DataFrame(rows).fillna("")
     shaded = tuple(r["dataset"] for r in rows if r["dataset"].endswith("(paper)"))
-    return Table(name=f"sdpmetric-table3-{scaling}", title=f"Table III: time per run, scaling = {scaling}",
-                 frame=frame, shaded=shaded,
-                 note="median solve time over splits and, in brackets, the speed-up median(LMNN) / median(method) "
-                      "measured in the same run; shaded: the paper's Table III (its machine, its code), as ratios. "
-                      "Choosing C on the validation split happens when the instance is built and is not in a solve.")
+    table = Table(name=f"sdpmetric-table3-{scaling}", title=f"Table III: time per run, scaling = {scaling}",
+                  frame=frame, shaded=shaded, checks=[fd.finding_line(x) for x in findings],
+                  note="median solve time over splits and, in brackets, the speed-up median(LMNN) / median(method) "
+                       "measured in the same run; shaded: the paper's Table III (its machine, its code), as ratios. "
+                       "Choosing C on the validation split happens when the instance is built and is not in a solve.")
+    return table, findings
+
+
+def no_table3(f: pd.DataFrame, frame: pd.DataFrame) -> str:
+    """The sentence that stands for Table III when this run has no verified LMNN cells to time against."""
+    lmnn = frame[frame["solver"] == "ml-lmnn"] if "solver" in frame else frame.iloc[0:0]
+    if lmnn.empty:
+        why = "no `ml-lmnn` cells (LMNN is metric-learn's; it needs the `peers` extra and a suite that lists it)"
+    else:
+        counts = ", ".join(f"{n} {s}" for s, n in outcome_column(lmnn).value_counts().items())
+        why = f"no verified `ml-lmnn` cells on the nearest-neighbour protocol ({counts})"
+    return (f"**Table III (time per run against LMNN) is not shown**: this run has {why}. The paper's Table III "
+            "is in `paper_values/table3.csv`.")
 
 
 class Table2:
@@ -218,7 +270,20 @@ class Table2:
             return []
         t2, t3 = load_table2(), load_table3()
         out: list[Any] = []
+        findings: list[Finding] = []
+        has_t3 = False
         for sc in sorted(f["scaling"].unique()):
             out.append(table2(f, sc, t2))
-            out.extend(t for t in (paired(f, sc), table3(f, sc, t3)) if t is not None)
-        return out
+            pt, pf = paired(f, sc, t2)
+            tt, tf = table3(f, sc, t3)
+            out.extend(t for t in (pt, tt) if t is not None)
+            findings += pf + tf
+            has_t3 |= tt is not None
+        if not has_t3:
+            out.append(Text(no_table3(f, context.frame)))
+            r = t3.pivot_table(index="dataset", columns="method", values="seconds")
+            r = pd.concat([r["LMNN"] / r[m] for m in ("SDPMetric-S", "SDPMetric-H")]).dropna()
+            findings.append(fd.not_measured("SDPMetric", "LMNN is always slower than SDPMetric (Table III)",
+                                            f"LMNN / SDPMetric {r.min():.2g}x to {r.max():.0f}x", "no verified LMNN "
+                                            "cells in this run"))
+        return out + [fd.finding_block(x) for x in findings]

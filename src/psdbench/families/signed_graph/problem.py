@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from psdbench import api
-from psdbench.api import Dataset, DataError, Feasibility, Solution
+from psdbench.api import Check, Dataset, DataError, Feasibility, Solution
 from psdbench.families.signed_graph.data import GENERATOR, balanced_gmrf
 from psdbench.linalg.balance import two_colouring
 
@@ -160,9 +160,13 @@ class SignedGraphInstance:
             details["polarity_violation"] = claim_violation
         pd_tol = float(self.params.get("pd_tol", 1e-10)) * scale
         sym_tol = float(self.params.get("sym_tol", 1e-9))
-        ok = asym <= sym_tol and lam_min > pd_tol and col.balanced and claim_violation <= sym_tol
-        return Feasibility(ok=bool(ok), min_eig=lam_min, max_residual=max(asym, claim_violation),
-                           tolerances={"asymmetry": sym_tol, "lambda_min_gt": pd_tol, "edge_tol": tol}, details=details)
+        checks = [Check("asymmetry (relative)", asym, sym_tol), Check("smallest eigenvalue of L", lam_min, pd_tol, ">"),
+                  Check("balanced (sign-consistent two-colouring)", float(col.balanced), 1.0, "==")]
+        if "polarity" in solution.variables:
+            checks.append(Check("violation of the claimed polarity (11), relative", claim_violation, sym_tol))
+        return Feasibility(ok=all(c.ok for c in checks), min_eig=lam_min, max_residual=max(asym, claim_violation),
+                           tolerances={"asymmetry": sym_tol, "lambda_min_gt": pd_tol, "edge_tol": tol}, details=details,
+                           checks=checks)
 
     def evaluate(self, solution: Solution) -> dict[str, float]:
         L = np.asarray(solution.variables["L"], float)

@@ -11,7 +11,8 @@ Tables (problem ``signed-graph``):
   "(no balancing)" and other solvers), one column per metric and noise level, each cell
   ``ours (paper)``, then the seeds averaged and the share of them that verified; with the ordering
   check of the paper's claim under it;
-* ``table_signed_<N>_<K>_details``: per method and noise level the status counts, edges, HQIC of the
+* ``table_signed_<N>_<K>_details``: per method and noise level the outcome counts
+  (:func:`psdbench.harness.results.outcome`: ``rejected`` for a matrix that failed verification), edges, HQIC of the
   verified matrices, median time, FM mean ± std and the paired FM difference to Proposed;
 * ``table_signed_other`` for other datasets (no ground truth: no FM / RE / AE).
 
@@ -23,14 +24,16 @@ Instance and solver defaults (``n_nodes``, ``balance``, ...) come from the tidy 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from psdbench import findings as fd
+from psdbench.harness.results import outcome_column
 from psdbench.report import aggregate as agg
-from psdbench.report.blocks import SectionContext
+from psdbench.report.blocks import Finding, SectionContext
 from psdbench.report.fmt import fmt_finite, fmt_interval, fmt_mean_std, slug
 from psdbench.report.tables import Measure, TableSpec, build_table
 
@@ -101,7 +104,7 @@ def _hqic(c: pd.DataFrame, g: pd.DataFrame, v: Any, k: Any) -> float:
 
 
 def _statuses(c: pd.DataFrame, g: pd.DataFrame, v: Any, k: Any) -> str:
-    counts = g["status"].value_counts()
+    counts = outcome_column(g).value_counts()  # "rejected" / "solver infeasible" rather than "infeasible"
     return ", ".join(f"{s} {n}" for s, n in sorted(counts.items(), key=lambda kv: (kv[0] != "ok", kv[0])))
 
 
@@ -144,6 +147,7 @@ class OrderingCheck:
     exceptions: list[tuple[str, float]]
     unbalanced_above: list[tuple[str, float]]
     paper_holds: bool | None = None
+    paired: dict[str, agg.Interval] = field(default_factory=dict)  # Proposed - baseline FM, paired by seed
 
     @property
     def holds(self) -> bool | None:
@@ -151,25 +155,39 @@ class OrderingCheck:
             return None
         return not self.exceptions
 
-    def text(self) -> str:
-        head = f"Ordering check, {self.setting}, {fmt_noise(self.noise_sd)}: "
-        paper = "" if self.paper_holds is None else f" (paper: {'holds' if self.paper_holds else 'fails'})"
+    def finding(self) -> Finding:
+        """The claim as a :class:`Finding`: Proposed's FM above each baseline configuration's, read from
+        the 95 % t interval of the paired difference over seeds (``paired``): holds when every
+        interval is above 0, does not hold when one is below, within the spread otherwise."""
+        claim = f"{self.setting}, {fmt_noise(self.noise_sd)}: `{self.proposed}` has a higher mean FM than every " \
+                "configuration of the paper's baselines"
+        paper = "" if self.paper_holds is None else ("holds in Table II" if self.paper_holds else "fails in Table II")
         if not math.isfinite(self.proposed_fm):
-            return head + f"`{self.proposed}` has no mean FM; nothing to check{paper}."
+            return fd.not_measured("BSGL", claim, paper, f"`{self.proposed}` has no mean FM")
         if not self.n_compared:
-            s = (head + f"`{self.proposed}` FM {fmt3(self.proposed_fm)}; no configuration of the paper's baselines "
-                 f"to compare{paper}.")
-        elif self.exceptions:
-            exc = ", ".join(f"`{lab}` {fmt3(v)}" for lab, v in self.exceptions)
-            s = (head + f"**fails**: `{self.proposed}` FM {fmt3(self.proposed_fm)} is not above every baseline "
-                 f"configuration ({len(self.exceptions)} of {self.n_compared} at or above it: {exc}){paper}.")
+            return fd.not_measured("BSGL", claim, paper, "no configuration of the paper's baselines to compare")
+        verdicts = {lab: fd.interval_verdict(iv, 0.0, ">") for lab, iv in self.paired.items()}
+        if fd.FAILS in verdicts.values():
+            verdict = fd.FAILS
+        elif len(verdicts) == self.n_compared and set(verdicts.values()) == {fd.HOLDS}:
+            verdict = fd.HOLDS
         else:
-            s = (head + f"holds: `{self.proposed}` FM {fmt3(self.proposed_fm)} is above all {self.n_compared} "
-                 f"baseline configuration(s){paper}.")
+            verdict = fd.WITHIN
+        close = min(self.paired, key=lambda lab: self.paired[lab].mean if self.paired[lab].n else math.inf,
+                    default=None)
+        note = f"{self.n_compared} baseline configuration(s); interval: the closest one"
+        if self.exceptions:
+            note += "; mean FM at or above Proposed's: " + ", ".join(f"`{lab}` {fmt3(v)}" for lab, v in self.exceptions)
         if self.unbalanced_above:
-            s += " Outside the paper's claim, at or above it: " + ", ".join(
-                f"`{lab}` {fmt3(v)}" for lab, v in self.unbalanced_above) + "."
-        return s
+            note += "; outside the claim, at or above it: " + ", ".join(
+                f"`{lab}` {fmt3(v)}" for lab, v in self.unbalanced_above)
+        return Finding(paper="BSGL", claim=claim, paper_value=paper, ours=f"FM {fmt3(self.proposed_fm)}",
+                       interval=(f"vs `{close}`: " + fd.fmt_interval(self.paired[close], "+.3f", what="seeds"))
+                       if close is not None else "", verdict=verdict, note=note)
+
+    def text(self) -> str:
+        """The check line under the table (:func:`psdbench.findings.finding_line` of :meth:`finding`)."""
+        return fd.finding_line(self.finding())
 
 
 def ordering_checks(sf: pd.DataFrame, setting: str, paper: pv.Table2, n_nodes: int | None = None,
@@ -196,7 +214,10 @@ def ordering_checks(sf: pd.DataFrame, setting: str, paper: pv.Table2, n_nodes: i
             p = fm[(lab, noise)]
             exc = [(b, v) for b, v in base if not p > v] if math.isfinite(p) else []
             above = [(b, v) for b, v in rest if math.isfinite(p) and math.isfinite(v) and v >= p]
-            checks.append(OrderingCheck(setting, float(noise), lab, p, len(base), exc, above, paper_holds))
+            at = sf[sf["p_noise_sd"] == noise]
+            paired = {b: agg.t_interval(d["a"] - d["b"]) for b, _ in base
+                      for d in [agg.paired(at, "metric_f_measure", lab, b, cells=RETURNED)]}
+            checks.append(OrderingCheck(setting, float(noise), lab, p, len(base), exc, above, paper_holds, paired))
     return checks
 
 
@@ -316,6 +337,21 @@ def signed_tables(frame: pd.DataFrame) -> list[Any]:
     return [t for spec, sub in pairs for t in [build_table(spec, sub)] if t is not None]
 
 
+def signed_findings(frame: pd.DataFrame) -> list[Finding]:
+    """The ordering checks of every ``synthetic/balanced-gmrf`` setting as findings (as the tables' checks)."""
+    if frame.empty:
+        return []
+    sf = signed_frame(frame)
+    syn = sf[sf["dataset"] == SYNTHETIC]
+    paper = pv.load()
+    out: list[Finding] = []
+    for (n, k, _), sub in syn.groupby(["p_n_nodes", "p_n_samples", "variant"]):
+        n, k = int(n), int(k)
+        applies = paper.applies(n, k, set(sub["p_edge_prob"]))
+        out += [c.finding() for c in ordering_checks(sub, f"N={n}, K={k}", paper, *((n, k) if applies else (None, None)))]
+    return out
+
+
 class SignedGraphTables:
     """Section "Balanced signed graph learning (BSGL paper, Table II)"."""
 
@@ -335,4 +371,5 @@ class SignedGraphTables:
              "every baseline configuration.")
 
     def render(self, context: SectionContext) -> list[Any]:
-        return signed_tables(context.frame)
+        tables = signed_tables(context.frame)
+        return tables + [fd.finding_block(x) for x in signed_findings(context.frame)] if tables else []

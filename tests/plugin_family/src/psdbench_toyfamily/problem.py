@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from psdbench.api import DataError, Dataset, Feasibility, Formulation, Param, Solution, default_params, number
+from psdbench.api import Check, DataError, Dataset, Feasibility, Formulation, Param, Solution, default_params, number
 
 from . import KIND
 from .data import GENERATOR, draw
@@ -75,10 +75,11 @@ class NearestPsdInstance:
         asym = float(np.max(np.abs(X - X.T)))
         min_eig = float(np.linalg.eigvalsh((X + X.T) / 2)[0])
         diag = float(np.max(np.abs(np.diag(X) - 1.0)))
-        ok = asym <= DIAG_TOL and min_eig >= -EIG_TOL and diag <= DIAG_TOL
-        return Feasibility(ok=ok, min_eig=min_eig, max_residual=max(asym, diag),
+        checks = [Check("asymmetry", asym, DIAG_TOL), Check("smallest eigenvalue of X", min_eig, -EIG_TOL, ">="),
+                  Check("largest |X_ii - 1|", diag, DIAG_TOL)]
+        return Feasibility(ok=all(c.ok for c in checks), min_eig=min_eig, max_residual=max(asym, diag),
                            tolerances={"min_eig": -EIG_TOL, "diag": DIAG_TOL, "symmetry": DIAG_TOL},
-                           details={"asymmetry": asym, "diag_residual": diag})
+                           details={"asymmetry": asym, "diag_residual": diag}, checks=checks)
 
     def evaluate(self, solution: Solution) -> dict[str, float]:
         X = self._X(solution)

@@ -1,0 +1,160 @@
+"""Limits checked against the machine before a run starts: seeds, memory per worker, jobs, grid size,
+nesting depth, and the marker of failures the harness itself caused.
+
+* A worker is forked from the process that runs the grid (or from the fork server, which imports
+  the same modules), so at start it already has that process's address space.  A per-worker
+  memory cap (``RLIMIT_AS``) below that plus :data:`WORKER_HEADROOM_MB` leaves it no room to build
+  an instance: every cell would be stored ``crashed``.  :func:`plan_workers` therefore lowers
+  ``jobs`` until the default cap (:data:`MEMORY_SHARE` of the memory split between the jobs) is
+  above :func:`worker_need_mb`, and :func:`check_memory_mb` rejects a grid's ``memory_mb`` below it
+  or above the machine's memory.
+* A cell stored ``crashed`` with a message starting with :data:`HARNESS_PREFIX` failed because of
+  the harness (its executor, or a memory cap below what a worker needs), not because of the
+  solver: such a row is never served from the cache (:meth:`Store.done_keys
+  <psdbench.harness.store.Store.done_keys>` leaves it out), so the next run computes the cell again
+  without ``--force``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from ..api import PsdbenchError
+
+#: Share of physical memory split between the jobs when the grid sets no ``memory_mb``.
+MEMORY_SHARE = 0.8
+#: Address space a worker needs beyond what it inherits, to build an instance and solve (MiB).
+WORKER_HEADROOM_MB = 256
+#: Seeds are NumPy ``SeedSequence`` / ``RandomState`` seeds: 0 <= seed < 2**32.
+SEED_LIMIT = 2**32
+#: A grid with more cells than this runs only with ``--yes`` (``yes=True``).
+MAX_CELLS = 20_000
+#: Lists and tables nested deeper than this in a grid or selector are rejected.
+MAX_DEPTH = 32
+#: Echoed values in an error line are cut to this many characters.
+MAX_ECHO = 200
+#: Message prefix of a ``crashed`` row the harness caused (never served from the cache).
+HARNESS_PREFIX = "harness: "
+
+
+def vm_mb() -> float:
+    """This process's address space (``VmSize``, what ``RLIMIT_AS`` caps) in MiB; 0 without /proc."""
+    try:
+        with open("/proc/self/status") as f:
+            m = re.search(r"VmSize:\s+(\d+)", f.read())
+        return int(m.group(1)) / 1024.0 if m else 0.0
+    except OSError:
+        return 0.0
+
+
+def worker_need_mb() -> int:
+    """The smallest per-worker memory cap a worker can start and work under, in MiB: the address
+    space of this process (which a forked worker inherits) plus :data:`WORKER_HEADROOM_MB`."""
+    return int(vm_mb()) + WORKER_HEADROOM_MB
+
+
+def total_mb() -> int:
+    """Physical memory of the machine in MiB."""
+    import psutil
+
+    return int(psutil.virtual_memory().total / 2**20)
+
+
+def check_memory_mb(memory_mb: int | None, where: str, need_mb: int | None = None,
+                    machine_mb: int | None = None) -> None:
+    """A grid's ``memory_mb`` must leave a worker room to start and fit in the machine's memory."""
+    if memory_mb is None:
+        return
+    machine_mb = total_mb() if machine_mb is None else machine_mb
+    need_mb = worker_need_mb() if need_mb is None else need_mb
+    if memory_mb > machine_mb:
+        raise PsdbenchError(f"{where}: memory_mb = {memory_mb} is more than this machine's memory ({machine_mb} MiB)")
+    if memory_mb < need_mb:
+        raise PsdbenchError(f"{where}: memory_mb = {memory_mb} is below what a worker needs to start on this "
+                            f"machine ({need_mb} MiB: the harness's {need_mb - WORKER_HEADROOM_MB} MiB plus "
+                            f"{WORKER_HEADROOM_MB} to work); raise it or leave it out")
+
+
+def plan_workers(jobs: int | None, memory_mb: int | None, cores: int | None = None, machine_mb: int | None = None,
+                 need_mb: int | None = None) -> tuple[int, int, list[str]]:
+    """The number of workers and the per-worker memory cap a run uses, with notes for the user.
+
+    Parameters
+    ----------
+    jobs : int or None
+        Requested workers (None: the cores).
+    memory_mb : int or None
+        The grid's per-worker cap (None: :data:`MEMORY_SHARE` of the memory split between the jobs).
+
+    Returns
+    -------
+    (jobs, memory_mb, notes)
+        ``jobs`` lowered (never below 1) until the default cap is at least :func:`worker_need_mb`;
+        ``notes`` says what was changed and warns of more workers than cores or than memory.
+    """
+    cores = cores or os.cpu_count() or 1
+    machine_mb = total_mb() if machine_mb is None else machine_mb
+    need_mb = worker_need_mb() if need_mb is None else need_mb
+    asked = jobs or cores
+    notes: list[str] = []
+    if memory_mb is None:
+        fit = max(1, int(machine_mb * MEMORY_SHARE // need_mb))
+        jobs_used = min(asked, fit)
+        if jobs_used < asked:
+            notes.append(f"--jobs {asked} lowered to {jobs_used}: each worker needs {need_mb} MiB to start and "
+                         f"{MEMORY_SHARE:.0%} of this machine's {machine_mb} MiB holds {fit} of them")
+        cap = int(machine_mb * MEMORY_SHARE / jobs_used)
+    else:
+        jobs_used, cap = asked, int(memory_mb)
+        if cap * asked > machine_mb:
+            notes.append(f"{asked} workers of memory_mb = {cap} may use more than this machine's {machine_mb} MiB")
+    if jobs_used > cores:
+        notes.append(f"{jobs_used} workers on {cores} cores: cells share cores and their times are slower")
+    return jobs_used, cap, notes
+
+
+def check_seeds(seeds: list[Any], where: str) -> None:
+    """Every seed an integer with ``0 <= seed < 2**32`` (NumPy's seed range)."""
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < SEED_LIMIT:
+            raise PsdbenchError(f"{where}: seeds must be integers with 0 <= seed < 2**32, not {echo(s)}")
+
+
+def check_depth(value: Any, where: str, limit: int = MAX_DEPTH) -> None:
+    """Reject lists / tables nested deeper than ``limit`` (iteratively: no RecursionError)."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            raise PsdbenchError(f"{where}: values nested more than {limit} levels deep")
+        if isinstance(v, dict):
+            stack += [(x, depth + 1) for x in v.values()]
+        elif isinstance(v, (list, tuple)):
+            stack += [(x, depth + 1) for x in v]
+
+
+def echo(value: Any, limit: int = MAX_ECHO) -> str:
+    """``repr(value)`` cut to ``limit`` characters (an error line never echoes a huge value)."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # nested too deep to print, or an int too long to convert
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def cut_line(text: str, limit: int = 2000) -> str:
+    """The first line of ``text``, cut to ``limit`` characters."""
+    line = (str(text).splitlines() or [""])[0]
+    return line if len(line) <= limit else f"{line[:limit]}... ({len(line) - limit} more characters)"
+
+
+def harness_failure(message: str) -> str:
+    """``message`` marked as a failure of the harness (:data:`HARNESS_PREFIX`)."""
+    return message if message.startswith(HARNESS_PREFIX) else HARNESS_PREFIX + message
+
+
+def is_harness_failure(status: Any, message: Any) -> bool:
+    """Whether a stored row failed because of the harness (to be computed again, not served)."""
+    return status == "crashed" and isinstance(message, str) and message.startswith(HARNESS_PREFIX)

@@ -1,0 +1,95 @@
+"""Checks a command makes before any work or write, and the report written whole.
+
+``psdbench run`` and ``psdbench report`` call these before they open a store or start a cell:
+the umask, the report folder (:mod:`psdbench.outdir`), the backend and a Dask scheduler (a TCP
+connect, so an unreachable one adds no ``runs`` row), the workers the machine's memory holds
+(:func:`psdbench.harness.limits.plan_workers`) and the working folder.  Each raises a one-line
+:class:`~psdbench.api.PsdbenchError` (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .api import PsdbenchError
+
+
+def check_writes(out: str | None, flag: str) -> None:
+    """Before any work: the umask lets psdbench read what it writes, and the report folder (if
+    any) can be replaced as a whole (:mod:`psdbench.outdir`)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    if mask & 0o600:
+        raise PsdbenchError(f"umask {mask:04o} would make the files psdbench writes unreadable or unwritable to "
+                            "you; set e.g. `umask 022`")
+    if out:
+        from .harness.inputs import check_out_dir
+        from .outdir import check_report_folder
+
+        check_out_dir(out, flag)
+        check_report_folder(out, flag)
+
+
+def write_report_whole(store: Any, out: str) -> dict[str, Path]:
+    """The report written into a folder beside ``out`` and swapped in whole (:mod:`psdbench.outdir`)."""
+    from .outdir import replace_folder
+    from .report import write_report
+
+    return replace_folder(out, lambda folder: write_report(store, folder))
+
+
+def check_backend(args: argparse.Namespace) -> None:
+    if args.scheduler is not None and args.backend != "dask":
+        raise PsdbenchError("--scheduler needs --backend dask (the local backend has no scheduler)")
+    if args.backend == "dask":
+        from importlib.util import find_spec
+
+        if find_spec("distributed") is None:  # before the store is opened: no runs row
+            raise PsdbenchError("--backend dask needs 'distributed': pip install 'psdbench[dask]'")
+
+
+def check_scheduler(address: str | None, timeout: float = 5.0) -> None:
+    """An unreachable Dask scheduler is an error before the store is touched (no ``runs`` row)."""
+    if not address:
+        return
+    import socket
+    from urllib.parse import urlsplit
+
+    from .harness.limits import echo
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host or not port:
+        raise PsdbenchError(f"--scheduler {echo(address)}: expected tcp://HOST:PORT")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        raise PsdbenchError(f"--scheduler {echo(address)}: no Dask scheduler answers ({exc.strerror or exc}); "
+                            "start one or leave --scheduler out for a local cluster") from None
+
+
+def plan_jobs(jobs: int | None, memory_mb: int | None) -> int:
+    """The workers the run uses (:func:`~psdbench.harness.limits.plan_workers`), notes on stderr."""
+    from .harness.limits import plan_workers
+
+    used, _, notes = plan_workers(jobs, memory_mb)
+    for note in notes:
+        print(f"psdbench: warning: {note}", file=sys.stderr)
+    return used
+
+
+def check_cwd(command: str) -> None:
+    """A deleted working folder is a one-line error for the commands that take paths."""
+    if command in ("list", "info"):
+        return
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise PsdbenchError("the working folder no longer exists; cd to an existing folder and re-run") from None

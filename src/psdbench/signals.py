@@ -1,0 +1,69 @@
+"""Signals of the command line: SIGTERM, SIGHUP and SIGQUIT stop a command the way Ctrl-C does.
+
+While a command runs (:func:`stops_gracefully`), each of them raises :class:`Terminated` in the
+main thread, so ``psdbench run`` ends as on Ctrl-C (running cells killed and not stored, claims
+released, the run stamped finished) and ``psdbench report`` leaves the previous report in place
+(:mod:`psdbench.outdir`).  The exit status is 128 + the signal number (143, 129, 131), as a shell
+reports a process the signal ended; a closed terminal or dropped ssh session (SIGHUP) and
+``Ctrl-\\`` (SIGQUIT) print one line, no traceback.  A signal the caller ignored when psdbench
+started stays ignored.  SIGXFSZ (a file-size limit, ``ulimit -f``) is ignored, so that a write past
+the limit fails with ``EFBIG`` and is reported (:mod:`psdbench.oserrors`) instead of killing the
+process.
+
+:func:`interrupted_line` is the one line Ctrl-C or a signal prints, worded for the command.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+#: The signals that stop a command gracefully, with the word its message uses.
+STOPS = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)", signal.SIGQUIT: "quit (SIGQUIT)"}
+
+
+class Terminated(KeyboardInterrupt):
+    """A stop signal during a command: the Ctrl-C path, exit status ``128 + signum``."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = int(signum)
+
+
+def _raise(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
+@contextmanager
+def stops_gracefully() -> Iterator[None]:
+    """While inside, SIGTERM / SIGHUP / SIGQUIT raise :class:`Terminated` (main thread only) and
+    SIGXFSZ is ignored; the previous handlers come back on exit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old: dict[int, Any] = {}
+    for sig in STOPS:
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            old[sig] = signal.signal(sig, _raise)
+    if hasattr(signal, "SIGXFSZ"):
+        old[signal.SIGXFSZ] = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def exit_status(exc: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C, ``128 + signum`` for a stop signal."""
+    return 128 + exc.signum if isinstance(exc, Terminated) else 130
+
+
+def interrupted_line(exc: KeyboardInterrupt, command: str | None) -> str:
+    """The line printed when ``command`` is interrupted, without a word that does not fit it."""
+    how = STOPS.get(signal.Signals(exc.signum), "terminated") if isinstance(exc, Terminated) else "interrupted"
+    rest = {"run": "finished cells are stored, re-run to complete the rest",
+            "report": "the previous report, if any, is left as it was"}.get(command or "")
+    return f"psdbench: {how}" + (f"; {rest}" if rest else "")
