@@ -1,7 +1,10 @@
 """Every script and asv module under ``benchmarks/`` imports with the current package layout.
 
 They are run by hand or by asv, never by the test command, so a moved module would otherwise go
-unnoticed until someone measures.  The asv checks below read ``asv.conf.json`` and the modules as
+unnoticed until someone measures.  asv's package ``benchmarks`` holds the asv modules
+(``bench_*.py``) and what they share (``instances.py``, ``cli_latency.py``); the one-off
+measurement scripts behind the findings live in ``benchmarks/scripts/`` (no ``__init__.py``, so
+asv's discovery, which walks packages only, never imports them).  The asv checks below read ``asv.conf.json`` and the modules as
 asv's discovery does (no asv, no environment build, no network): asv imports every module of the
 ``benchmarks`` package, in an environment holding only psdbench's dependencies, and benchmarks
 whatever carries a ``time_`` / ``timeraw_`` / ``mem_`` / ``peakmem_`` / ``track_`` prefix.
@@ -26,11 +29,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = sorted((ROOT / "benchmarks").glob("*.py"))
+SCRIPTS = sorted((ROOT / "benchmarks" / "scripts").glob("*.py"))
 ASV_PREFIX = re.compile(r"^(time|timeraw|mem|peakmem|track)_")
 ASV_MODULES = [p for p in BENCHMARKS if p.name.startswith("bench_")]
 
 
-@pytest.mark.parametrize("path", [p for p in BENCHMARKS if p.name != "__init__.py"], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in BENCHMARKS + SCRIPTS if p.name != "__init__.py"], ids=lambda p: p.name)
 def test_benchmark_module_imports(path):
     spec = importlib.util.spec_from_file_location(f"bench_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
@@ -39,7 +43,7 @@ def test_benchmark_module_imports(path):
 
 
 def _load(name):
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "scripts" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -164,9 +168,22 @@ def test_asv_module_benchmarks(path):
 
 @pytest.mark.parametrize("path", [p for p in BENCHMARKS if p not in ASV_MODULES and p.name != "__init__.py"],
                          ids=lambda p: p.name)
-def test_scripts_hold_no_asv_benchmark(path):
-    """asv imports the scripts too: a prefixed name there would be benchmarked by every ``asv run``."""
+def test_shared_modules_hold_no_asv_benchmark(path):
+    """asv imports every module of its package: a prefixed name there would be benchmarked by every ``asv run``."""
     assert _asv_names(_module(path)) == []
+
+
+def test_asv_never_imports_the_scripts():
+    """The one-off scripts are outside asv's package: ``benchmarks/scripts`` is no package, so
+    asv's discovery (``pkgutil.iter_modules`` over the package, recursively) does not list it."""
+    import pkgutil
+
+    import benchmarks
+
+    assert not (ROOT / "benchmarks" / "scripts" / "__init__.py").exists()
+    listed = {name for _, name, _ in pkgutil.iter_modules(benchmarks.__path__)}
+    assert "scripts" not in listed and not listed & {p.stem for p in SCRIPTS}
+    assert len(SCRIPTS) >= 18 and len(BENCHMARKS) <= 9
 
 
 def _top_level_imports(path: Path) -> set[str]:
@@ -195,7 +212,7 @@ def test_benchmark_modules_import_only_dependencies():
     allowed_dists = {_canonical(re.match(r"[A-Za-z0-9_.-]+", d).group(0)) for d in deps}
     dist_of = packages_distributions()
     bad = {}
-    for path in BENCHMARKS:
+    for path in BENCHMARKS + SCRIPTS:
         for name in _top_level_imports(path):
             if name in sys.stdlib_module_names or name in ("psdbench", "benchmarks", "__future__"):
                 continue
@@ -223,15 +240,18 @@ def test_data_benchmark_skips_without_data(monkeypatch):
     bench.teardown()  # asv tears down after a skipping setup too
 
 
-def test_readme_documents_asv_workflow():
-    """The README's Benchmarks section gives the commands a fresh clone needs and names every asv class."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("\n## Benchmarks\n", 1)[1].split("\n## ", 1)[0]
+def test_docs_document_asv_workflow():
+    """docs/benchmarks.md's asv section gives the commands a fresh clone needs and names every asv
+    class; the README's tour shows the first ones and links to it."""
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    section = page.split("\n## asv\n", 1)[1].split("\n## ", 1)[0]
     for command in ("install -e '.[bench]'", "asv machine --yes", "asv run --quick", "HEAD^!",
                     "--python=same", "--set-commit-hash", "asv continuous", "asv compare", "asv publish"):
-        assert command in section, f"README's Benchmarks section lacks {command!r}"
+        assert command in section, f"docs/benchmarks.md's asv section lacks {command!r}"
+    readme = (ROOT / "README.md").read_text()
+    assert "docs/benchmarks.md" in readme and "asv machine --yes" in readme and "asv continuous" in readme
     for path in ASV_MODULES:
         module = _module(path)
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == module.__name__:
-                assert f"`{name}`" in section, f"README's Benchmarks section does not name {name}"
+                assert f"`{name}`" in section, f"docs/benchmarks.md's asv section does not name {name}"

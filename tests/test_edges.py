@@ -544,7 +544,7 @@ def test_ctrl_c_outside_run_does_not_speak_of_cells(cmd, tmp_path, monkeypatch):
     import psdbench.harness.inputs as inputs
 
     make_store(tmp_path / "s.sqlite")
-    monkeypatch.setattr(inputs.ReadOnlyStore, "results_frame", lambda self, *a: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr(inputs.ReadOnlyStore, "results_frame", lambda self, *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     args = ["compare", tmp_path / "s.sqlite", tmp_path / "s.sqlite"] if cmd == "compare" else \
         ["results", "--db", tmp_path / "s.sqlite"]
     code, _, err = cli(args)

@@ -1,6 +1,6 @@
 """Fixtures and helpers of the kernel benchmark suite (pytest-benchmark).
 
-Every benchmark records in ``benchmark.extra_info`` what ``benchmarks/kernel_report.py`` needs:
+Every benchmark records in ``benchmark.extra_info`` what ``benchmarks/scripts/kernel_report.py`` needs:
 
 ``role``        ``"kernel"`` (one call of one kernel) or ``"solve"`` (a whole solve with an iteration
                 cap; two caps per solver give the marginal cost of one iteration);

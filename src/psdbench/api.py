@@ -43,6 +43,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from psdbench.budget import Budget
+from psdbench.errors import DataError, PsdbenchError  # without NumPy: ``psdbench --version`` imports none
 from psdbench.params import Param, choice, either, number
 from psdbench.tracing import Deferred, TraceRecorder, resolve_iterate
 
@@ -51,17 +52,12 @@ __all__ = [
     "INACCURATE", "REJECTED", "SOLVER_INFEASIBLE",
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
     "TraceRecorder", "certified_reference", "choice", "default_params", "either", "expand_params",
-    "number", "pairs_with", "param_specs", "problem_family", "problem_sense", "repair",
-    "resolve_iterate", "skip_reason", "validate_params", "warm_up",
+    "number", "pairs_with", "param_specs", "problem_contract", "problem_offers", "problem_description", "problem_family",
+    "problem_sense", "repair", "resolve_iterate", "skip_reason", "solver_requires", "solver_returns",
+    "validate_params", "warm_up",
 ]
 
 
-class PsdbenchError(Exception):
-    """Bad input (configuration, plugin, data).  The command line turns it into exit status 2."""
-
-
-class DataError(PsdbenchError):
-    """A dataset cannot be found or read."""
 
 
 class Status(str, enum.Enum):
@@ -139,8 +135,9 @@ class Dataset:
 class DatasetCollection(Protocol):
     """A named collection of datasets (the ``<collection>`` part of ``<collection>/<name>``).
 
-    Optional hook ``check(name)``: raise a one-line :class:`DataError` if ``name`` cannot be
-    loaded, without loading it (default: ``name in names()``).
+    Optional hooks: ``check(name)``: raise a one-line :class:`DataError` if ``name`` cannot be
+    loaded, without loading it (default: ``name in names()``); ``preload`` (tuple of str): modules
+    ``load`` needs, imported by the fork server once (default: ``()``).
     """
 
     def names(self) -> list[str]:
@@ -349,6 +346,23 @@ class Problem(Protocol):
     ``size_param`` : str
         The instance parameter that measures an instance's size (e.g. a dimension), the x axis of
         the report's time-versus-size plot.  Default: none (the report tries ``n``, ``n_nodes``).
+    ``description`` : str
+        The problem as a solver's author needs it, in plain text: the optimization problem written
+        out, the variables a :class:`Solution` carries (names, shapes, meaning, layout) and the
+        paper it comes from.  ``psdbench info`` and the family's documentation page print it.
+        Default: the docstring (:func:`problem_description`).
+    ``contract`` : type or tuple of type
+        The kind protocol(s) its instances implement: everything a solver may read of an
+        instance (``families/<family>/contract.py`` for the built-ins).  ``psdbench info`` prints
+        their members with their types.  Default: :class:`Instance` (:func:`problem_contract`).
+    ``preload`` : tuple of str
+        Modules its instances need that its own module does not import (e.g. scikit-learn's
+        model selection): imported with the problem in a process that runs cells, and by the fork
+        server; not by the commands that only describe it.  Default: ``()``.
+    ``unsupported`` : tuple of str
+        Members of the contract its instances offer only as a refusal (e.g.
+        ``reference_formulation`` returning ``None``): ``psdbench info`` then does not list the
+        solvers that require them.  Default: ``()``.
     """
 
     name: str
@@ -387,6 +401,13 @@ class Solver(Protocol):
         deadline, not its ``wall_time_s``; an exception fails the cell (status ``error``), and the
         hook is tried again before the next cell, so every cell it fails on fails alike.
         Default: nothing beyond the imports of ``preload`` (:func:`warm_up`).
+    ``requires`` : tuple of str
+        Instance members a generic solver (``kinds`` ``("*",)``) reads beyond :class:`Instance`;
+        ``psdbench info PROBLEM`` lists the solver only for problems whose ``contract`` has them
+        all (it would be skipped on the others).  Default: ``()`` (:func:`solver_requires`).
+    ``returns`` : str
+        What its :class:`Solution` carries, in plain text, for ``psdbench info``.  Default: the
+        variables its problems document (:func:`solver_returns`).
     """
 
     name: str
@@ -439,6 +460,46 @@ def problem_size_param(problem: Any) -> str | None:
     """The instance parameter a problem names as its size (``size_param`` hook), or ``None``."""
     name = getattr(problem, "size_param", None)
     return None if name is None else str(name)
+
+
+def problem_description(problem: Any) -> str:
+    """The problem's ``description`` text, or its docstring (dedented, stripped)."""
+    import inspect
+
+    text = getattr(problem, "description", None)
+    if not isinstance(text, str) or not text.strip():
+        text = getattr(problem, "__doc__", None) or getattr(type(problem), "__doc__", None) or ""
+    return inspect.cleandoc(text)
+
+
+def problem_contract(problem: Any) -> tuple[type, ...]:
+    """The kind protocol(s) a problem's instances implement (``contract`` hook), default ``(Instance,)``."""
+    contract = getattr(problem, "contract", None)
+    if contract is None:
+        return (Instance,)
+    return tuple(contract) if isinstance(contract, (tuple, list)) else (contract,)
+
+
+def problem_offers(problem: Any) -> set[str]:
+    """Instance members a problem's instances offer: the members of its contract protocols (and
+    their protocol bases) less its ``unsupported`` ones."""
+    names: set[str] = set()
+    for cls in problem_contract(problem):
+        for c in getattr(cls, "__mro__", ()):
+            if c is not object:
+                names |= set(getattr(c, "__annotations__", {})) | {k for k in vars(c) if not k.startswith("_")}
+    return names - set(getattr(problem, "unsupported", ()) or ())
+
+
+def solver_requires(solver: Any) -> tuple[str, ...]:
+    """Instance members a generic solver needs beyond :class:`Instance` (``requires`` hook), default ``()``."""
+    return tuple(str(m) for m in getattr(solver, "requires", ()) or ())
+
+
+def solver_returns(solver: Any) -> str | None:
+    """The solver's ``returns`` text, or ``None`` (its problems' variables then say it)."""
+    text = getattr(solver, "returns", None)
+    return text.strip() if isinstance(text, str) and text.strip() else None
 
 
 def pairs_with(solver: Any, problem: Any) -> bool:

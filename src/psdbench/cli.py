@@ -28,7 +28,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS
     os.environ[_var] = "1"
 
 from . import __version__  # noqa: E402
-from .api import PsdbenchError  # noqa: E402
+from .errors import PsdbenchError  # noqa: E402  (psdbench.api's, without NumPy: --version and --help import none)
 from .signals import Terminated  # noqa: E402,F401  (re-exported: the Ctrl-C path of a stop signal)
 
 DEFAULT_DB = "psdbench-results.sqlite"
@@ -104,7 +104,8 @@ def _parser() -> argparse.ArgumentParser:
     cache.add_argument("--no-ref-cache", action="store_true", help="neither read nor write the reference cache")
     run.add_argument("--yes", action="store_true", help="run a grid of more than 20000 cells")
     ls = sub.add_parser("list", help="list problems, solvers, datasets or suites")
-    ls.add_argument("what", choices=["problems", "solvers", "datasets", "suites"])
+    ls.add_argument("what", nargs="?", default=None, choices=["problems", "solvers", "datasets", "suites"],
+                    help="what to list (default: all four)")
     ls.add_argument("-v", "--verbose", action="store_true", help="every parameter, its default, type and meaning")
     info = sub.add_parser("info", help="one problem, solver, dataset or suite: every parameter, default, type, meaning")
     info.add_argument("name")
@@ -141,7 +142,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     preflight.check_scheduler(args.scheduler)
     prep = prepare(args.grid, suite=args.suite, solvers=args.solver, datasets=args.dataset, problems=args.problem,
                    db=args.db, save_solutions=args.save_solutions, yes=args.yes)
-    for name, why in prep.registry.broken.items():
+    reported = dict(prep.registry.broken)  # plugins are imported as needed: more may be reported after the run
+    for name, why in reported.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     grid = prep.grid
     jobs = preflight.plan_jobs(args.jobs, grid.memory_mb)
@@ -160,7 +162,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
               + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)"
               + _run_notes(summary))
         if args.report:
-            print(_report_line(preflight.write_report_whole(store, args.report)))
+            print(_report_line(preflight.write_report_whole(store, args.report, registry=prep.registry)))
+        for name, why in prep.registry.broken.items():  # plugins first imported by the cells or the report
+            if name not in reported:
+                print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     finally:
         store.close()  # checkpoints the WAL: the file alone holds the run, and later reads leave it as is
     return 0
@@ -189,33 +194,29 @@ def _report_line(paths: dict[str, Path]) -> str:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from .describe import first_line, param_lines
+    from .describe import list_lines
     from .registry import discover
 
-    reg = discover()
-    if args.what == "problems":
-        for n, p in sorted(reg.problems.items()):
-            print(f"{n}\t{first_line(p)}")
-            if args.verbose:
-                print("\n".join(param_lines(p)))
-    elif args.what == "solvers":
-        for n, s in sorted(reg.solvers.items()):
-            print(f"{n}\t{','.join(getattr(s, 'kinds', ()))}\t{first_line(s)}")
-            if args.verbose:
-                print("\n".join(param_lines(s)))
-    elif args.what == "datasets":
-        names = list(reg.single_datasets)
-        for prefix, coll in sorted(reg.collections.items()):
-            try:  # a collection plugin that fails is reported, the others are listed
-                names += [f"{prefix}/{n}" for n in coll.names()]
-            except (Exception, SystemExit) as exc:
-                print(f"psdbench: warning: {prefix}/* unavailable ({type(exc).__name__}: "
-                      f"{(str(exc).splitlines() or [''])[0]})", file=sys.stderr)
-        for n in sorted(names):
-            print(n)
-    else:
-        for n in reg.suite_names():
-            print(n)
+    reg = discover(preload=False)  # describes plugins: their cells' modules are not needed
+    for what in [args.what] if args.what else ["problems", "solvers", "datasets", "suites"]:
+        if not args.what:
+            print(f"{what}:")
+        if what in ("problems", "solvers"):  # names and docstrings from the source: no plugin imported
+            lines = list_lines(reg.problems if what == "problems" else reg.solvers, what, args.verbose)
+            print("\n".join(lines)) if lines else None
+        elif what == "datasets":
+            names = list(reg.single_datasets)
+            for prefix, coll in sorted(reg.collections.items()):
+                try:  # a collection plugin that fails is reported, the others are listed
+                    names += [f"{prefix}/{n}" for n in coll.names()]
+                except (Exception, SystemExit) as exc:
+                    print(f"psdbench: warning: {prefix}/* unavailable ({type(exc).__name__}: "
+                          f"{(str(exc).splitlines() or [''])[0]})", file=sys.stderr)
+            for n in sorted(names):
+                print(n)
+        else:
+            for n in reg.suite_names():
+                print(n)
     for name, why in reg.broken.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     return 0
@@ -225,7 +226,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from .describe import info_lines
     from .registry import discover
 
-    print("\n".join(info_lines(discover(), args.name)))
+    print("\n".join(info_lines(discover(preload=False), args.name)))
     return 0
 
 

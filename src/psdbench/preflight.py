@@ -34,12 +34,13 @@ def check_writes(out: str | None, flag: str) -> None:
         check_report_folder(out, flag)
 
 
-def write_report_whole(store: Any, out: str) -> dict[str, Path]:
-    """The report written into a folder beside ``out`` and swapped in whole (:mod:`psdbench.outdir`)."""
+def write_report_whole(store: Any, out: str, registry: Any = None) -> dict[str, Path]:
+    """The report written into a folder beside ``out`` and swapped in whole (:mod:`psdbench.outdir`);
+    ``registry``: the plugins (default: discovered)."""
     from .outdir import replace_folder
     from .report import write_report
 
-    return replace_folder(out, lambda folder: write_report(store, folder))
+    return replace_folder(out, lambda folder: write_report(store, folder, registry=registry))
 
 
 def check_backend(args: argparse.Namespace) -> None:

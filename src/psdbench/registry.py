@@ -5,6 +5,10 @@ psdbench registers its own built-ins through the same entry-point groups as thir
 ``psdbench.suites``).  A plugin that fails to import (raises, or calls ``sys.exit``) is reported
 by name in :attr:`Registry.broken` and skipped; it is never fatal.
 
+Discovery reads only the entry points' names from the installed metadata: each plugin is imported
+when a cell or a command first needs its object (:class:`psdbench.plugins.PluginMap`), so printing
+names costs no import of the plugins or the scientific stack.
+
 Dataset entry points come in two shapes: a name without ``/`` registers a *collection* (an object
 with ``names()`` and ``load(name)``), a name ``collection/name`` registers a single dataset (a
 callable returning a :class:`~psdbench.api.Dataset`).
@@ -19,16 +23,12 @@ from importlib import resources
 from typing import Any
 
 from .api import Dataset, DataError, PsdbenchError
+from .plugins import PluginMap, names_of
 
 GROUPS = {"problems": "psdbench.problems", "solvers": "psdbench.solvers", "datasets": "psdbench.datasets",
           "reports": "psdbench.reports", "suites": "psdbench.suites"}
 #: Libraries every cell's numbers depend on, recorded once per run besides each solver's own.
 CORE_LIBRARIES = ("numpy", "scipy")
-
-
-def _instantiate(obj: Any) -> Any:
-    """Entry points may name a class (instantiated without arguments) or an instance."""
-    return obj() if isinstance(obj, type) else obj
 
 
 @dataclass
@@ -37,14 +37,22 @@ class Registry:
 
     Attributes
     ----------
-    problems, solvers : dict
-        Name to instance.
-    collections : dict
+    problems, solvers : mapping
+        Name to instance (a :class:`~psdbench.plugins.PluginMap` from :func:`discover`: a plugin
+        is imported at its first lookup).
+    collections : mapping
         Dataset collection prefix to collection object.
-    single_datasets : dict
+    single_datasets : mapping
         Full dataset name to loader callable.
+    reports : mapping
+        Report section name to section object.
+    suites : dict
+        Suite name to its TOML file.
     broken : dict
-        ``"group:name"`` to the one-line reason the plugin could not be loaded.
+        ``"group:name"`` to the one-line reason the plugin could not be loaded (filled as plugins
+        are imported).
+    modules : list of str
+        The modules of the plugins imported so far.
     """
 
     problems: dict[str, Any] = field(default_factory=dict)
@@ -58,13 +66,14 @@ class Registry:
 
     def problem(self, name: str) -> Any:
         if name not in self.problems:
-            raise PsdbenchError(f"unknown problem {name!r} (known: {', '.join(sorted(self.problems))})")
+            hint = f"; plugin failed to load: {self.broken['problems:' + name]}" if "problems:" + name in self.broken else ""
+            raise PsdbenchError(f"unknown problem {name!r} (known: {', '.join(names_of(self.problems))}){hint}")
         return self.problems[name]
 
     def solver(self, name: str) -> Any:
         if name not in self.solvers:
             hint = f"; plugin failed to load: {self.broken['solvers:' + name]}" if "solvers:" + name in self.broken else ""
-            raise PsdbenchError(f"unknown solver {name!r} (known: {', '.join(sorted(self.solvers))}){hint}")
+            raise PsdbenchError(f"unknown solver {name!r} (known: {', '.join(names_of(self.solvers))}){hint}")
         return self.solvers[name]
 
     def dataset_names(self) -> list[str]:
@@ -84,7 +93,7 @@ class Registry:
         if not rest or prefix not in self.collections:
             raise DataError(
                 f"unknown dataset {name!r}: names are <collection>/<name> with collection one of "
-                f"{', '.join(sorted(self.collections))}"
+                f"{', '.join(names_of(self.collections))}"
             )
         coll = self.collections[prefix]
         check = getattr(coll, "check", None)
@@ -107,7 +116,8 @@ class Registry:
             raise PsdbenchError(f"suite {name}: malformed TOML: {exc}") from None
 
     def preload_modules(self) -> list[str]:
-        """Modules the fork server imports once: every loaded plugin's module and its ``preload``."""
+        """Modules the fork server imports once: every plugin's module and its ``preload`` (imports
+        every problem, solver and dataset plugin)."""
         objs = [*self.problems.values(), *self.solvers.values(), *self.collections.values()]
         mods: list[str] = [m for m in self.modules]
         for obj in objs:
@@ -134,14 +144,6 @@ class Registry:
         return self.collections[prefix].load(rest)
 
 
-def _load(ep: md.EntryPoint) -> Any:
-    """Load and instantiate one entry point; ``sys.exit`` inside a plugin is a failure, not an exit."""
-    try:
-        return _instantiate(ep.load())
-    except SystemExit as exc:
-        raise RuntimeError(f"plugin called sys.exit({exc.code!r}) at import") from None
-
-
 def _suite_files(package: Any, prefix: str) -> dict[str, Any]:
     name = getattr(package, "__name__", None)
     if not isinstance(name, str):
@@ -149,30 +151,35 @@ def _suite_files(package: Any, prefix: str) -> dict[str, Any]:
     return {p.name[: -len(".toml")]: p for p in resources.files(name).iterdir() if p.name.endswith(".toml")}
 
 
-def discover() -> Registry:
-    """Load every registered plugin; broken ones are recorded, not raised."""
-    reg = Registry()
+def discover(preload: bool = True) -> Registry:
+    """Find every registered plugin by name; each is imported at its first use (broken ones are
+    then recorded in :attr:`Registry.broken`, not raised).  Suites are found at once: their
+    packages hold only TOML files.
+
+    Parameters
+    ----------
+    preload : bool
+        Import a plugin's ``preload`` modules when it is imported (for a process that forks
+        workers); ``False`` for commands that only describe plugins.
+    """
+    eps: dict[str, dict[str, md.EntryPoint]] = {kind: {} for kind in GROUPS}
     for kind, group in GROUPS.items():
         for ep in md.entry_points(group=group):
-            try:
-                obj = _load(ep) if kind != "suites" else ep.load()
-                if kind == "suites":
-                    reg.suites.update(_suite_files(obj, ep.name))
-            except Exception as exc:  # a broken plugin must never be fatal
-                reg.broken[f"{kind}:{ep.name}"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
-                continue
-            if ep.module not in reg.modules:
-                reg.modules.append(ep.module)
-            if kind == "problems":
-                reg.problems[ep.name] = obj
-            elif kind == "solvers":
-                reg.solvers[ep.name] = obj
-            elif kind == "reports":
-                reg.reports[ep.name] = obj
-            elif kind == "suites":
-                continue
-            elif "/" in ep.name:
-                reg.single_datasets[ep.name] = obj
-            else:
-                reg.collections[ep.name] = obj
+            eps[kind][ep.name] = ep  # a name registered twice: the last one found wins, as before
+    broken: dict[str, str] = {}
+    modules: list[str] = []
+
+    def group(kind: str, names: dict[str, md.EntryPoint]) -> PluginMap:
+        return PluginMap(kind, names, broken, modules, preload=preload)
+
+    datasets = eps["datasets"]
+    reg = Registry(problems=group("problems", eps["problems"]), solvers=group("solvers", eps["solvers"]),
+                   collections=group("datasets", {n: e for n, e in datasets.items() if "/" not in n}),
+                   single_datasets=group("datasets", {n: e for n, e in datasets.items() if "/" in n}),
+                   reports=group("reports", eps["reports"]), broken=broken, modules=modules)
+    for name, ep in eps["suites"].items():
+        try:
+            reg.suites.update(_suite_files(ep.load(), name))
+        except Exception as exc:  # a broken plugin must never be fatal
+            broken[f"suites:{name}"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
     return reg

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
-from sklearn import datasets as skd
 
 from ..api import Dataset, DataError
 from . import split_view
 
-_LOADERS: dict[str, tuple[Callable, str]] = {
+# name -> (sklearn.datasets loader, label coding); the loader is looked up when a dataset is loaded,
+# so listing the names (``psdbench list``) imports no scikit-learn
+_LOADERS: dict[str, tuple[str, str]] = {
     # WDBC: sklearn codes malignant 0, benign 1; the papers' wdbc.csv codes malignant 1 -> +1.
-    "breast-cancer": (skd.load_breast_cancer, "malignant -> +1, benign -> -1 (as the papers' wdbc.csv)"),
-    "wine": (skd.load_wine, "class 0 -> +1, classes 1, 2 -> -1"),
-    "iris": (skd.load_iris, "setosa (0) -> +1, others -> -1"),
-    "digits": (skd.load_digits, "digit 0 -> +1, others -> -1"),
+    "breast-cancer": ("load_breast_cancer", "malignant -> +1, benign -> -1 (as the papers' wdbc.csv)"),
+    "wine": ("load_wine", "class 0 -> +1, classes 1, 2 -> -1"),
+    "iris": ("load_iris", "setosa (0) -> +1, others -> -1"),
+    "digits": ("load_digits", "digit 0 -> +1, others -> -1"),
 }
 
 
@@ -28,6 +27,8 @@ class SklearnCollection:
     original labels as ``y``.
     """
 
+    preload = ("sklearn.datasets",)  # the fork server imports it once for every worker
+
     def names(self) -> list[str]:
         return sorted(_LOADERS)
 
@@ -39,8 +40,10 @@ class SklearnCollection:
     def load(self, name: str) -> Dataset:
         self.check(name)
         base, view = split_view(name, "sklearn")
+        from sklearn import datasets as skd
+
         loader, coding = _LOADERS[base]
-        X, y0 = loader(return_X_y=True)
+        X, y0 = getattr(skd, loader)(return_X_y=True)
         if view == "multiclass":
             y, coding = np.asarray(y0, dtype=float), "original labels"
         else:
@@ -49,7 +52,7 @@ class SklearnCollection:
             name=f"sklearn/{name}",
             X=np.asarray(X, dtype=float),
             y=y,
-            source=f"sklearn.datasets.{loader.__name__}",
+            source=f"sklearn.datasets.{loader}",
             label_coding=coding,
             meta={"y_original": np.asarray(y0), "n_nan_replaced": 0},
         )

@@ -14,23 +14,28 @@ binary view codes class 0 as +1 and every other class as -1; ``:multiclass`` kee
 from __future__ import annotations
 
 import numpy as np
-from sklearn import datasets as skd
 
 from ..api import Dataset, DataError
 from . import split_view
 
 
 def _moons() -> tuple[np.ndarray, np.ndarray]:
+    from sklearn import datasets as skd  # here: listing the names imports no scikit-learn
+
     X, y = skd.make_moons(n_samples=300, noise=0.15, random_state=0)
     return X, y
 
 
 def _blobs() -> tuple[np.ndarray, np.ndarray]:
+    from sklearn import datasets as skd  # here: listing the names imports no scikit-learn
+
     X, y = skd.make_blobs(n_samples=300, centers=2, n_features=5, cluster_std=2.0, random_state=0)
     return X, y
 
 
 def _gaussian_classes() -> tuple[np.ndarray, np.ndarray]:
+    from sklearn import datasets as skd  # here: listing the names imports no scikit-learn
+
     X, y = skd.make_classification(n_samples=600, n_features=100, n_informative=20, n_redundant=10,
                                    n_classes=4, n_clusters_per_class=1, class_sep=1.0, shuffle=True,
                                    random_state=0)
@@ -45,6 +50,8 @@ _CODING = {"two-moons": "class 0 -> +1, class 1 -> -1", "blobs": "class 0 -> +1,
 
 class SyntheticCollection:
     """Seeded synthetic datasets."""
+
+    preload = ("sklearn.datasets",)  # the fork server imports it once for every worker
 
     def names(self) -> list[str]:
         return sorted(_GENERATORS)

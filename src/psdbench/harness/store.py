@@ -72,7 +72,7 @@ CREATE VIEW IF NOT EXISTS results AS
 CREATE TRIGGER IF NOT EXISTS results_delete INSTEAD OF DELETE ON results
     BEGIN DELETE FROM history WHERE cell_key = OLD.cell_key; END;
 CREATE VIEW IF NOT EXISTS current AS
-    SELECT {_COLS} FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY COALESCE(cell_id, cell_key));
+    SELECT {_COLS} FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY COALESCE(NULLIF(cell_id, ''), cell_key));
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, started_at TEXT, finished_at TEXT, command TEXT,
     machine TEXT, versions TEXT, threads TEXT

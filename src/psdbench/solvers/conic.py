@@ -38,6 +38,8 @@ class CvxpySolver:
     backend = ""
     package = ""
     kinds: tuple[str, ...] = ("*",)
+    requires = ("reference_formulation",)  # a problem whose instances return None is skipped
+    returns = "the variables the problem's reference formulation extracts (e.g. M); none if the solve fails"
     params: dict[str, api.Param] = {}
     default_params: dict[str, Any] = {}
     # ``formulation`` (a variant of Instance.reference_formulation) and backend options pass through

@@ -110,6 +110,8 @@ class Euclidean:
 
     name = "euclidean"
     kinds: tuple[str, ...] = ("*",)
+    requires = ("metric_training_data", "metric_from_matrix")  # MetricPeerInstance
+    returns = "the instance's variables for the learned metric (metric_from_matrix), the mapping in info"
     params: dict[str, api.Param] = {}
     default_params: dict[str, Any] = {}
 
@@ -132,6 +134,8 @@ class MetricLearnPeer:
 
     name = "metric-learn"
     kinds: tuple[str, ...] = ("*",)
+    requires = ("metric_training_data", "metric_from_matrix")  # MetricPeerInstance
+    returns = "the instance's variables for the learned metric (metric_from_matrix), the mapping in info"
     params: dict[str, api.Param] = {}
     default_params: dict[str, Any] = {}
     preload: tuple[str, ...] = ("metric_learn",)

@@ -68,6 +68,7 @@ class Dykstra:
 
     name = "dykstra"
     kinds = ("bregman-pairs",)
+    returns = "W (n, n): the metric; xi (K,): the slacks of the last epoch"
     params: dict[str, api.Param] = {
         "order": api.choice("rand", "perm", "cyclic",
                             doc="half-space order (section 3): rand (uniform) | perm (new permutation per epoch) | cyclic"),

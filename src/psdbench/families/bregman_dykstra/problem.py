@@ -36,11 +36,44 @@ import numpy as np
 
 from psdbench import api
 from psdbench.api import Dataset, PsdbenchError
+from psdbench.families.bregman_dykstra.contract import BregmanPairsKind
 from psdbench.families.bregman_dykstra.data import GENERATOR, dykstra_halfspaces
+from psdbench.solvers.metric_learn import MetricPeerInstance
 from psdbench.families.bregman_dykstra.divergence import DIVERGENCES
 from psdbench.families.bregman_dykstra.instance import KIND, BregmanPairsInstance
 from psdbench.families.bregman_dykstra.pairs import PHIS, covariance_pairs, descriptor_pairs, labelled_pairs
 from psdbench.families.bregman_dykstra.textures import brodatz_descriptors
+
+
+#: What ``psdbench info metric/bregman-pairs`` and docs/families/bregman_dykstra.md print.
+DESCRIPTION = """\
+Paper: Matsuzawa, Relator, Sese and Kato, "Stochastic Dykstra Algorithms for Metric Learning on
+Positive Semi-Definite Cone" (stochastic-dykstra-psd-metric-learning), section 2.2, problem (2).
+
+Data of an instance: K half-spaces given by symmetric A_k (n x n), signs y_k = +-1, bounds b_k > 0
+and weights c_k = 1 / (lambda K): synthetic (section 5.1, A_k = F_k F_k', b_k = 1) or pair
+constraints of labelled data (section 5.2: A_k = (x_i - x_j)(x_i - x_j)' + eps I, similar pairs
+y = +1 with b_ub, dissimilar pairs y = -1 with b_lb).
+
+    minimize    BD((W, xi), (I, 1)) = tr W - log det W - n + sum_k c_k BD_1(xi_k, 1)
+    over        W (n x n) symmetric positive definite, xi (K)
+    subject to  y_k <A_k, W> <= y_k b_k xi_k          k = 1..K                               (2)
+
+BD_1(xi, 1) = phi(xi) - phi(1) - phi'(1)(xi - 1) with phi = -log (divergence "is"),
+xi^2 / 2 ("l2") or (log xi - 1) xi ("re").
+
+Variables a solution carries:
+  W   (n, n)  the metric (verified symmetric positive definite).
+  xi  (K,)    optional slacks; with them the objective is (2) at (W, xi) and the constraints are
+              verified; without them, at the best feasible slack for W:
+              xi*_k = max(1, <A_k, W> / b_k) for y_k = +1, min(1, <A_k, W> / b_k) for y_k = -1.
+
+Metrics: the objective's parts and the constraint activity; on labelled pairs the 3-NN test
+accuracy with W (acc_W) and with W = I (acc_eye).
+Reference: Clarabel on the cvxpy form, its point repaired to exact feasibility (value), and the
+Lagrange dual bound g(alpha) = log det(I + S) + sum_k min_xi [c_k BD_1(xi, 1) - alpha_k y_k b_k xi],
+S = sum_k alpha_k y_k A_k, at Clarabel's constraint duals (lower).
+"""
 
 
 class BregmanPairs:
@@ -50,6 +83,9 @@ class BregmanPairs:
     kind = KIND
     family = "bregman-dykstra"
     sense = "min"
+    description = DESCRIPTION
+    #: what a solver may read: the kind protocol, and the two hooks of the metric-learning peers
+    contract = (BregmanPairsKind, MetricPeerInstance)
     size_param = "n"
     params: dict[str, api.Param] = {
         "divergence": api.choice(*DIVERGENCES, doc="slack seed of section 2.2: is (ISBD) | l2 (L2BD) | re (REBD)"),

@@ -115,6 +115,8 @@ class GdpaLp(GraphGdpaSolver):
     """Solver ``gdpa-lp``: the published GDPA linearization of the modified SDP dual (20)."""
 
     name = "gdpa-lp"
+    returns = ("y (N+1,), z (m,), eps: the dual point of (12) / (20) after the last LP (verified: H-bar PSD); "
+               "x (N,): labels from its first eigenvector, a rank-one primal point of (8)")
     params: dict[str, api.Param] = {
         "tol": api.number(low=0, default=1e-4, doc="stop when the LP objective changes by at most tol relative"),
         "max_lp": api.number(low=1, default=100, integer=True, doc="maximum number of LPs (outer iterations)"),

@@ -30,7 +30,7 @@ Labels: the first eigenvector ``v`` of ``Q + diag(y)``, ``x_U = sign(v_U) sign(v
 (``rounding = "eigenvector"``, GDPA's rule of section 5.2), or ``rounding = "slackness"``:
 complementary slackness ``(Q + diag y) Z = 0`` read on Z's t-column ``[z_U; 1]`` gives
 ``(Q_UU + diag y_U) z_U = -c``, solved (least squares), ``x_U = sign(z_U)``.  On complete WDBC
-graphs the eigenvector rule is what loses accuracy (``benchmarks/gc_complete_gap.py``).
+graphs the eigenvector rule is what loses accuracy (``benchmarks/scripts/gc_complete_gap.py``).
 
 The solution carries ``s_reduced = 1 / a`` (the scalars of the last LP), from which the instance
 certifies ``lambda_min(H-bar)`` by Gershgorin discs in O(nnz).
@@ -125,6 +125,8 @@ class GdpaLpElim(GraphGdpaSolver):
     """Solver ``gdpa-lp-elim``: GDPA-LP on the split dual of the reduced SDP (certified bound)."""
 
     name = "gdpa-lp-elim"
+    returns = ("y_reduced, eps_reduced: the dual of the reduced SDP and its split parameter after the last LP; "
+               "s_reduced: the scaling vector whose Gershgorin discs certify it; x (N,): labels (rounding)")
     # Defaults reach the split dual's optimum.  The plain GDPA iteration from a strictly
     # diagonally dominant start (start="dominant", scalars="gdpa") stops after one LP at a
     # bound set by that start (far below 0 on WDBC); see the module docstring.

@@ -27,14 +27,55 @@ import itertools
 from typing import Any, Callable, Mapping
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold, train_test_split
-from sklearn.neighbors import NearestNeighbors
 
 from psdbench import api
 from psdbench.api import Dataset, PsdbenchError
 from psdbench.datasets import binary_samples
+from psdbench.families.graph_classification.contract import GraphClassificationKind
 from psdbench.families.graph_classification.instance import KIND, GraphClassificationInstance
 from psdbench.families.graph_classification.sparse import knn_laplacian
+
+
+#: What ``psdbench info graph-classification`` and docs/families/graph_classification.md print.
+DESCRIPTION = """\
+Paper: "Projection-free Graph-based Classifier Learning using Gershgorin Disc Perfect Alignment"
+(gdpa-graph-classifier-sdp), section 4: SDP primal (8), its dual (12) and the modified dual (20).
+
+Data of an instance: N nodes (samples of a two-class dataset) in the instance's order, the first
+m = floor(N / 2) labelled with known labels xhat in {-1, +1}^m; L = D - W (N x N), the Laplacian of
+the complete similarity graph w_ij = exp(-||f_i - f_j||^2) or of its symmetrized k-NN
+sparsification (graph = "knn").  (8) relaxes  min x'Lx  over labels x in {-1, +1}^N that agree
+with xhat:
+
+    minimize    tr(L X)                                  over X (N x N) and x (N)
+    subject to  X_ii = 1                  i = 1..N
+                x_i  = xhat_i             i = 1..m
+                M = [[X, x], [x', 1]]  is PSD            (size N + 1)                   (8)
+
+Variables a solution may carry (any subset; each one present is verified, one of M or x is needed
+for the objective):
+  M      (N+1, N+1)  the primal matrix [[X, x], [x', 1]].  Rows / columns 0..N-1 are the nodes in
+                     the instance's order (labelled first); the homogenising node is the LAST
+                     index N: M[N, N] = 1 and M[i, N] = x_i.  Objective tr(L M[:N, :N]).
+  x      (N,)        labels in {-1, +1}: the rank-one point [x; 1][x; 1]' is feasible when x
+                     agrees with xhat; objective x'Lx (an upper bound on the optimum).
+  y, z   (N+1,), (m,) dual of (12): H = diag(y) + offdiag(z) + [[L, 0], [0, 0]] (z on the
+                     homogenising node's row and column, which is last) must be PSD; the dual
+                     bound is -(1'y + b'z) with b = 2 xhat (11).
+  eps    float       the node-splitting parameter of (15) / (20): with it H-bar (size N + 2, the
+                     homogenising node split by label sign) is verified too.
+  y_reduced, eps_reduced, s_reduced   the same for the reduced SDP (contract: reduced_sdp()):
+                     min tr(Q Z) + const over Z PSD with unit diagonal, Z of size N - m + 1
+                     (unlabelled nodes, then the homogenising node last); s_reduced is GDPA's
+                     positive scaling vector whose Gershgorin discs certify lambda_min in O(nnz).
+  s      (N+2,)      scaling vector of H-bar of (15) (sparse instances).
+
+Metrics: error_rate of the predicted labels (sign of x, or of M's last column) on the m..N-1
+unlabelled nodes; xLx; on sparse instances the certificate of a returned dual point.
+Reference: the reduced SDP solved by Clarabel (by SCS at 1e-6 where its size N - m + 1 passes
+60), its point repaired to exact feasibility (value) and bounded by the dual bound of its
+multipliers (lower); none past conic_max_n nodes, where the best verified cell is the reference.
+"""
 
 
 # ----------------------------------------------------------------------------- instance building
@@ -72,6 +113,8 @@ def _weights(F: np.ndarray, graph: str, k: int) -> np.ndarray:
     if graph == "knn":
         n = F.shape[0]
         kk = min(k, n - 1)
+        from sklearn.neighbors import NearestNeighbors  # imported here: `psdbench info` needs no scikit-learn
+
         nbrs = NearestNeighbors(n_neighbors=kk + 1).fit(F)
         _, ind = nbrs.kneighbors(F)
         A = np.zeros((n, n), dtype=bool)
@@ -85,6 +128,8 @@ def _weights(F: np.ndarray, graph: str, k: int) -> np.ndarray:
 
 def _select(y: np.ndarray, params: Mapping[str, Any], seed: int) -> np.ndarray:
     """Indices of the instance's samples, in the instance's (permuted) order."""
+    from sklearn.model_selection import StratifiedKFold, train_test_split  # here: `psdbench info` needs none
+
     n_total = len(y)
     n = params.get("n")
     if n is None:
@@ -106,6 +151,9 @@ class GraphClassification:
 
     name = KIND
     kind = KIND
+    preload = ("sklearn.model_selection", "sklearn.neighbors")  # imported by the fork server, not at import
+    description = DESCRIPTION
+    contract = GraphClassificationKind
     params: dict[str, api.Param] = {
         "n": api.number(low=4, default=None, integer=True,
                         doc="subset size; None = one stratified fold (the paper's protocol)"),

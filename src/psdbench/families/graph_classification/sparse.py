@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import cg
-from sklearn.neighbors import NearestNeighbors
 
 from psdbench.linalg.psd import gershgorin_left_end, min_eig_estimate
 
@@ -35,6 +34,8 @@ def knn_laplacian(F: np.ndarray, k: int) -> sp.csr_matrix:
     """
     n = F.shape[0]
     kk = min(k, n - 1)
+    from sklearn.neighbors import NearestNeighbors  # here: importing the family needs no scikit-learn
+
     _, ind = NearestNeighbors(n_neighbors=kk + 1).fit(F).kneighbors(F)
     rows = np.repeat(np.arange(n), kk + 1)
     cols = ind.ravel()

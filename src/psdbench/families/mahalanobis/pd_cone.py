@@ -46,6 +46,7 @@ class PdCone:
 
     name = "pd-cone"
     kinds = ("mahalanobis",)
+    returns = "M (K, K): the metric"
     params: dict[str, api.Param] = {
         "step0": api.number(low=0, default=None, doc="initial step; None = 0.1 / N (Table 3)"),
         "grow": api.number(low=1, default=1.01, doc="step factor after a step that lowers the objective"),

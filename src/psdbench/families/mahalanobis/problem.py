@@ -43,14 +43,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold, train_test_split
 
 from psdbench import api
 from psdbench.api import Check, Dataset, Feasibility, PsdbenchError, Solution
 from psdbench.datasets import binary_samples
 from psdbench.linalg.balance import sign_violation, two_colouring
 from psdbench.linalg.psd import asymmetry, project_spectraplex, scale_to_trace_floor
+from psdbench.families.mahalanobis.contract import MahalanobisKind
 from psdbench.families.mahalanobis.objectives import OBJECTIVES, PairObjective, make_objective
+from psdbench.solvers.metric_learn import MetricPeerInstance
 
 KIND = "mahalanobis"  # the kind; problem names stay metric/<objective>
 #: Clarabel settings of the reference solve
@@ -77,6 +78,8 @@ def objective_fold(y: np.ndarray, fold: int, n_folds: int | None = None) -> np.n
     T = n_folds or n_objective_folds(len(y))
     if not 0 <= fold < T:
         raise PsdbenchError(f"metric: fold {fold} outside [0, {T})")
+    from sklearn.model_selection import StratifiedKFold  # imported here: `psdbench info` needs no scikit-learn
+
     skf = StratifiedKFold(n_splits=T, shuffle=True, random_state=0)
     return list(skf.split(np.zeros(len(y)), y))[fold][1]
 
@@ -294,11 +297,45 @@ def _open_unit(value: Any) -> str | None:
     return None
 
 
+#: The part of ``psdbench info metric/<objective>`` (and docs/families/mahalanobis.md) that the five
+#: objectives share (``{sense}``: minimize, or maximize for DEML); each problem appends its objective.
+DESCRIPTION = """\
+Paper: "Signed Graph Metric Learning via Gershgorin Disc Perfect Alignment"
+(sgml-signed-graph-metric-learning-gdpa), problem (26) with the objectives of its Table 2.
+
+Data of an instance: n training rows f_i (rows of F, n x K, z-scored and scaled to unit length),
+labels y_i = +-1; the pair distances D_ij = (f_i - f_j)' M (f_i - f_j) (25).  Defaults: C = K,
+rho = 1e-5.
+
+    {sense}  Q(M)                                       over M (K x K)
+    subject to  M symmetric,  M - rho I is PSD,  tr(M) <= C                            (26)
+
+Variables a solution carries:
+  M        (K, K)  the metric (verified: symmetric, lambda_min(M) >= rho - psd_tol max(1, ||M||),
+                   tr(M) <= C + trace_tol max(1, C)).  Objective Q(M).
+  colours  (K,)    optional +-1 per feature: a claim that M is the Laplacian of a balanced signed
+                   graph (SGML); the sign pattern is then verified too.
+
+Protocols: "objective" (section 6.2: one stratified fold of about 4 samples is the training set)
+or "classification" (section 6.3: Q on the training split, k-NN and nearest-class-mean accuracy on
+the test split as metrics).
+Reference: Q depends on M only through differences f_i - f_j, which span an r-dimensional
+subspace (r <= n - 1): the problem reduced to that subspace is solved by Clarabel (value, made
+exactly feasible) and bounded by the Frank-Wolfe bound of that point (lower).  LSML is not convex:
+its reference is the best verified value.
+
+Objective Q:
+"""
+
+
 class MahalanobisProblem:
     """Problem family ``metric/<objective>``; subclasses fix ``objective``."""
 
     objective = ""
     kind = KIND
+    preload = ("sklearn.model_selection",)  # imported by the fork server, not at import
+    #: what a solver may read: the kind protocol, and the two hooks of the metric-learning peers
+    contract = (MahalanobisKind, MetricPeerInstance)
     kind_aliases = ("metric",)  # the kind's name before the family folder was named mahalanobis
     params: dict[str, api.Param] = {
         "protocol": api.choice("objective", "classification",
@@ -359,6 +396,8 @@ class MahalanobisProblem:
             Fr = X[idx] + noise * rng.standard_normal((len(idx), X.shape[1]))
             F, y = normalize(Fr), y_all[idx]
         elif p["protocol"] == "classification":
+            from sklearn.model_selection import train_test_split
+
             tr, te = train_test_split(np.arange(len(y_all)), test_size=float(p["test_size"]), stratify=y_all,
                                       random_state=seed)
             noise = 0.0 if p["noise"] is None else float(p["noise"])
@@ -384,27 +423,50 @@ class Mcml(MahalanobisProblem):
     """Problem ``metric/mcml``: MCML (Globerson and Roweis): sum of KL(P_i || softmax(-D_i.)), minimized."""
 
     objective = "mcml"
+    description = DESCRIPTION.replace("{sense}", "minimize") + """\
+  MCML (Globerson and Roweis), minimized: sum_i KL(P_i || softmax_{k != i}(-D_ik)) with
+  P_ij = 1 / (n_c(i) - 1) for same-class j != i (Table 2 up to the constant sum P log P, kept so
+  the value is a KL divergence >= 0).
+"""
 
 
 class Deml(MahalanobisProblem):
     """Problem ``metric/deml``: DEML (Xing et al.): sum of dissimilar-pair distances, maximized."""
 
     objective = "deml"
+    description = DESCRIPTION.replace("{sense}", "maximize") + """\
+  DEML (Xing et al.), MAXIMIZED: sum over different-class pairs i < j of sqrt(D_ij) (the
+  similar-pair constraint relaxed, as section 6.2 says).  Sense "max".
+"""
 
 
 class Lsml(MahalanobisProblem):
     """Problem ``metric/lsml``: LSML (Liu et al.): squared residuals of relative comparisons, minimized (not convex)."""
 
     objective = "lsml"
+    unsupported = ("reference_formulation",)  # not convex: no cvxpy form (conic solvers skip)
+    description = DESCRIPTION.replace("{sense}", "minimize") + """\
+  LSML (Liu et al.), minimized: sum over similar pairs s and dissimilar pairs d of
+  max(0, sqrt(D_s) - sqrt(D_d))^2 (unit weights, no prior).  Not convex: no certified reference.
+"""
 
 
 class Lmnn(MahalanobisProblem):
     """Problem ``metric/lmnn``: LMNN (Weinberger and Saul): pull plus hinge push, minimized."""
 
     objective = "lmnn"
+    description = DESCRIPTION.replace("{sense}", "minimize") + """\
+  LMNN (Weinberger and Saul), minimized: (1 - mu) sum_{i, j ~> i} D_ij
+  + mu sum_{i, j ~> i} sum_{l: y_l != y_i} [1 + D_ij - D_il]_+ with mu = 0.5 and the k_target = 3
+  nearest same-class samples as targets j ~> i.
+"""
 
 
 class Glr(MahalanobisProblem):
     """Problem ``metric/glr``: GLR: graph Laplacian regularizer y' L y with w_ij = exp(-D_ij), minimized."""
 
     objective = "glr"
+    description = DESCRIPTION.replace("{sense}", "minimize") + """\
+  GLR (42), minimized: sum_{i<j} exp(-D_ij) (y_i - y_j)^2 = y' L y, the graph Laplacian
+  regularizer with w_ij = exp(-D_ij).
+"""

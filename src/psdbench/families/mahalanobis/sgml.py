@@ -105,6 +105,7 @@ class Sgml:
 
     name = "sgml"
     kinds = ("mahalanobis",)
+    returns = "M (K, K): the metric; colours (K,): the balanced signed graph's 2-colouring it claims (verified)"
     params: dict[str, api.Param] = {
         "graph": api.choice("signed", "positive", doc="signed (SGML) | positive (PGML: every M_ij <= 0)"),
         "init": api.choice("tree", "near-identity", doc="tree (section 4.2.1) | near-identity (experiment code)"),

@@ -39,6 +39,7 @@ class PgSpectraplex:
 
     name = "pg-spectraplex"
     kinds = ("triplet-margin",)
+    returns = "X (D, D): the metric on the spectraplex; rho: its margin (the scoring uses the exact rho*(X))"
     params: dict[str, api.Param] = {
         "tol": api.number(low=0, default=1e-7, doc="stop when the FW gap <= tol * max(1, |g|)"),
         "max_iter": api.number(low=1, default=100000, integer=True, doc="accepted steps"),

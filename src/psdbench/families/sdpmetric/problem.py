@@ -29,6 +29,8 @@ import numpy as np
 
 from psdbench import api
 from psdbench.api import Dataset, PsdbenchError
+from psdbench.families.sdpmetric.contract import TripletMarginKind
+from psdbench.solvers.metric_learn import MetricPeerInstance
 from psdbench.families.sdpmetric.instance import (KIND, TripletMarginInstance, first_features, make_triplets,
                                                  split_70_15_15)
 from psdbench.families.sdpmetric.losses import LOSSES
@@ -44,6 +46,34 @@ def _check_C(value: Any) -> str | None:
     return None
 
 
+#: What ``psdbench info metric/triplet-margin`` and docs/families/sdpmetric.md print.
+DESCRIPTION = """\
+Paper: Shen, Kim and Wang, "Scalable Large-Margin Mahalanobis Distance Metric Learning"
+(sdpmetric-large-margin-metric-learning), section II: problem (8) with the losses (4), (9), (10).
+
+Data of an instance: triplets r = (i, j, k) of training samples a (j a same-class target of i, k an
+other-class impostor), u_r = a_i - a_k, v_r = a_i - a_j and A_r = u_r u_r' - v_r v_r' (5); the
+loss weight C (chosen on the validation split by default) and the loss.
+
+    maximize    g(X) = max over rho of  rho - C sum_r loss(<A_r, X> - rho)      over X (D x D)
+    subject to  X is PSD,  tr(X) = 1                                           (4), (8)
+
+loss(z) = max(0, -z) (hinge, (4)), max(0, -z)^2 (squared hinge, (9)) or Huber (10) with
+parameter h: 0 for z >= h, (h - z)^2 / (4 h) for |z| < h, -z for z <= -h.
+
+Variables a solution carries:
+  X    (D, D)  the metric (verified: symmetric, lambda_min >= -psd_tol, |tr X - 1| <= trace_tol).
+  rho  float   optional margin; ignored by the scoring, which uses the exact maximizer rho*(X),
+               so a solver returning only X is scored on the same footing.
+The objective is g(X) (sense "max").
+
+Metrics: 3-NN test error (Table II), validation error, the Euclidean baseline, rho*, rank of X.
+Reference: the cvxpy formulation solved by Clarabel, its X made exactly feasible (value, a lower
+bound of the maximum), and the Frank-Wolfe bound g(X) + lambda_max(G) - <G, X> (the key "lower",
+here an upper bound) for the squared hinge and Huber; for the hinge only the best verified value.
+"""
+
+
 class TripletMargin:
     """``metric/triplet-margin``: maximize (8) over ``X >= 0, tr X = 1`` and rho (free)."""
 
@@ -51,6 +81,9 @@ class TripletMargin:
     kind = KIND
     family = "sdpmetric"
     sense = "max"
+    description = DESCRIPTION
+    #: what a solver may read: the kind protocol, and the two hooks of the metric-learning peers
+    contract = (TripletMarginKind, MetricPeerInstance)
     #: the report's time-versus-size plot uses ``dim`` (Fig. 2's D) when it varies
     size_param = "dim"
     params: dict[str, api.Param] = {

@@ -51,6 +51,7 @@ class Sdpmetric:
 
     name = "sdpmetric"
     kinds = ("triplet-margin",)
+    returns = "X (D, D): the metric on the spectraplex; rho: its margin (the scoring uses the exact rho*(X))"
     params: dict[str, api.Param] = {
         "tol": api.number(low=0, default=1e-7, doc="stop when the FW gap <= tol * max(1, |f|)"),
         "eps": api.number(low=0, default=1e-12,

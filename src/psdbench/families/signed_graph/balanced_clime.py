@@ -394,6 +394,7 @@ class BalancedClime:
 
     name = "balanced-clime"
     kinds = (KIND,)
+    returns = "L (N, N): the balanced generalized Laplacian; polarity (N,): its claimed 2-colouring (verified)"
     params: dict[str, api.Param] = PARAMS
     default_params: dict[str, Any] = dict(DEFAULTS)
 

@@ -180,6 +180,7 @@ class _TwoStep:
 
     name = ""
     kinds = (KIND,)
+    returns = "L (N, N): the estimated precision matrix; with balancing, polarity (N,) too (verified)"
     param_name = ""
     grid: tuple[float, ...] = ()
     params: dict[str, api.Param] = {}

@@ -34,6 +34,7 @@ import numpy as np
 
 from psdbench import api
 from psdbench.api import Check, Dataset, DataError, Feasibility, Solution
+from psdbench.families.signed_graph.contract import SignedGraphKind
 from psdbench.families.signed_graph.data import GENERATOR, balanced_gmrf
 from psdbench.linalg.balance import two_colouring
 
@@ -194,11 +195,44 @@ class SignedGraphInstance:
         return None  # balance is combinatorial: no conic form with the same optimum
 
 
+#: What ``psdbench info signed-graph`` and docs/families/signed_graph.md print.
+DESCRIPTION = """\
+Paper: Yokota, Higashi, Tanaka and Cheung, "Efficient Learning of Balanced Signed Graphs via
+Sparse Linear Programming" (balanced-signed-graph-learning-sparse-lp): learn a sparse generalized
+Laplacian of a BALANCED signed graph from observations.
+
+Data of an instance: X (N nodes x K samples), the sample covariance C = X X' / (K - 1) (zero mean
+assumed; center = true subtracts row means first); on synthetic data the true Laplacian too.
+
+    minimize    HQIC(L) = -2 w (log det L - tr(C L)) + 2 k ln ln K        over L (N x N)
+    subject to  L symmetric positive definite, and the signed graph of its off-diagonal entries
+                balanced (Cartwright-Harary, Theorem 1: a 2-colouring of the nodes exists with
+                positive edges inside and negative edges across the colours)
+
+k is the number of non-zeros of L's upper triangle (entries within edge_tol of zero are not edges);
+w = K / 2 (hqic_weight = "samples", the Gaussian log-likelihood of (16)) or w = 1 ("paper", (17) as
+printed).  The solvers (CLIME (9) and its balanced variant BSGL, graphical lasso) minimize their own
+convex surrogates and select a model by this criterion; the problem is combinatorial.
+
+Variables a solution carries:
+  L         (N, N)  the estimated precision matrix / generalized Laplacian (verified: symmetric,
+                    positive definite, balanced).  Objective HQIC(L), finite only for PD L.
+  polarity  (N,)    optional +-1 per node: the solver's claimed 2-colouring, checked against L.
+
+Metrics: F-measure (147), relative error (148), adjacency error (149) against the true Laplacian,
+both HQIC weightings, the l1 norm (objective (8) of the CLIME-type methods), edges and density.
+Reference: none certified (balance is combinatorial): the best verified HQIC of the cells.
+"""
+
+
 class SignedGraph:
     """The ``signed-graph`` problem (see the module docstring)."""
 
     name = "signed-graph"
     kind = KIND
+    description = DESCRIPTION
+    contract = SignedGraphKind
+    unsupported = ("reference_formulation",)  # balance is combinatorial: no conic form (conic solvers skip)
     params: dict[str, api.Param] = {
         "n_nodes": api.number(low=2, default=50, integer=True, doc="nodes N (synthetic/balanced-gmrf only)"),
         "n_samples": api.number(low=2, default=500, integer=True, doc="observations K (synthetic/balanced-gmrf only)"),

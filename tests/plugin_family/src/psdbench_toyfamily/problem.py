@@ -25,6 +25,7 @@ import numpy as np
 from psdbench.api import Check, DataError, Dataset, Feasibility, Formulation, Param, Solution, default_params, number
 
 from . import KIND
+from .contract import NearestPsdKind
 from .data import GENERATOR, draw
 
 EIG_TOL = 1e-7
@@ -126,6 +127,24 @@ class NearestPsd:
     kind = KIND
     family = KIND
     sense = "min"
+    # the problem as `psdbench info toy/nearest-psd` prints it, and what a solver may read
+    description = """\
+Nearest correlation matrix (Higham 2002; the dual of Qi and Sun 2006 certifies it).
+
+    minimize    ||X - A||_F^2            over X (n x n)
+    subject to  X is PSD,  X_ii = 1      i = 1..n
+
+A (n x n, symmetric) is drawn from the toy/noisy-corr dataset's payload with the instance's n and
+seed.
+
+Variables a solution carries:
+  X  (n, n)  the approximation (verified: symmetric, lambda_min(X) >= -1e-7, max |X_ii - 1| <= 1e-7).
+
+Metrics: distance ||X - A||_F and min_eig.
+Reference: the Lagrangian dual theta(y) = ||A||^2 + 2 1'y - ||(A + Diag y)_+||^2 maximized by
+L-BFGS (lower), and P(A + Diag y*) scaled to a unit diagonal, an exactly feasible point (value).
+"""
+    contract = NearestPsdKind
     params: dict[str, Param] = {"n": number(2, 200, default=8, integer=True, doc="matrix size")}
     default_params = default_params(params)
 

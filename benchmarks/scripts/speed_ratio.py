@@ -2,7 +2,7 @@
 
 Usage (the full measurement is slow: SCS takes minutes per solve at n=400)::
 
-    python benchmarks/speed_ratio.py --n 400 --graph complete knn --seeds 0 1 2 --repeats 3
+    python benchmarks/scripts/speed_ratio.py --n 400 --graph complete knn --seeds 0 1 2 --repeats 3
 
 Every instance is ``sklearn/breast-cancer`` with ``scaling="standardize"``, the given graph and
 ``k=10`` (used by ``knn`` only).  BLAS is pinned to one thread (threadpoolctl) for the whole run.

@@ -1,6 +1,6 @@
 """One GDPA iteration against its kernels timed in place, inside the solve (no replay).
 
-    python benchmarks/gdpa_iteration_in_situ.py [--n 1500] [--repeats 3]
+    python benchmarks/scripts/gdpa_iteration_in_situ.py [--n 1500] [--repeats 3]
 
 The kernel suite (``benchmarks/kernels``) replays each kernel on recorded inputs in its own
 benchmark; here every kernel call of a capped solve (two LPs, ``tol = 0``) is wrapped by a timer,
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 from unittest import mock
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def _timed(name: str, f: Callable, acc: dict[str, list[float]]) -> Callable:

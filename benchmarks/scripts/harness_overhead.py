@@ -13,9 +13,9 @@ Settings: ``200 --jobs 1`` (the issue's measure) and the 1,000-cell grid at ``--
 directory on ``PYTHONPATH`` (no install, no network).  Timings on a shared machine are inflated:
 compare ratios measured within one invocation.
 
-    PYTHONPATH=src python benchmarks/harness_overhead.py                  # all three settings
-    PYTHONPATH=src python benchmarks/harness_overhead.py --cells 200 --jobs 1 --json out.json
-    python benchmarks/harness_overhead.py --src /other/checkout/src       # another checkout's harness
+    PYTHONPATH=src python benchmarks/scripts/harness_overhead.py                  # all three settings
+    PYTHONPATH=src python benchmarks/scripts/harness_overhead.py --cells 200 --jobs 1 --json out.json
+    python benchmarks/scripts/harness_overhead.py --src /other/checkout/src       # another checkout's harness
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import textwrap
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_SRC = ROOT / "examples" / "solver-plugin" / "src"
 SIZES = list(range(20, 30))
 

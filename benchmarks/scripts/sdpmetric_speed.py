@@ -2,8 +2,8 @@
 
 Usage (BLAS and OpenMP pinned to one thread for the whole run)::
 
-    PSDBENCH_DATA=/work/shared/datasets python benchmarks/sdpmetric_speed.py table2 --C validate
-    PSDBENCH_DATA=/work/shared/datasets python benchmarks/sdpmetric_speed.py digits --cbar 10
+    PSDBENCH_DATA=/work/shared/datasets python benchmarks/scripts/sdpmetric_speed.py table2 --C validate
+    PSDBENCH_DATA=/work/shared/datasets python benchmarks/scripts/sdpmetric_speed.py digits --cbar 10
 
 Problem ``metric/triplet-margin`` with ``loss = "huber"`` (``h`` 0.5, 3 x 3 triplets per training
 sample, the problem's defaults) on every instance.  The loss weight is a *setting* and there may be
@@ -387,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
 
     pools = threadpool_info()
     t0 = time.perf_counter()
-    print(f"command: python {shlex.join(sys.argv if argv is None else ['benchmarks/sdpmetric_speed.py', *argv])}")
+    print(f"command: python {shlex.join(sys.argv if argv is None else ['benchmarks/scripts/sdpmetric_speed.py', *argv])}")
     print(f"problem {PROBLEM}, settings {[label(s) for s in settings]}, seeds {args.seeds}; threads: "
           + ", ".join(sorted({f"{d['internal_api']}={d['num_threads']}" for d in pools}))
           + f"; python {platform.python_version()}, numpy {version('numpy')}, scipy {version('scipy')}, "

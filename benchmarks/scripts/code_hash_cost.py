@@ -5,7 +5,7 @@ registered solver and problem, the time of the first call (module files read and
 second call (cached per process).  Each measurement runs in a new interpreter so nothing is cached
 in it; the files may be in the OS page cache after the first repetition.
 
-    PYTHONPATH=src python benchmarks/code_hash_cost.py --repeat 3
+    PYTHONPATH=src python benchmarks/scripts/code_hash_cost.py --repeat 3
 """
 
 from __future__ import annotations

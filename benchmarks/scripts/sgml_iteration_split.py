@@ -14,7 +14,7 @@ Then the ratio of medians and its decomposition ``ratio = iterations(pd-cone) x 
 pd-cone iteration / time(sgml)``, so one can read which factor would have to change to reach the
 paper's 8.28x.  Nothing is tuned here; both solvers run as registered.
 
-    PSDBENCH_DATA=../shared/datasets python benchmarks/sgml_iteration_split.py --dataset uci/madelon --folds 10
+    PSDBENCH_DATA=../shared/datasets python benchmarks/scripts/sgml_iteration_split.py --dataset uci/madelon --folds 10
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     med = lambda k: statistics.median(r[k] for r in rows)  # noqa: E731
     per_it = statistics.median(r["pd_s"] / r["pd_iter"] for r in rows)
     print(f"# {args.dataset}, metric/{args.objective}, folds 0-{args.folds - 1}, K = {rows[0]['K']}, BLAS 1 thread")
-    print(f"command: python benchmarks/sgml_iteration_split.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print(f"command: python benchmarks/scripts/sgml_iteration_split.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print(f"sgml     median {med('sgml_s'):.3f} s, sweeps {med('sweeps')}, FW steps {med('fw')}, LPs {med('lp')}, "
           f"lobpcg {med('lobpcg_s'):.3f} s, lp {med('lp_s'):.3f} s, step {med('step_s'):.3f} s")
     print(f"pd-cone  median {med('pd_s'):.3f} s, iterations {med('pd_iter')}, {1e3 * per_it:.2f} ms/iteration; "

@@ -2,7 +2,7 @@
 
 One process, BLAS on one thread::
 
-    PSDBENCH_DATA=/work/shared/datasets python benchmarks/gc_complete_gap.py --n 200 400 --seeds 0 1 2 3 4
+    PSDBENCH_DATA=/work/shared/datasets python benchmarks/scripts/gc_complete_gap.py --n 200 400 --seeds 0 1 2 3 4
 
 Per instance (WDBC, ``standardize``, complete and kNN graphs): the reduced SDP solved by SCS
 (1e-6) gives ``Z*`` and its dual ``w*``; gdpa-lp-elim gives the split dual's ``y``.  Printed:

@@ -3,7 +3,7 @@
 One process, BLAS on one thread, every size measured in this one run::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 PSDBENCH_DATA=/work/shared/datasets \\
-        python benchmarks/gdpa_scaling.py [--sizes 1000 4891 9766 24432 59535] [--full]
+        python benchmarks/scripts/gdpa_scaling.py [--sizes 1000 4891 9766 24432 59535] [--full]
 
 Instances: ``uci/cod-rna`` (``--full``: ``uci/cod-rna-full`` for sizes above 59,535), kNN graph
 ``k = 10``, ``minmax`` scaling (the paper's cod-rna protocol), stratified subset of ``n`` samples,

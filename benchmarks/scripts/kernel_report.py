@@ -1,7 +1,7 @@
 """Read the kernel suite's pytest-benchmark JSON: iteration against its kernels, and each kernel's growth.
 
     pytest benchmarks/kernels --benchmark-only --benchmark-json out.json
-    python benchmarks/kernel_report.py out.json [--limit 1.3] [--stat median]
+    python benchmarks/scripts/kernel_report.py out.json [--limit 1.3] [--stat median]
 
 Two tables (``benchmarks/kernels/conftest.py`` says what every benchmark records):
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bsgl_checks.py --db signed.sqlite [--db more.sqlite ...]
+    python benchmarks/scripts/bsgl_checks.py --db signed.sqlite [--db more.sqlite ...]
 
 Prints, from whatever the store holds:
 

@@ -14,8 +14,8 @@ solve the harness warms the solver up, untimed (``psdbench.api.warm_up``: the so
 The plugin is registered through a temporary ``dist-info`` directory on ``PYTHONPATH`` (no
 install, no network).  Timings on a shared machine are noisy: read the ratios of one invocation.
 
-    PYTHONPATH=src python benchmarks/first_cell.py --jobs 1 --repeat 3
-    PYTHONPATH=src python benchmarks/first_cell.py --jobs 2 --repeat 3
+    PYTHONPATH=src python benchmarks/scripts/first_cell.py --jobs 1 --repeat 3
+    PYTHONPATH=src python benchmarks/scripts/first_cell.py --jobs 2 --repeat 3
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_SRC = ROOT / "examples" / "solver-plugin" / "src"
 
 GRID = textwrap.dedent("""

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/sgml_checks.py --db sgml-objective.sqlite --db sgml-classification.sqlite
+    python benchmarks/scripts/sgml_checks.py --db sgml-objective.sqlite --db sgml-classification.sqlite
 
 Prints, from whatever the stores hold:
 

@@ -15,8 +15,8 @@ set this script, in one process with BLAS on one thread:
    target is that of the loosest threshold that reaches it;
 4. prints the ratio ITML time / ``dykstra`` time, both measured here.
 
-    PYTHONPATH=src python benchmarks/dykstra_vs_itml.py                      # wine, iris, breast-cancer
-    PYTHONPATH=src python benchmarks/dykstra_vs_itml.py --datasets sklearn/iris:multiclass --ppc 10
+    PYTHONPATH=src python benchmarks/scripts/dykstra_vs_itml.py                      # wine, iris, breast-cancer
+    PYTHONPATH=src python benchmarks/scripts/dykstra_vs_itml.py --datasets sklearn/iris:multiclass --ppc 10
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ n = 100, 3e14 at n = 200, 2e16 at n = 400).  ``dykstra`` projects those above a 
 default).  ``--ridge r`` adds ``r tr(A_k) / n I`` to every ``A_k`` (the table's last column says how
 many still take the pencil; a ridge well above 1e-8 sends all through ``A_k^{-1/2}``).
 
-    PYTHONPATH=src python benchmarks/dykstra_epoch_cost.py            # n = 100, 200, 400, 3 epochs
-    PYTHONPATH=src python benchmarks/dykstra_epoch_cost.py --quick    # n = 100, 200, 1 epoch
-    PYTHONPATH=src python benchmarks/dykstra_epoch_cost.py --sizes 8 16 --K 5 --epochs 1
+    PYTHONPATH=src python benchmarks/scripts/dykstra_epoch_cost.py            # n = 100, 200, 400, 3 epochs
+    PYTHONPATH=src python benchmarks/scripts/dykstra_epoch_cost.py --quick    # n = 100, 200, 1 epoch
+    PYTHONPATH=src python benchmarks/scripts/dykstra_epoch_cost.py --sizes 8 16 --K 5 --epochs 1
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ the final matrix, colours, every trace objective, the iteration counts and the s
 ``compare`` reports the largest relative difference (final M, every trace objective) and fails
 on different counts, colours, statuses, or a difference above ``--rtol``.
 
-    PYTHONPATH=../main-checkout/src python benchmarks/sgml_equivalence.py run before.pkl --sizes 12,25,50
-    python benchmarks/sgml_equivalence.py run after.pkl --sizes 12,25,50
-    python benchmarks/sgml_equivalence.py compare before.pkl after.pkl
+    PYTHONPATH=../main-checkout/src python benchmarks/scripts/sgml_equivalence.py run before.pkl --sizes 12,25,50
+    python benchmarks/scripts/sgml_equivalence.py run after.pkl --sizes 12,25,50
+    python benchmarks/scripts/sgml_equivalence.py compare before.pkl after.pkl
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # `benchmarks.instances` when run as a script
     sys.path.insert(0, str(ROOT))
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/compare_stores.py A.sqlite B.sqlite [--rtol 1e-9]
+    python benchmarks/scripts/compare_stores.py A.sqlite B.sqlite [--rtol 1e-9]
 
 Cells are matched on ``(problem, dataset, instance_params, seed, solver, solver_params)``, not on
 the cell key (which changes with versions and defaults).  A mismatch is a cell present in one store

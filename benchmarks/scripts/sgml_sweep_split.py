@@ -8,7 +8,7 @@ sweep's time, the time inside the kernels, their ratio and each kernel's calls a
 sweep minus the kernels is the glue; the kernels' time here minus their replayed time (the
 suite's report) is what the replay does not see.  Best of ``--repeats`` solves, BLAS on one thread.
 
-    python benchmarks/sgml_sweep_split.py --K 250 --solver sgml
+    python benchmarks/scripts/sgml_sweep_split.py --K 250 --solver sgml
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # `benchmarks.instances` when run as a script
     sys.path.insert(0, str(ROOT))
 

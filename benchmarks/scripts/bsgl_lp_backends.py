@@ -10,7 +10,7 @@ For a seeded section VI-A instance, every sampled column is solved at ``rho = rh
 in the dense form (45) when K >= N and the K << N form (136) otherwise.  One process, BLAS
 pinned to one thread; medians over the sampled columns, and the ratio to HiGHS from this run.
 
-    python benchmarks/bsgl_lp_backends.py --columns 5
+    python benchmarks/scripts/bsgl_lp_backends.py --columns 5
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/report_screenshot.py --db results.sqlite --out /tmp/report-shots
+    python benchmarks/scripts/report_screenshot.py --db results.sqlite --out /tmp/report-shots
 
 Runs no benchmark: it writes the report of ``--db`` into ``--out`` (``psdbench.report.write_report``),
 opens ``report.html`` in headless Chromium, and writes full-page screenshots

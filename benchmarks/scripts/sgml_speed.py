@@ -2,7 +2,7 @@
 
 Usage (madelon, K = 500, MCML, the first 10 folds as in the paper's Fig. 6)::
 
-    PSDBENCH_DATA=../shared/datasets python benchmarks/sgml_speed.py --dataset uci/madelon --objective mcml
+    PSDBENCH_DATA=../shared/datasets python benchmarks/scripts/sgml_speed.py --dataset uci/madelon --objective mcml
 
 Every fold is one instance (``protocol = "objective"``); ``sgml`` and ``pd-cone`` run with their
 default parameters, which share the paper's main stopping tolerance (Table 3: objective change
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     med = {n: statistics.median(t) for n, t in times.items()}
     print(f"# {args.dataset}, metric/{args.objective}, folds 0-{args.folds - 1}, {args.repeats} repeat(s); "
           f"{platform.processor() or platform.machine()}, BLAS 1 thread")
-    print(f"command: python benchmarks/sgml_speed.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print(f"command: python benchmarks/scripts/sgml_speed.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     for n in times:
         print(f"{n:10s} median {med[n]:8.3f} s   mean objective {statistics.fmean(objs[n]):.4g}")
     print(f"ratio {args.solvers[1]} / {args.solvers[0]} (medians): {med[args.solvers[1]] / med[args.solvers[0]]:.2f}x")

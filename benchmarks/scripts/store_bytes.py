@@ -6,9 +6,9 @@ problem's ``family`` hook), the number of cells and the median / max bytes of th
 
 Usage::
 
-    python benchmarks/store_bytes.py results.db
-    python benchmarks/store_bytes.py before.db after.db     # one after the other
-    python benchmarks/store_bytes.py --by-solver results.db  # per family and solver
+    python benchmarks/scripts/store_bytes.py results.db
+    python benchmarks/scripts/store_bytes.py before.db after.db     # one after the other
+    python benchmarks/scripts/store_bytes.py --by-solver results.db  # per family and solver
 
 Not an asv benchmark (it measures a store, not code): run it on the store of a suite before and
 after a change to what solvers record.

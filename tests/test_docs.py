@@ -1,0 +1,116 @@
+"""The README as a product page, the family pages generated from the code, and the Sphinx site."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+FAMILIES = ["graph_classification", "mahalanobis", "signed_graph", "sdpmetric", "bregman_dykstra"]
+
+
+def _gen():
+    spec = importlib.util.spec_from_file_location("gen_family_pages", ROOT / "docs" / "gen_family_pages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_is_a_page_of_at_most_200_lines():
+    assert len(README.splitlines()) <= 200
+
+
+def test_readme_opens_with_the_two_setup_commands():
+    blocks = re.findall(r"```bash\n(.*?)\n```", README, re.S)
+    assert blocks[0] == "python -m venv .venv && . .venv/bin/activate && pip install -e . && psdbench run"
+    assert blocks[1] == ("python -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && "
+                         "PSDBENCH_DATA=../shared/datasets python -m pytest -q -m \"not slow\"")
+    assert "docs/images/report.png" in README  # the picture of the report
+
+
+def test_readme_links_to_pages_that_exist():
+    """Every relative Markdown link of the README names a file or folder of the repository (the
+    report picture is produced by benchmarks/scripts/report_screenshot.py and checked there)."""
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README)
+    local = [l for l in links if not l.startswith(("http://", "https://")) and not l.endswith(".png")]
+    assert {"docs/harness.md", "docs/architecture.md", "docs/benchmarks.md", "CHANGELOG.md"} <= set(local)
+    for family in FAMILIES:
+        assert f"docs/families/{family}.md" in local
+    missing = [l for l in local if not (ROOT / l).exists()]
+    assert missing == []
+
+
+def test_readme_tells_no_history_and_no_stale_claim():
+    assert "partly built" not in README and "for the record" not in README
+    assert "Earlier figures" in (ROOT / "CHANGELOG.md").read_text()
+
+
+def test_family_pages_agree_with_psdbench_info():
+    """The generated part of each family page is what the code's description hooks say now."""
+    gen = _gen()
+    assert set(gen.FAMILIES) == set(FAMILIES)
+    assert gen.main(["--check"]) == 0, "run: python docs/gen_family_pages.py"
+    page = (ROOT / "docs" / "families" / "graph_classification.md").read_text()
+    assert "M = [[X, x], [x', 1]]  is PSD" in page and "homogenising node is the LAST" in page
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_family_pages_keep_their_findings_with_commands(family):
+    page = (ROOT / "docs" / "families" / f"{family}.md").read_text()
+    head, findings = page.split("\n## Findings\n", 1)
+    assert "Paper:" in head and gen_marker() in head
+    assert len(findings.splitlines()) > 20
+    assert "psdbench run" in findings or "python benchmarks/scripts/" in findings
+    for path in re.findall(r"benchmarks/scripts/([a-z_]+\.py)", findings):
+        assert (ROOT / "benchmarks" / "scripts" / path).is_file(), path
+
+
+def gen_marker() -> str:
+    return "<!-- BEGIN GENERATED"
+
+
+def test_readme_solver_in_30_lines_keeps_the_contract(registry, wdbc):
+    """The README's solver runs through the conformance kit and predicts the labels that the example
+    plugin it abridges predicts."""
+    from psdbench.testing import check_solver
+
+    code = README.split("```python\nfrom importlib.metadata import version", 1)[1].split("```", 1)[0]
+    code = "from importlib.metadata import version" + code
+    assert len(code.strip().splitlines()) <= 30
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    solver = namespace["Harmonic"]()
+    inst = registry.problem("graph-classification").build(wdbc, {"n": 40, "graph": "knn", "k": 5}, 0)
+    report = check_solver(solver, [inst], deadline_s=10.0, grace_s=5.0)
+    assert report.solutions and all(sol.status.value == "ok" for _, sol, _ in report.solutions)
+    sys.path.insert(0, str(ROOT / "examples" / "solver-plugin" / "src"))
+    try:
+        from psdbench_example_plugin import HarmonicSolver
+    finally:
+        sys.path.pop(0)
+    from psdbench.api import Budget
+
+    ours = solver.solve(inst, Budget(time_limit_s=10.0))
+    theirs = HarmonicSolver().solve(inst, Budget(time_limit_s=10.0))
+    assert np.array_equal(ours.variables["x"], theirs.variables["x"])
+    assert inst.verify(ours).ok
+
+
+@pytest.mark.slow
+def test_sphinx_site_builds_without_warnings(tmp_path):
+    pytest.importorskip("sphinx")
+    pytest.importorskip("myst_parser")
+    res = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(ROOT / "docs"),
+                          str(tmp_path / "html")], capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    api = (tmp_path / "html" / "api.html").read_text()
+    for name in ("problem_description", "check_solver", "prepare", "Solution"):
+        assert name in api
+    assert (tmp_path / "html" / "families" / "graph_classification.html").is_file()
