@@ -59,7 +59,7 @@ def test_write_report(tmp_path):
     n50 = md.split("N=50")[1].split("###")[0]
     gdpa_line = next(line for line in n50.splitlines() if line.startswith("| gdpa-lp"))
     assert expected + " ± " in gdpa_line
-    assert "boom: solver exploded" in md and "traceback" not in md
+    assert "boom: solver exploded" in md and "traceback..." not in md  # the first line only
     assert "1/1" not in n50  # the error cell is at n=200 only
 
 
@@ -90,3 +90,25 @@ def test_formatters():
 
     t = markdown_table(pd.DataFrame({"a": ["x|y"], "b": ["1"]}))
     assert "x\\|y" in t and t.count("\n") == 2
+
+
+def test_status_words_say_what_happened(tmp_path):
+    """A point rejected by verification and a solver's own infeasibility read differently in the
+    status table, failures.csv and the header."""
+    import pandas as pd
+
+    from psdbench import api
+
+    store = Store(tmp_path / "r.sqlite")
+    store.write_result(_row("gdpa-lp", 50, 0))
+    store.write_result(_row("scs", 50, 0, status="infeasible", cell_key="rej",
+                            message=api.REJECTED + "smallest eigenvalue of X = -2e-05, needs >= -1e-06"))
+    store.write_result(_row("scs", 50, 1, status="infeasible", cell_key="inf", objective=None,
+                            message=api.SOLVER_INFEASIBLE + "primal infeasible"))
+    paths = write_report(store, tmp_path / "out")
+    fails = pd.read_csv(paths["failures_csv"], dtype=str, keep_default_na=False).set_index("outcome")
+    assert fails.loc["rejected", "status"] == "infeasible" and "smallest eigenvalue" in fails.loc["rejected", "message"]
+    assert fails.loc["solver infeasible", "status"] == "infeasible"
+    status = pd.read_csv(paths["status_graph-classification"], dtype=str, keep_default_na=False).set_index("solver")
+    assert status.loc["scs (tol=1e-06)", "rejected"] == "1" and status.loc["scs (tol=1e-06)", "solver infeasible"] == "1"
+    assert "rejected: 1" in paths["markdown"].read_text(encoding="utf-8")

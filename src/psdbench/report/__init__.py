@@ -27,6 +27,7 @@ import pandas as pd
 from .blocks import Figure, Section, SectionContext, Table, Text
 from .fmt import MISSING, first_line
 from ..harness.reference import annotate
+from ..harness.results import outcome_column
 from .frame import drop_superseded, tidy_frame
 from .render import Document, render
 from .plot import colour_map
@@ -54,13 +55,15 @@ def results_csv_frame(raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def failures_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """The cells of a tidy frame whose status is not ``ok``, with the first line of their message."""
+    """The cells of a tidy frame whose status is not ``ok``, with what happened
+    (:func:`psdbench.harness.results.outcome`: ``rejected``, ``solver infeasible``, ``inaccurate``, ...)
+    and the first line of their message."""
     f = frame[frame["status"] != "ok"]
     out = pd.DataFrame({
         "solver": f["solver_label"], "problem": f["problem"], "dataset": f["dataset"],
         "params": f["instance_params"].map(lambda d: ", ".join(f"{k}={d[k]}" for k in sorted(d))),
         "seed": f["seed"].map(lambda s: MISSING if pd.isna(s) else str(int(s))), "status": f["status"],
-        "message": f["message"].map(first_line),
+        "outcome": outcome_column(f) if len(f) else pd.Series(dtype=str), "message": f["message"].map(first_line),
     })
     return out.sort_values(["status", "solver", "dataset"], kind="stable").reset_index(drop=True)
 
@@ -158,7 +161,7 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
     except Exception:  # pragma: no cover - an old store without the runs table
         runs = pd.DataFrame()
     header.append(f"{len(frame)} cells of {frame['family'].nunique()} families; "
-                  + ", ".join(f"{k}: {v}" for k, v in frame["status"].value_counts().items()))
+                  + ", ".join(f"{k}: {v}" for k, v in outcome_column(frame).value_counts().items()))
     # one solver-to-colour map for the whole report: the renderer's charts, and any section that reads it
     colours = colour_map(frame.sort_values(["family", "solver_label"])["solver_label"])
     opts["colours"] = colours

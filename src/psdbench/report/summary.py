@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from ..harness.results import outcome_column
 from . import analysis as an
 from .blocks import Section, Table, Text
 from .fmt import MISSING, fmt_num
@@ -57,7 +58,7 @@ def run_details(runs: pd.DataFrame, frame: pd.DataFrame, store_path: str) -> Sec
                                              zip(r["run_id"], r["started_at"], r["finished_at"])])) if len(r)
          else "no run recorded in the store's `runs` table"),
         ("store", f"{store_path}: {len(frame)} cells shown ("
-                  + ", ".join(f"{k}: {v}" for k, v in frame["status"].value_counts().items()) + ")"),
+                  + ", ".join(f"{k}: {v}" for k, v in outcome_column(frame).value_counts().items()) + ")"),
     ]
     t = Table("run_details", "Machine, versions, command", pd.DataFrame(rows, columns=["run", "value"]),
               "From the store's `runs` table, for the runs whose cells this report shows.  Every cell: "
