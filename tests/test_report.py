@@ -1,6 +1,7 @@
 import re
 
 from psdbench.report import write_report
+from psdbench.report.chart_html import plotly_js
 from psdbench.report.fmt import fmt_pct, markdown_table
 from psdbench.harness.store import RESULT_COLUMNS, Store
 
@@ -45,10 +46,8 @@ def test_write_report(tmp_path):
     assert any(k.startswith("table_") for k in paths)
 
     text = paths["html"].read_text(encoding="utf-8")
-    assert '<img src="data:image/png;base64,' in text
-    assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", text)
-    assert "http" not in text
-    assert "<script" not in text
+    assert 'class="chart"' in text and paths["time_vs_size_graph-classification_png"].exists()
+    assert_offline(text)
 
     md = paths["markdown"].read_text(encoding="utf-8")
     for solver in ("gdpa-lp", "scs", "majority class", "label propagation", "SDP optimum (reference)"):
@@ -60,8 +59,19 @@ def test_write_report(tmp_path):
     n50 = md.split("N=50")[1].split("###")[0]
     gdpa_line = next(line for line in n50.splitlines() if line.startswith("| gdpa-lp"))
     assert expected + " ± " in gdpa_line
-    assert "boom: solver exploded" in md and "traceback" not in md
+    assert "boom: solver exploded" in md and "traceback..." not in md  # the first line only
     assert "1/1" not in n50  # the error cell is at n=200 only
+
+
+def assert_offline(text):
+    """The page embeds plotly.js whole (its map attributions name web sites in strings it never loads);
+    everything else has no URL at all, and no element loads anything from outside the file."""
+    lib = plotly_js()
+    assert text.count(lib) <= 1
+    rest = text.replace(lib, "")
+    assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", text.replace(lib, ""))
+    assert "http://" not in rest and "https://" not in rest
+    assert not re.search(r"<(script|link|img|iframe)[^>]*\s(src|href)\s*=\s*[\"']?(?!data:|#)", rest)
 
 
 def test_empty_store(tmp_path):
@@ -80,3 +90,25 @@ def test_formatters():
 
     t = markdown_table(pd.DataFrame({"a": ["x|y"], "b": ["1"]}))
     assert "x\\|y" in t and t.count("\n") == 2
+
+
+def test_status_words_say_what_happened(tmp_path):
+    """A point rejected by verification and a solver's own infeasibility read differently in the
+    status table, failures.csv and the header."""
+    import pandas as pd
+
+    from psdbench import api
+
+    store = Store(tmp_path / "r.sqlite")
+    store.write_result(_row("gdpa-lp", 50, 0))
+    store.write_result(_row("scs", 50, 0, status="infeasible", cell_key="rej",
+                            message=api.REJECTED + "smallest eigenvalue of X = -2e-05, needs >= -1e-06"))
+    store.write_result(_row("scs", 50, 1, status="infeasible", cell_key="inf", objective=None,
+                            message=api.SOLVER_INFEASIBLE + "primal infeasible"))
+    paths = write_report(store, tmp_path / "out")
+    fails = pd.read_csv(paths["failures_csv"], dtype=str, keep_default_na=False).set_index("outcome")
+    assert fails.loc["rejected", "status"] == "infeasible" and "smallest eigenvalue" in fails.loc["rejected", "message"]
+    assert fails.loc["solver infeasible", "status"] == "infeasible"
+    status = pd.read_csv(paths["status_graph-classification"], dtype=str, keep_default_na=False).set_index("solver")
+    assert status.loc["scs (tol=1e-06)", "rejected"] == "1" and status.loc["scs (tol=1e-06)", "solver infeasible"] == "1"
+    assert "rejected: 1" in paths["markdown"].read_text(encoding="utf-8")

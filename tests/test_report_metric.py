@@ -16,6 +16,7 @@ from psdbench.report.fmt import fmt_num
 from psdbench.harness.store import RESULT_COLUMNS, Store
 
 from .test_report import _row as _graph_row
+from .test_report import assert_offline
 
 PAPER_TEXT = Path(__file__).resolve().parents[2] / "shared" / "papers" / "sgml-signed-graph-metric-learning-gdpa.txt"
 
@@ -172,9 +173,9 @@ def test_time_table_and_report_files(metric_report):
     assert "Results by dataset" not in md
     assert "| paper: SGML" in md
     text = paths["html"].read_text(encoding="utf-8")
-    assert "<h2>Metric learning (SGML paper layout)</h2>" in text
-    assert '<tr class="baseline">\n      <td>paper: SGML</td>' in text
-    assert "http" not in text and "<script" not in text
+    assert re.search(r'<h2 id="s-[^"]+">Metric learning \(SGML paper layout\)</h2>', text)
+    assert '<tr class="baseline"><td>paper: SGML</td>' in text
+    assert_offline(text)
     assert "hit max_iter" in md  # failures still listed
 
 

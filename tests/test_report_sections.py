@@ -17,6 +17,8 @@ from psdbench.report.blocks import Table, Text
 from psdbench.report.frame import tidy_frame
 from psdbench.harness.store import RESULT_COLUMNS, Store
 
+from .test_report import assert_offline
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "psdbench"
 
 # one problem per family, with the reference objective of its instances
@@ -70,19 +72,22 @@ def test_every_family_gets_curves_and_profiles(tmp_path):
     store = _store_with_curves(tmp_path / "c.sqlite")
     paths = write_report(store, tmp_path / "out")
     for family in ("graph-classification", "mahalanobis", "signed-graph"):
-        for fig in ("gap_vs_time", "profiles"):
+        for fig in ("gap_vs_time", "performance_profiles", "data_profiles"):
             png = paths[f"{fig}_{family}_png"]
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        prof = pd.read_csv(paths[f"profiles_{family}"], dtype=str, keep_default_na=False).set_index("solver")
-        # fast-solver reaches 1e-4 first on every instance; slow-solver reaches it later
-        assert prof.loc["fast-solver", "time: ρ(1) (%)"] == "100.0"
-        assert prof.loc["slow-solver", "time: ρ(1) (%)"] == "0.0"
-        assert prof.loc["slow-solver", "reached 0.0001 (%)"] == "100.0"
+        sgm = pd.read_csv(paths[f"sgm_{family}"], dtype=str, keep_default_na=False).set_index("configuration")
+        # fast-solver reaches 1e-4 first on each of the 3 instances (scaled SGM 1); slow-solver later, also 3/3
+        assert sgm.loc["fast-solver", "gap ≤ 0.0001: scaled SGM (reached)"] == "1.00 (3/3)"
+        slow = sgm.loc["slow-solver", "gap ≤ 0.0001: scaled SGM (reached)"]
+        assert slow.endswith("(3/3)") and float(slow.split()[0]) > 1
+        assert sgm.loc["fast-solver", "gap ≤ 0.01: scaled SGM (reached)"] == "1.00 (3/3)"
     md = paths["markdown"].read_text(encoding="utf-8")
-    assert "final point only" in md  # the caption explains cells without a curve
+    assert "Diamonds: verified cells with one point" in md
+    winners = pd.read_csv(paths["winners"], dtype=str, keep_default_na=False).set_index("family")
+    assert winners.loc["mahalanobis", "gap ≤ 0.0001"].startswith("fast-solver: 3/3")
     html = paths["html"].read_text(encoding="utf-8")
-    assert html.count('<img src="data:image/png;base64,') >= 6
-    assert "<script" not in html and "http" not in html
+    assert html.count('class="chart"') >= 9 and 'href="#s-' in html
+    assert_offline(html)
 
 
 def test_plugin_and_broken_sections(tmp_path):
@@ -98,7 +103,7 @@ def test_plugin_and_broken_sections(tmp_path):
     assert {"plugin_table", "plugin_table_2", "plugin_table_3"} <= set(paths)
     # the broken section is reported in place (title and one line), the rest of the report is there
     assert "## A broken section" in md and "ValueError: deliberately broken" in md and "second line" not in md
-    assert md.count("A broken section") == 1  # family-specific: once, for its family
+    assert md.count("## A broken section") == 1  # family-specific: once, for its family
     assert paths["html"].exists() and paths["results_csv"].exists()
     # only registered sections run: no generic tables here
     assert not any(k.startswith("status_") for k in paths)
@@ -176,3 +181,67 @@ def test_generic_code_names_no_plugin():
             text = path.read_text(encoding="utf-8")
             for name in names:
                 assert not re.search(rf"(?<![\w/-]){re.escape(name)}(?![\w/-])", text), (path, name)
+
+
+class _Claims:
+    """A plugin section that checks a paper's claim and reads a data file besides the store."""
+
+    name, title, family, order = "claims-section", "A section with claims", "mahalanobis", 120
+
+    def render(self, context):
+        from psdbench.report.blocks import DataSource, Finding
+
+        return [Text("claims below"),
+                Finding("Paper A", "fast-solver is 3x faster", "3x", "3.1x [2.9-3.3]", "holds", "[2.8, 3.4]", "t-test"),
+                Finding("Paper A", "slow-solver is exact", "0", "", "not measured in this run"),
+                DataSource("Paper A, Table 2", "/nowhere/table2.csv", False, "the paper's column of Table 2")]
+
+
+def test_findings_and_data_sources_are_collected(tmp_path):
+    from psdbench.report.blocks import Finding
+
+    with pytest.raises(ValueError):
+        Finding("P", "c", "", "", "met")  # one vocabulary only
+    store = _store_with_curves(tmp_path / "c.sqlite")
+    reg = discover()
+    registry = Registry(problems=reg.problems, solvers=reg.solvers, reports={"claims": _Claims()})
+    paths = write_report(store, tmp_path / "out", registry=registry)
+    top = pd.read_csv(paths["findings"], dtype=str, keep_default_na=False)
+    assert top["verdict"].tolist() == ["holds", "not measured in this run"]
+    assert top["section"].iloc[0].startswith("[A section with claims](#s-")
+    assert top["95 % interval of the difference"].iloc[0] == "[2.8, 3.4]"
+    sources = pd.read_csv(paths["data_sources"], dtype=str, keep_default_na=False)
+    assert sources.loc[0, "status"] == "MISSING" and sources.loc[0, "path"] == "/nowhere/table2.csv"
+    html = paths["html"].read_text(encoding="utf-8")
+    anchor = re.search(r'href="#(s-[^"]+)">A section with claims', html).group(1)
+    assert f'<h2 id="{anchor}">A section with claims' in html  # the link lands on the section
+    assert html.index("Every claim checked in this report") < html.index(f'<h2 id="{anchor}"')
+    assert html.count('class="v-holds"') == 2  # in the findings table and again in its section
+    md = paths["markdown"].read_text(encoding="utf-8")
+    assert md.index("## Run details") < md.index("## Findings against the papers") < md.index("## Winners")
+
+
+def test_below_certified_point_is_marked_not_reached(tmp_path):
+    """A verified final point below a certified bound: never reached, drawn as a cross with its distance."""
+    from psdbench.report import analysis as an
+    from psdbench.report.sections.curves import GapVersusTime
+    from psdbench.report.blocks import SectionContext
+
+    reg = discover()
+    rows = []
+    for solver, obj, below in (("good", 10.0 + 1e-7, False), ("beyond", 9.98, True)):
+        row, _ = _cell("metric/mcml", solver, 0, 1.0, curve=False)
+        rows.append({**row, "objective": obj, "reference_objective": 10.0, "below_certified": below,
+                     "cell_key": solver})
+    err = {**rows[0], "status": "error", "objective": None, "reference_objective": None, "cell_key": "err",
+           "instance_key": "other-seed", "seed": 1}  # no reference: not drawn, still counted in k/n ok
+    f = tidy_frame(pd.DataFrame(rows + [err]), None, reg.problems, reg.solvers)
+    times = an.reach_times(f, (1e-2,)).set_index("solver_label")
+    assert times.loc["good", "t_0.01"] == 1.0 and math.isinf(times.loc["beyond", "t_0.01"])
+    chart = GapVersusTime().render(SectionContext("mahalanobis", f, pd.DataFrame(), reg.problems, tmp_path,
+                                                  {"gap_floor": 1e-9}))[0]
+    series = {s.label: s for s in chart.panels[0].series}
+    cross = series["beyond · 1/1 ok: beyond the certified bound"]
+    assert cross.marker == "x" and list(cross.y) == [1e-9]  # at the floor, not as a best gap
+    assert "by 0.002" in cross.hover[0]  # (10 - 9.98) / 10
+    assert series["good · 1/2 ok"].marker == "diamond" and list(series["good · 1/2 ok"].y) == pytest.approx([1e-8])

@@ -12,7 +12,7 @@ import pytest
 from psdbench import api
 from psdbench.api import PsdbenchError
 from psdbench.families.sdpmetric.instance import build_triplets, random_triplets, split_70_15_15
-from psdbench.report.blocks import Figure, SectionContext, Text
+from psdbench.report.blocks import Chart, SectionContext, Text
 from psdbench.report.sections import timing
 
 RANDOM = {"triplets": "random", "n_triplets": 200, "dim": 7, "loss": "huber"}
@@ -105,27 +105,19 @@ class _Sized:
     name, kind, family, size_param = "toy/sized", "toy", "toy", "dim"
 
 
-def test_time_vs_size_uses_the_problem_hook(monkeypatch, tmp_path: Path):
-    captured = {}
-    real = timing.to_png
-
-    def spy(fig, *a, **k):
-        captured["fig"] = fig
-        return real(fig, *a, **k)
-
-    monkeypatch.setattr(timing, "to_png", spy)
+def test_time_vs_size_uses_the_problem_hook(tmp_path: Path):
     ctx = SectionContext("toy", _frame(), pd.DataFrame(), {"toy/sized": _Sized()}, tmp_path, {})
     blocks = timing.TimeVersusSize().render(ctx)
-    assert len(blocks) == 1 and isinstance(blocks[0], Figure)
-    assert blocks[0].png.startswith(b"\x89PNG") and "`dim`" in blocks[0].caption
-    ax = captured["fig"].axes[0]
-    assert ax.get_xscale() == "log" and ax.get_yscale() == "log" and "dim" in ax.get_xlabel()
-    lines = [ln for ln in ax.get_lines() if len(ln.get_xdata())]
-    assert len(lines) == 2  # one per solver
+    assert len(blocks) == 1 and isinstance(blocks[0], Chart)
+    chart = blocks[0]
+    assert "`dim`" in chart.caption and chart.log_x and chart.log_y and "dim" in chart.x_label
+    lines = [s for s in chart.panels[0].series if s.role == "summary"]
+    assert len(lines) == 2  # one per solver, with its min-max band
     for ln in lines:
-        np.testing.assert_array_equal(ln.get_xdata(), [20, 40, 60])
-    slow = max(lines, key=lambda ln: ln.get_ydata()[0])
-    np.testing.assert_allclose(slow.get_ydata(), [15.0, 60.0, 135.0])  # median over the two seeds
+        np.testing.assert_array_equal(list(ln.x), [20, 40, 60])
+    slow = max(lines, key=lambda ln: list(ln.y)[0])
+    np.testing.assert_allclose(list(slow.y), [15.0, 60.0, 135.0])  # median over the two seeds
+    assert all(lo <= m <= hi for lo, m, hi in zip(slow.y_low, slow.y, slow.y_high))
 
 
 def test_time_vs_size_without_a_size(tmp_path: Path):
@@ -137,24 +129,23 @@ def test_time_vs_size_without_a_size(tmp_path: Path):
     assert len(blocks) == 1 and isinstance(blocks[0], Text) and "`n`" in blocks[0].text
     # the option still names it explicitly
     ctx = SectionContext("toy", _frame(), pd.DataFrame(), {"toy/sized": Unsized()}, tmp_path, {"size_param": "dim"})
-    assert isinstance(timing.TimeVersusSize().render(ctx)[0], Figure)
+    assert isinstance(timing.TimeVersusSize().render(ctx)[0], Chart)
 
 
-def test_time_vs_size_draws_unfinished_cells_hollow(monkeypatch, tmp_path: Path):
-    captured = {}
-    real = timing.to_png
-    monkeypatch.setattr(timing, "to_png", lambda fig, *a, **k: captured.setdefault("fig", fig) and real(fig, *a, **k))
+def test_time_vs_size_draws_unfinished_cells_hollow(tmp_path: Path):
     f = _frame()
     late = f["solver_label"].eq("slow") & f["p_dim"].eq(60)
     f.loc[late, "status"] = "max_iter"  # the slow solver spent its budget at D = 60
     f = pd.concat([f, f.iloc[:1].assign(status="error", wall_time_s=99.0, p_dim=80)])  # errors are not drawn
     ctx = SectionContext("toy", f, pd.DataFrame(), {"toy/sized": _Sized()}, tmp_path, {})
-    (fig_block,) = timing.TimeVersusSize().render(ctx)
-    assert "Hollow markers" in fig_block.caption
-    lines = [ln for ln in captured["fig"].axes[0].get_lines() if len(ln.get_xdata())]
-    hollow = [ln for ln in lines if ln.get_markerfacecolor() == "none"]
-    assert len(hollow) == 1 and list(hollow[0].get_xdata()) == [60]
-    np.testing.assert_allclose(hollow[0].get_ydata(), [135.0])  # median of the two max_iter cells
-    joined = [ln for ln in lines if ln.get_markerfacecolor() != "none"]
-    assert sorted(len(ln.get_xdata()) for ln in joined) == [2, 3]  # slow: D = 20, 40 only
-    assert 80 not in {x for ln in lines for x in ln.get_xdata()}
+    (chart,) = timing.TimeVersusSize().render(ctx)
+    assert "Hollow markers" in chart.caption
+    series = chart.panels[0].series
+    hollow = [s for s in series if s.marker == "circle-open"]
+    assert len(hollow) == 1 and list(hollow[0].x) == [60]
+    np.testing.assert_allclose(list(hollow[0].y), [135.0])  # median of the two max_iter cells
+    joined = [s for s in series if s.role == "summary"]
+    assert sorted(len(list(s.x)) for s in joined) == [2, 3]  # slow: D = 20, 40 only
+    assert 80 not in {x for s in series for x in s.x}
+    # legends say k/n ok: slow has 4 ok of its 6 cells, fast 6 ok and the error cell
+    assert sorted(s.label for s in joined) == ["fast · 6/7 ok", "slow · 4/6 ok"]

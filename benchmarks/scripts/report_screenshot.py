@@ -7,7 +7,7 @@ Usage::
 Runs no benchmark: it writes the report of ``--db`` into ``--out`` (``psdbench.report.write_report``),
 opens ``report.html`` in headless Chromium, and writes full-page screenshots
 ``screenshot-01.png``, ``screenshot-02.png``, ... (the page cut into segments of ``--segment``
-pixels) beside it.  A probe copy of the page (the report itself has no scripts) measures the page
+pixels) beside it.  A probe copy of the page (with one more script) measures the page
 height and counts images that failed to decode.  Exit status: 0 on success, 1 when Chromium logs a
 console error or an image does not decode, 2 on bad input (no store, no Chromium).
 

@@ -6,9 +6,13 @@ whose ``family`` matches (``"*"``: once per family present), sorted by ``order``
 blocks (:mod:`psdbench.report.blocks`); one that raises is reported inside the report and never
 breaks it.
 
-Files written in ``out_dir``: ``report.md``, ``report.html`` (self-contained), ``results.csv``
-(every cell, without traces and curves), ``failures.csv`` (every cell whose status is not ``ok``),
-and one CSV per table / PNG per figure.
+Before the sections: the run details (:mod:`psdbench.report.summary`), the findings against the
+papers (collected by the renderer) and the winners matrix.
+
+Files written in ``out_dir``: ``report.md``, ``report.html`` (self-contained: inline scripts and
+plotly.js, no external URL), ``results.csv`` (every cell, without traces and curves),
+``failures.csv`` (every cell whose status is not ``ok``), and one CSV per table / PNG per figure
+or chart.
 """
 
 from __future__ import annotations
@@ -23,8 +27,11 @@ import pandas as pd
 from .blocks import Figure, Section, SectionContext, Table, Text
 from .fmt import MISSING, first_line
 from ..harness.reference import annotate
+from ..harness.results import outcome_column
 from .frame import drop_superseded, tidy_frame
 from .render import Document, render
+from .plot import colour_map
+from .summary import run_details, winners_section
 
 if TYPE_CHECKING:  # pragma: no cover
     from psdbench.harness.store import Store
@@ -34,7 +41,8 @@ __all__ = ["Figure", "Section", "SectionContext", "Table", "Text", "failures_fra
            "run_sections", "write_report"]
 
 #: Report options and their defaults (``options`` of :func:`write_report` overrides them).
-DEFAULT_OPTIONS: dict[str, Any] = {"gap_tol": 1e-4, "gap_floor": 1e-12, "size_param": None, "data_dir": None}
+DEFAULT_OPTIONS: dict[str, Any] = {"gap_floor": 1e-9, "size_param": None, "data_dir": None,
+                                   "tolerances": (1e-2, 1e-4, 1e-6), "sgm_shift": 10.0, "time_limit": None}
 
 
 def results_csv_frame(raw: pd.DataFrame) -> pd.DataFrame:
@@ -47,13 +55,15 @@ def results_csv_frame(raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def failures_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """The cells of a tidy frame whose status is not ``ok``, with the first line of their message."""
+    """The cells of a tidy frame whose status is not ``ok``, with what happened
+    (:func:`psdbench.harness.results.outcome`: ``rejected``, ``solver infeasible``, ``inaccurate``, ...)
+    and the first line of their message."""
     f = frame[frame["status"] != "ok"]
     out = pd.DataFrame({
         "solver": f["solver_label"], "problem": f["problem"], "dataset": f["dataset"],
         "params": f["instance_params"].map(lambda d: ", ".join(f"{k}={d[k]}" for k in sorted(d))),
         "seed": f["seed"].map(lambda s: MISSING if pd.isna(s) else str(int(s))), "status": f["status"],
-        "message": f["message"].map(first_line),
+        "outcome": outcome_column(f) if len(f) else pd.Series(dtype=str), "message": f["message"].map(first_line),
     })
     return out.sort_values(["status", "solver", "dataset"], kind="stable").reset_index(drop=True)
 
@@ -84,15 +94,15 @@ def run_sections(frame: pd.DataFrame, refs: pd.DataFrame, sections: Mapping[str,
                 blocks = list(sec.render(ctx) or [])
             except Exception as exc:  # a broken section must never break the report
                 msg = first_line(f"{type(exc).__name__}: {exc}") or type(exc).__name__
-                out.append(Section(title, [Text(f"**This section failed**: `{msg}`")]))
+                out.append(Section(title, [Text(f"**This section failed**: `{msg}`")], family=family))
                 continue
             if not blocks:
                 continue
             if all(isinstance(b, Section) for b in blocks):
-                out += blocks
+                out += [Section(b.title, b.blocks, b.intro, b.family or family) for b in blocks]
             else:
                 out.append(Section(title, [b for b in blocks if not isinstance(b, Section)],
-                                   str(getattr(sec, "intro", "") or "")))
+                                   str(getattr(sec, "intro", "") or ""), family))
     return out
 
 
@@ -110,8 +120,10 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
         Problems (defaults, family, sense), solvers (defaults) and report sections; default
         :func:`psdbench.registry.discover`.
     options : mapping, optional
-        Overrides of :data:`DEFAULT_OPTIONS` (``gap_tol``: the performance profile's relative gap
-        tolerance; ``gap_floor``: the smallest gap drawn on a log axis; ``size_param``: the instance
+        Overrides of :data:`DEFAULT_OPTIONS` (``tolerances``: the target accuracies of the profiles and the winners;
+        ``gap_floor``: the smallest gap told apart where an instance has no narrower certificate;
+        ``sgm_shift``: the shift (s) of the shifted geometric means; ``time_limit``: the time
+        failures are charged at (default: the largest wall time compared); ``size_param``: the instance
         parameter plotted as the size, tried before the problems' own ``size_param`` hooks and
         ``n``, ``n_nodes``; ``data_dir``: where sections look for data files, default
         ``$PSDBENCH_DATA``).
@@ -144,10 +156,15 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
     if frame.empty:
         doc = Document("psdbench report", header, [Section("Results", [Text("There are no results in this store.")])])
         return {**paths, **render(doc, out)}
-    counts = frame["status"].value_counts()
-    run_ids = sorted({str(r) for r in raw["run_id"].dropna()}) if "run_id" in raw.columns else []
-    header += [f"Cells: {len(frame)}", "Status counts: " + ", ".join(f"{k}: {v}" for k, v in counts.items()),
-               f"Families: {', '.join(sorted(frame['family'].unique()))}",
-               f"Run ids: {', '.join(run_ids) or MISSING}"]
+    try:
+        runs = store.runs_frame()
+    except Exception:  # pragma: no cover - an old store without the runs table
+        runs = pd.DataFrame()
+    header.append(f"{len(frame)} cells of {frame['family'].nunique()} families; "
+                  + ", ".join(f"{k}: {v}" for k, v in outcome_column(frame).value_counts().items()))
+    # one solver-to-colour map for the whole report: the renderer's charts, and any section that reads it
+    colours = colour_map(frame.sort_values(["family", "solver_label"])["solver_label"])
+    opts["colours"] = colours
+    front = [run_details(runs, frame, str(store.path)), winners_section(frame, opts)]
     sections = run_sections(frame, refs, registry.reports, registry.problems, out, opts)
-    return {**paths, **render(Document("psdbench report", header, sections), out)}
+    return {**paths, **render(Document("psdbench report", header, sections, front, colours), out)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -38,6 +38,9 @@ class Table:
     note: str = ""
     shaded: tuple[str, ...] = ()
     checks: list[str] = field(default_factory=list)
+    #: How the HTML colours numeric cells against the best of their row / column: ``"row-min"``,
+    #: ``"row-max"``, ``"col-min"``, ``"col-max"`` (smaller / larger is better), ``""``: not coloured.
+    best: str = ""
 
 
 @dataclass
@@ -48,6 +51,96 @@ class Figure:
     title: str
     png: bytes
     caption: str = ""
+
+
+@dataclass
+class Series:
+    """One line (or set of markers) of a :class:`Panel`.
+
+    Attributes
+    ----------
+    label : str
+        Legend entry (e.g. ``"my-solver · 5/6 ok"``).
+    x, y : sequence of float
+        The points (NaN / inf are gaps).
+    colour_key : str
+        What picks the colour from the report's one colour map (a solver configuration's label);
+        default ``label``.
+    mode : str
+        ``"lines"``, ``"steps"`` (post-step), ``"markers"`` or ``"lines+markers"``.
+    role : str
+        ``"main"`` (always drawn), ``"summary"`` (drawn in band mode: a median with ``y_low`` /
+        ``y_high`` as its band), ``"seed"`` (one cell's line, drawn in per-seed mode).
+    y_low, y_high : sequence of float, optional
+        A shaded band (``role="summary"``) or error bars (other roles).
+    x_alt : sequence of float, optional
+        The same points on the chart's alternative x axis (e.g. iterations).
+    marker : str
+        Plotly marker symbol (``"circle"``, ``"diamond"``, ``"x"``, ``"circle-open"``...); ``""``: default.
+    hover : sequence of str, optional
+        One hover line per point.
+    legend : bool
+        Whether the series has a legend entry (series of one ``colour_key`` share one legend group).
+    """
+
+    label: str
+    x: Sequence[float]
+    y: Sequence[float]
+    colour_key: str = ""
+    mode: str = "lines"
+    role: str = "main"
+    y_low: Sequence[float] | None = None
+    y_high: Sequence[float] | None = None
+    x_alt: Sequence[float] | None = None
+    marker: str = ""
+    hover: Sequence[str] | None = None
+    legend: bool = True
+
+
+@dataclass
+class Panel:
+    """One plot of a :class:`Chart`: a title, its series, and what to say when it has none.
+
+    ``key`` places the panel under the chart's selectors (``{"set": "...", "tolerance": "1e-4"}``):
+    the HTML shows the panels whose key matches every selector's value; a chart whose panels
+    have no key shows them all.
+    """
+
+    title: str
+    series: list[Series] = field(default_factory=list)
+    note: str = ""
+    empty: str = "Nothing to draw."
+    key: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Chart:
+    """A figure as data, drawn by the renderers: interactive (plotly) in HTML, a PNG in Markdown.
+
+    Attributes
+    ----------
+    name, title, caption : str
+        File stem of the static figure, heading, and the paragraph under it.
+    panels : list of Panel
+    x_label, y_label : str
+    log_x, log_y : bool
+        Initial axis scales (the HTML has a log / linear toggle).
+    x_alt_label : str
+        Label of the alternative x axis the series' ``x_alt`` give (``""``: none).
+    y_range : tuple of float, optional
+        Fixed y range (linear units), e.g. ``(0, 1)`` for profiles.
+    """
+
+    name: str
+    title: str
+    panels: list[Panel]
+    x_label: str = ""
+    y_label: str = ""
+    log_x: bool = False
+    log_y: bool = False
+    caption: str = ""
+    x_alt_label: str = ""
+    y_range: tuple[float, float] | None = None
 
 
 @dataclass
@@ -131,6 +224,7 @@ class Section:
     title: str
     blocks: list[Any]
     intro: str = ""
+    family: str = ""
 
 
 @dataclass
@@ -152,7 +246,10 @@ class SectionContext:
     out_dir : Path
         Where the report is written (read-only for sections).
     options : dict
-        Report options (e.g. ``gap_tol`` for the performance profile).
+        Report options (``tolerances``, ``gap_floor``, ``sgm_shift``, ``time_limit``, ``size_param``,
+        ``data_dir``: :data:`psdbench.report.DEFAULT_OPTIONS`)
+        and ``colours``: the report's one solver-to-colour map (``solver_label`` to a hex colour),
+        for sections that draw their own figures (:func:`psdbench.report.plot.colours`).
     """
 
     family: str

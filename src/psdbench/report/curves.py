@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .frame import relative_gap
+from .frame import REF_FLOOR
 
 #: Values at or above this stand for "no point yet" inside quantile computations.
 _HUGE = 1e300
@@ -26,6 +26,28 @@ class CellCurve:
     t: np.ndarray
     gap: np.ndarray
     repaired: bool
+
+
+def curve_arrays(curve: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A curve's points as arrays ``t``, ``objective``, ``feasible`` (bool; default true) and
+    ``repaired`` (bool; default false); values that are not numbers become NaN."""
+    def num(v: Any) -> float:
+        try:
+            return float(v)
+        except (TypeError, ValueError):
+            return float("nan")
+
+    t = np.array([num(p.get("t")) for p in curve], float)
+    obj = np.array([num(p.get("objective")) for p in curve], float)
+    feas = np.array([bool(int(p.get("feasible", 1) or 0)) for p in curve], bool)
+    rep = np.array([bool(int(p.get("repaired", 0) or 0)) for p in curve], bool)
+    return t, obj, feas, rep
+
+
+def gaps(objective: np.ndarray, reference: float, sense: str) -> np.ndarray:
+    """:func:`psdbench.report.frame.relative_gap` of an array of objectives."""
+    with np.errstate(invalid="ignore"):
+        return (-1.0 if sense == "max" else 1.0) * (objective - reference) / max(abs(reference), REF_FLOOR)
 
 
 def cell_curve(curve: Sequence[dict[str, Any]], reference: float, sense: str, floor: float = 1e-12) -> CellCurve:
@@ -42,22 +64,12 @@ def cell_curve(curve: Sequence[dict[str, Any]], reference: float, sense: str, fl
     floor : float
         Gaps below it (including negative ones: better than the reference) are drawn at ``floor``.
     """
-    t, g, rep = [], [], False
-    for p in curve:
-        if not int(p.get("feasible", 1) or 0):
-            continue
-        gap = relative_gap(p.get("objective"), reference, sense)
-        try:
-            tt = float(p["t"])
-        except (TypeError, ValueError):
-            continue
-        if not (np.isfinite(gap) and np.isfinite(tt)):
-            continue
-        t.append(tt)
-        g.append(max(gap, floor))
-        rep = rep or bool(int(p.get("repaired", 0) or 0))
+    t, obj, feas, rep = curve_arrays(curve)
+    g = gaps(obj, float(reference), sense)
+    keep = feas & np.isfinite(g) & np.isfinite(t)
+    t, g = t[keep], g[keep]
     order = np.argsort(t, kind="stable")
-    return CellCurve(np.asarray(t, float)[order], np.asarray(g, float)[order], rep)
+    return CellCurve(t[order], np.maximum(g[order], floor), bool(rep[keep].any()))
 
 
 def best_so_far(t: np.ndarray, gap: np.ndarray, grid: np.ndarray) -> np.ndarray:

@@ -176,6 +176,9 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
             as :func:`psdbench.harness.reference.annotate` gave them (``False`` / NaN when absent);
         ``verified``
             the final point passed verification (``feasible == 1``) and has a finite objective;
+        ``cert_width_rel``
+            the width of the instance's certificate ``|p* - lower| / max(|p*|, REF_FLOOR)`` (NaN
+            without a certified reference): gaps below it cannot be told apart;
         ``instance_reference``, ``instance_reference_kind``
             the instance's reference value and kinds (cells first, then ``refs``);
         ``curve``
@@ -210,11 +213,27 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
     df["sense"] = df["problem"].map(lambda p: api.problem_sense(problems[p]) if p in problems else "min")
     df["gap"] = [relative_gap(o, r, s) for o, r, s in zip(df["objective"], df["reference_objective"], df["sense"])]
     df["verified"] = (df["feasible"] == 1) & np.isfinite(df["objective"].astype(float))
+    df["cert_width_rel"] = df["instance_key"].map(certificate_widths(refs)).astype(float)
     if len(df):
         df["instance_reference"], df["instance_reference_kind"] = _instance_references(df, refs)
     else:
         df["instance_reference"], df["instance_reference_kind"] = np.nan, None
     return df.copy()  # one block per dtype: sections add columns without fragmentation warnings
+
+
+def certificate_widths(refs: pd.DataFrame | None) -> dict[str, float]:
+    """Per instance with a certified reference: ``|value - lower| / max(|value|, REF_FLOOR)``."""
+    if refs is None or refs.empty or not {"instance_key", "value", "lower", "kind"} <= set(refs.columns):
+        return {}
+    out = {}
+    for k, v, lo, kind in zip(refs["instance_key"], refs["value"], refs["lower"], refs["kind"]):
+        try:
+            v, lo = float(v), float(lo)
+        except (TypeError, ValueError):
+            continue
+        if kind == "certified" and math.isfinite(v) and math.isfinite(lo):
+            out[str(k)] = abs(v - lo) / max(abs(v), REF_FLOOR)
+    return out
 
 
 def key_str(v: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from matplotlib.figure import Figure as MplFigure
 
@@ -12,10 +12,17 @@ PANEL_W, PANEL_H = 5.2, 3.9
 DPI = 100
 
 
-def colours(labels: Iterable[str]) -> dict[str, Any]:
-    """One colour per label (sorted), the same in every panel of a figure."""
+def colours(labels: Iterable[str], fixed: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """One colour per label (sorted), the same in every panel of a figure.
+
+    ``fixed``: the report's solver-to-colour map (``context.options["colours"]``); labels it holds
+    take its colour, so a section's figures match the generic charts.
+    """
     from matplotlib import colormaps
 
+    labels = list(labels)
+    if fixed is not None and all(lab in fixed for lab in labels):
+        return {lab: fixed[lab] for lab in set(labels)}
     labs = sorted(set(labels))
     cmap = colormaps["tab10" if len(labs) <= 10 else "tab20"]
     return {lab: cmap(i % cmap.N) for i, lab in enumerate(labs)}
@@ -46,14 +53,14 @@ def shared_legend(fig: MplFigure, handles: Sequence[Any], labels: Sequence[str],
     return math.ceil(len(labels) / ncol)
 
 
-def to_png(fig: MplFigure, legend_rows: int = 0) -> bytes:
+def to_png(fig: MplFigure, legend_rows: int = 0, dpi: int = DPI) -> bytes:
     """The figure as PNG bytes; the figure grows by the height of a ``legend_rows``-row legend below."""
     w, h = fig.get_size_inches()
     extra = 0.25 * legend_rows + 0.25 if legend_rows else 0.0
     fig.set_size_inches(w, h + extra)
     fig.tight_layout(rect=(0, extra / (h + extra), 1, 1))
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
+    fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
 
 
@@ -77,3 +84,16 @@ def log_axes(ax: Any) -> None:
         axis.set_minor_formatter(NullFormatter())
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
+
+
+#: The report's palette: matplotlib's tab10 without its grey, then the dark and mid tones of tab20b
+#: (strong colours first; no grey, which reads as "disabled").
+PALETTE: tuple[str, ...] = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+                            "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#8ca252",
+                            "#bd9e39", "#ad494a", "#a55194", "#6b6ecf")
+
+
+def colour_map(keys: Iterable[str]) -> dict[str, str]:
+    """One colour per distinct key, in the order given, from :data:`PALETTE`: the report's one
+    solver-to-colour map (keys given family by family stay distinct within a family of up to 20)."""
+    return {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(dict.fromkeys(keys))}

@@ -1,4 +1,4 @@
-"""Objective gap versus time: one panel per problem and dataset, one line per solver configuration."""
+"""Objective gap versus time: one panel per comparable instance set, one line per solver configuration."""
 
 from __future__ import annotations
 
@@ -7,38 +7,77 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.report.blocks import Figure, SectionContext, Text
+from psdbench.report import analysis as an
+from psdbench.report.blocks import Chart, Panel, SectionContext, Series, Text
 from psdbench.report.curves import CellCurve, aggregate, cell_curve, time_grid
-from psdbench.report.plot import colours, log_axes, panel_grid, panel_title, shared_legend, to_png
+from psdbench.report.fmt import fmt_num
 
 #: Quantiles of the shaded band.
 BAND = (0.25, 0.75)
+#: Per-seed lines drawn per configuration and panel (the HTML's "one per seed" mode), points per line.
+MAX_SEED_LINES, SEED_POINTS = 40, 60
 
 
-def panel_curves(sub: pd.DataFrame, floor: float) -> dict[str, tuple[list[CellCurve], list[tuple[float, float]]]]:
-    """Per solver configuration: the cells' curves, and the final points of verified cells without one."""
-    out: dict[str, tuple[list[CellCurve], list[tuple[float, float]]]] = {}
-    for lab, g in sub.groupby("solver_label"):
-        curves, finals = [], []
-        for r in g.itertuples(index=False):
-            ref = float(r.reference_objective)
-            if not np.isfinite(ref):
-                continue
-            c = cell_curve(r.curve, ref, r.sense, floor) if r.curve else None
-            if c is not None and len(c.t):
+def split_curve(r: Any, floor: float) -> tuple[CellCurve, list[tuple[float, float]]]:
+    """A cell's drawable curve (gaps floored at ``floor``) and its points beyond the certified bound
+    as ``(time, gap)`` (negative gaps, never drawn as reached)."""
+    raw = cell_curve(r.curve, float(r.reference_objective), r.sense, floor=-np.inf)
+    certified = "certified" in str(r.reference_kind or "")
+    beyond = (raw.gap < -floor) if certified else np.zeros(len(raw.gap), bool)
+    keep = ~beyond
+    return (CellCurve(raw.t[keep], np.maximum(raw.gap[keep], floor), raw.repaired),
+            list(zip(raw.t[beyond].tolist(), raw.gap[beyond].tolist())))
+
+
+def config_series(g: pd.DataFrame, label: str, key: str, floors: pd.Series) -> list[Series]:
+    """The series of one configuration in one panel: median with band, per-seed lines, final points
+    of cells without a curve (diamonds) and points beyond the certified bound (crosses)."""
+    curves, finals, beyond = [], [], []
+    for i, r in zip(g.index, g.itertuples(index=False)):
+        fl = float(floors[i])
+        if r.curve:
+            c, b = split_curve(r, fl)
+            if len(c.t) > 1:
                 curves.append(c)
-            elif bool(r.verified) and np.isfinite(r.gap) and np.isfinite(r.wall_time_s) and r.wall_time_s > 0:
-                finals.append((float(r.wall_time_s), max(float(r.gap), floor)))
-        if curves or finals:
-            out[str(lab)] = (curves, finals)
+            elif len(c.t):  # one point (a conic solver's answer): a marker, not an invisible line
+                finals.append((float(c.t[0]), float(c.gap[0])))
+            beyond += b
+        elif bool(r.verified) and np.isfinite(r.gap) and np.isfinite(r.wall_time_s) and r.wall_time_s > 0:
+            if bool(r.below_certified):
+                beyond.append((float(r.wall_time_s), float(r.gap)))
+            else:
+                finals.append((float(r.wall_time_s), max(float(r.gap), fl)))
+    out: list[Series] = []
+    floor = float(floors[g.index].max()) if len(g) else 0.0
+    if curves:
+        grid = time_grid(curves)
+        med, lo, hi = aggregate(curves, grid, *BAND)
+        clean = lambda a: np.where(np.isfinite(a), a, np.nan)  # noqa: E731
+        tag = " (repaired)" if any(c.repaired for c in curves) else ""
+        out.append(Series(label + tag, grid, clean(med), key, "steps", "summary", clean(lo), clean(hi)))
+        for c in curves[:MAX_SEED_LINES]:
+            x, y = an.decimate(c.t, np.minimum.accumulate(c.gap), SEED_POINTS)
+            out.append(Series(label + tag, x, y, key, "steps", "seed", legend=False))
+    if finals:
+        t, y = zip(*finals)
+        out.append(Series(label if not curves else label + " final point", t, y, key, "markers", "main",
+                          marker="diamond", legend=not curves,
+                          hover=[f"one point: gap {fmt_num(v)} at {fmt_num(s)} s" for s, v in finals]))
+    if beyond:
+        t, gaps = zip(*beyond)
+        out.append(Series(f"{label}: beyond the certified bound", t, [floor] * len(t), key, "markers", "main",
+                          marker="x", hover=[f"beyond the certified bound by {fmt_num(-v)} (relative) at "
+                                             f"{fmt_num(s)} s; drawn at the floor, not counted as reached"
+                                             for s, v in beyond]))
     return out
 
 
 class GapVersusTime:
-    """Relative objective gap to the instance's reference against time (both log scale).
+    """Relative objective gap to the instance's reference against time (both log scale), per instance set.
 
-    Each line is the median over the panel's cells (seeds, instances) of the best gap a cell had
-    reached by that time, on a common log-spaced time grid, with the 25-75 % band shaded.
+    Each line is the median over the set's cells (seeds, folds) of the best gap a cell had reached
+    by that time, on a common log-spaced time grid, with the 25-75 % band shaded (or one line per
+    cell); legends say how many of the configuration's cells in the set are ``ok``.
     """
 
     name = "gap-vs-time"
@@ -47,46 +86,35 @@ class GapVersusTime:
     order = 30
 
     def render(self, context: SectionContext) -> list[Any]:
-        floor = float(context.options.get("gap_floor", 1e-12))
+        default_floor = float(context.options.get("gap_floor", 1e-9))
         f = context.frame[np.isfinite(context.frame["reference_objective"].astype(float))]
         if f.empty:
             return [Text("No cell has a reference objective: no gap to draw.")]
-        panels = {k: panel_curves(g, floor) for k, g in f.groupby(["problem", "dataset"])}
-        panels = {k: v for k, v in panels.items() if v}
-        if not panels:
-            return [Text("No verified point to draw.")]
-        labels = sorted({lab for v in panels.values() for lab in v})
-        col_of = colours(labels)
-        entries: dict[str, Any] = {}
-        fig, axes = panel_grid(len(panels))
-        for ax, ((problem, dataset), per) in zip(axes, sorted(panels.items())):
-            for lab, (curves, finals) in sorted(per.items()):
-                if curves:
-                    grid = time_grid(curves)
-                    med, lo, hi = aggregate(curves, grid, *BAND)
-                    band = np.isfinite(lo) & np.isfinite(hi)
-                    ax.fill_between(grid, np.where(band, lo, np.nan), np.where(band, hi, np.nan),
-                                    step="post", color=col_of[lab], alpha=0.18, linewidth=0)
-                    tag = " (repaired)" if any(c.repaired for c in curves) else ""
-                    (h,) = ax.step(grid, np.where(np.isfinite(med), med, np.nan), where="post", color=col_of[lab],
-                                   linewidth=1.8)
-                    entries.setdefault(f"{lab}{tag}", h)
-                if finals:
-                    t, g = zip(*finals)
-                    h = ax.scatter(t, g, marker="D", s=28, color=col_of[lab], edgecolor="black", linewidth=0.4)
-                    entries.setdefault(f"{lab} (final point only)", h)
-            log_axes(ax)
-            ax.set_xlabel("time since solve start (s)")
-            ax.set_ylabel("gap / max(|ref|, 1)  (floored)")
-            ax.set_title(panel_title(problem, dataset), fontsize=10)
-        png = to_png(fig, shared_legend(fig, list(entries.values()), list(entries)))
-        caption = ("Relative gap `s (objective - reference) / max(|reference|, 1)` (`s = -1` for maximized "
-                   "problems; `reference` = the cell's reference objective), of the harness's re-scored points, "
-                   f"against time since the solve started.  Lines: median over the panel's cells of the best gap "
-                   f"reached by each time (step interpolation on a common log-spaced grid; a cell without a point "
-                   f"yet counts as an infinite gap); shaded: the {int(BAND[0] * 100)}-"
-                   f"{int(BAND[1] * 100)} % quantile band over cells.  Points that failed verification are not "
-                   "drawn; `(repaired)`: some points were mapped to feasible ones by the problem's repair.  "
-                   "Diamonds: verified cells without a curve, at (wall time, final gap) (`final point only`).  "
-                   f"Gaps below {floor:g} (including points better than the reference) are drawn at {floor:g}.")
-        return [Figure(f"gap_vs_time_{context.family}", "Relative objective gap versus time", png, caption)]
+        f = f.assign(_set=an.instance_sets(f))
+        every = context.frame.assign(_set=an.instance_sets(context.frame))  # k/n ok counts every cell
+        counts = every.groupby(["_set", "solver_label"])["status"].agg(lambda st: (int((st == "ok").sum()), len(st)))
+        floors = an.cell_floor(f, default_floor)
+        short = an.short_labels(sorted(context.frame["solver_label"].unique()))
+        panels = []
+        for s, sub in sorted(f.groupby("_set"), key=lambda kv: an.natural_key(kv[0])):
+            series = []
+            ran = sub.groupby("solver_label")["instance_key"].nunique()
+            n_inst = sub["instance_key"].nunique()
+            for lab, g in sorted(sub.groupby("solver_label"), key=lambda kv: kv[0]):
+                k, n = counts[(s, lab)]
+                series += config_series(g, f"{short[lab]} · {k}/{n} ok", lab, floors)
+            partial = [f"{short[lab]} ({int(m)}/{n_inst})" for lab, m in ran.items() if m < n_inst]
+            note = (f"{n_inst} instance(s); gap floor {fmt_num(float(floors[sub.index].max()))}"
+                    + (f"; ran on only some instances: {', '.join(partial)}" if partial else ""))
+            panels.append(Panel(s, series, note, "No verified point in this set: nothing to draw.",
+                                {"instance set": s}))
+        caption = ("Median over the set's cells of the best gap reached by each time (steps on a common "
+                   f"log-spaced grid; a cell without a point yet counts as an infinite gap), {int(BAND[0] * 100)}-"
+                   f"{int(BAND[1] * 100)} % band shaded; the HTML's `lines` button shows one line per cell instead.  "
+                   "Only verified points are drawn; `(repaired)`: some were mapped to feasible points by the "
+                   "problem's repair.  Diamonds: verified cells with one point (no curve), at (time, gap).  "
+                   "Crosses: points beyond the certified bound, drawn at the floor (hover: by how much).  Gaps "
+                   "below the floor (the certificate's width) are ties and drawn at it.")
+        return [Chart(f"gap_vs_time_{context.family}", "Relative objective gap versus time", panels,
+                      "time since solve start (s)", "gap / max(|ref|, 1)", log_x=True, log_y=True, caption=caption)]
+

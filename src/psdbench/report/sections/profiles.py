@@ -1,100 +1,141 @@
-"""Dolan-More performance profiles of a family: time to reach a gap tolerance, and final gap."""
+"""Profiles of a family: Dolan-Moré performance profiles and Moré-Wild data profiles at several
+target accuracies, and the scaled shifted geometric mean of the times (Mittelmann's form)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from psdbench.report import aggregate as agg
+from psdbench.report import analysis as an
 from psdbench.report import profiles as pp
-from psdbench.report.blocks import Figure, SectionContext, Table, Text
-from psdbench.report.fmt import fmt_finite
-from psdbench.report.plot import colours, panel_grid, shared_legend, to_png
+from psdbench.report.blocks import Chart, Panel, SectionContext, Series, Table, Text
+from psdbench.report.fmt import fmt_num
+
+POOLED = "all sets"
 
 
-def costs(frame: pd.DataFrame, tol: float, floor: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Cost tables (instances x solver configurations) of the two profiles.
-
-    Only instances with a reference objective count.  (a) Seconds until the relative gap reaches
-    ``tol`` (:func:`psdbench.report.profiles.time_to_tolerance`); (b) the final relative gap of a
-    verified point, floored at ``floor``.  ``inf``: not reached / not verified / not run.
-    """
-    f = frame[np.isfinite(frame["reference_objective"].astype(float))]
-    labels = sorted(frame["solver_label"].unique())
-    t_rows: dict[str, dict[str, float]] = {}
-    g_rows: dict[str, dict[str, float]] = {}
-    for r in f.itertuples(index=False):
-        final = float(r.gap) if bool(r.verified) and math.isfinite(r.gap) else math.inf
-        t = pp.time_to_tolerance(r.curve, float(r.reference_objective), r.sense, tol, float(r.wall_time_s),
-                                 final, bool(r.verified))
-        t_rows.setdefault(r.instance_key, {})[r.solver_label] = min(t, t_rows.get(r.instance_key, {}).get(
-            r.solver_label, math.inf))
-        g_rows.setdefault(r.instance_key, {})[r.solver_label] = min(max(final, floor), g_rows.get(
-            r.instance_key, {}).get(r.solver_label, math.inf))
-    as_frame = lambda d: pd.DataFrame.from_dict(d, orient="index").reindex(columns=labels).astype(float)  # noqa: E731
-    return as_frame(t_rows), as_frame(g_rows)
+def scopes(times: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The pooled scope (every set) first, then each comparable instance set."""
+    return [(POOLED, times)] + [(s, g) for s, g in sorted(times.groupby("set"), key=lambda kv: an.natural_key(kv[0]))]
 
 
-def _draw(ax: Any, r: pd.DataFrame, col_of: dict[str, Any], title: str) -> list[Any]:
+def _scope_note(times: pd.DataFrame, common: list[str], left: list[str], short: dict[str, str]) -> str:
+    if not left:
+        return f"{len(common)} instance(s), every configuration ran each."
+    ran = times.groupby("solver_label")["instance_key"].nunique()
+    n = times["instance_key"].nunique()
+    partial = ", ".join(f"{short[lab]} ran {int(m)}/{n}" for lab, m in ran.items() if m < n)
+    return (f"Over the {len(common)} instance(s) every configuration ran; {len(left)} left out ({partial}).")
+
+
+def performance_panel(cost: pd.DataFrame, title: str, note: str, key: dict[str, str],
+                      short: dict[str, str]) -> Panel:
+    """ρ_s(τ) against log2 τ for a cost table (instances x configurations; ``inf``: not reached)."""
+    if cost.empty:
+        return Panel(title, [], note, "No instance that every configuration ran.", key)
+    if not np.isfinite(cost.to_numpy(float)).any():
+        return Panel(title, [], note, "No configuration reached this accuracy on any instance.", key)
+    r = pp.ratios(cost, floor=1e-6)
     fin = r.to_numpy()[np.isfinite(r.to_numpy())]
     top = max(float(np.log2(fin.max())) if fin.size else 0.0, 1.0) * 1.05
     taus = np.concatenate([[1.0], np.sort(np.unique(fin[fin >= 1.0])), [2.0 ** top]])
     rho = pp.profile(r, taus)
-    handles = []
-    for lab in r.columns:
-        (h,) = ax.step(np.log2(taus), rho[lab].to_numpy(), where="post", color=col_of[lab], linewidth=1.8)
-        handles.append(h)
-    ax.set_xlim(0, top)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("log2 τ (ratio to the best on the instance)")
-    ax.set_ylabel("ρ(τ): fraction of instances")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, alpha=0.3)
-    return handles
+    series = []
+    for lab in cost.columns:
+        k = int(np.isfinite(cost[lab].to_numpy(float)).sum())
+        series.append(Series(f"{short[lab]} · {k}/{len(cost)} reached", np.log2(taus), rho[lab].to_numpy(), lab,
+                             "steps"))
+    return Panel(title, series, note, "", key)
+
+
+def data_panel(cost: pd.DataFrame, title: str, note: str, key: dict[str, str], short: dict[str, str]) -> Panel:
+    """Moré-Wild data profile: fraction of instances reached by each time (log axis)."""
+    vals = cost.to_numpy(float)
+    fin = vals[np.isfinite(vals) & (vals > 0)]
+    if cost.empty or not fin.size:
+        return Panel(title, [], note, "No configuration reached this accuracy on any instance." if not cost.empty
+                     else "No instance that every configuration ran.", key)
+    grid = np.unique(np.concatenate([fin, [fin.min() * 0.9, fin.max() * 1.1]]))
+    d = an.data_profile(cost.clip(lower=fin.min() * 0.9), grid)
+    series = [Series(f"{short[lab]} · {int(np.isfinite(cost[lab].to_numpy(float)).sum())}/{len(cost)} reached",
+                     grid, d[lab].to_numpy(), lab, "steps") for lab in cost.columns]
+    return Panel(title, series, note, "", key)
+
+
+def sgm_frame(times: pd.DataFrame, tols: tuple[float, ...], limit: float, shift: float,
+              short: dict[str, str]) -> tuple[pd.DataFrame, int, int]:
+    """Per configuration: scaled shifted geometric mean (reached k/n) and SGM seconds per tolerance, and
+    the wall time's median [min-max], over the instances every configuration ran."""
+    common, left = an.common_instances(times)
+    labels = sorted(times["solver_label"].unique())
+    rows = {lab: {"configuration": short[lab]} for lab in labels}
+    for tol in tols:
+        cost = an.cost_table(times, f"t_{tol:g}", labels, common)
+        tab = an.sgm_table(cost, limit, shift)
+        for lab in labels:
+            k = int(np.isfinite(cost[lab].to_numpy(float)).sum())
+            rows[lab][f"gap ≤ {tol:g}: scaled SGM (reached)"] = (
+                f"{tab.loc[lab, 'scaled']:.2f} ({k}/{len(common)})" if len(common) else "-")
+            rows[lab][f"gap ≤ {tol:g}: SGM (s)"] = fmt_num(tab.loc[lab, "sgm"]) if len(common) else "-"
+    wall = times[times["instance_key"].isin(common)].groupby("solver_label")["wall_time_s"]
+    for lab in labels:
+        w = agg.finite(wall.get_group(lab)).to_numpy() if lab in wall.groups else np.array([])
+        rows[lab]["wall time (s): median [min-max]"] = (
+            f"{fmt_num(np.median(w))} [{fmt_num(w.min())}-{fmt_num(w.max())}]" if len(w) else "-")
+    return pd.DataFrame(list(rows.values())), len(common), len(left)
 
 
 class PerformanceProfiles:
-    """Profiles on (a) time to reach the ``gap_tol`` option (default 1e-4) and (b) final gap."""
+    """Performance and data profiles at each target accuracy (option ``tolerances``), per instance set,
+    and the shifted geometric mean table of the family."""
 
     name = "performance-profiles"
-    title = "Performance profiles"
+    title = "Profiles and shifted geometric means"
     family = "*"
     order = 40
 
     def render(self, context: SectionContext) -> list[Any]:
-        tol = float(context.options.get("gap_tol", 1e-4))
-        floor = float(context.options.get("gap_floor", 1e-12))
-        t_cost, g_cost = costs(context.frame, tol, floor)
-        if t_cost.empty:
+        opts = context.options
+        tols = tuple(opts.get("tolerances", an.TOLERANCES))
+        shift = float(opts.get("sgm_shift", 10.0))
+        times = an.reach_times(context.frame, tols, float(opts.get("gap_floor", 1e-9)))
+        if times.empty:
             return [Text("No cell has a reference objective: no profile.")]
-        rt, rg = pp.ratios(t_cost, floor=1e-9), pp.ratios(g_cost, floor=floor)
-        labels = list(t_cost.columns)
-        col_of = colours(labels)
-        fig, axes = panel_grid(2, ncol=2, width=6.2, height=4.4)
-        handles = _draw(axes[0], rt, col_of, f"(a) time to reach relative gap ≤ {tol:g}")
-        _draw(axes[1], rg, col_of, "(b) final relative gap")
-        png = to_png(fig, shared_legend(fig, handles, labels))
-        st, sg = pp.summary(rt), pp.summary(rg)
-        run = {lab: int(context.frame.loc[context.frame["solver_label"] == lab, "instance_key"].nunique())
-               for lab in labels}
-        pct = lambda x: fmt_finite(x, ".1f", scale=100.0)  # noqa: E731
-        rows = [{"solver": lab, "instances run": str(run[lab]), f"reached {tol:g} (%)": pct(st.loc[lab, "solved"]),
-                 "time: ρ(1) (%)": pct(st.loc[lab, "rho(1)"]), "time: area": fmt_finite(st.loc[lab, "area"], ".3f"),
-                 "gap: ρ(1) (%)": pct(sg.loc[lab, "rho(1)"]), "gap: area": fmt_finite(sg.loc[lab, "area"], ".3f"),
-                 "verified (%)": pct(sg.loc[lab, "solved"])} for lab in labels]
-        n = len(t_cost)
-        caption = (f"Dolan-Moré profiles over the {n} instance(s) of this family with a reference objective; "
-                   "ρ(τ) is the fraction of instances on which a configuration's cost is within a factor τ of the "
-                   "best configuration's.  (a) cost: seconds until the gap `s (objective - reference) / "
-                   f"max(|reference|, 1)` first reaches {tol:g}, from the re-scored curve, else the wall time if the verified "
-                   "final point reaches it; (b) cost: the final relative gap of a verified point, floored at "
-                   f"{floor:g}.  Not reached, not verified or not run on an instance: never within any τ.")
-        note = ("`reached`: share of the instances where the gap tolerance was reached; `ρ(1)`: share where the "
-                "configuration is the best (ties count for each); `area`: mean of ρ over log2 τ from 0 to the "
-                "largest finite log2 ratio of the profile (1 = best everywhere); `verified`: share with a "
-                "verified final point.  Percentages of all instances of the profile, including those a "
-                "configuration did not run on (`instances run`).")
-        return [Figure(f"profiles_{context.family}", "Performance profiles", png, caption),
-                Table(f"profiles_{context.family}", "Performance profile summary", pd.DataFrame(rows), note)]
+        short = an.short_labels(sorted(times["solver_label"].unique()))
+        limit = an.time_limit(times, opts.get("time_limit"))
+        perf, data = [], []
+        for scope, t in scopes(times):
+            common, left = an.common_instances(t)
+            note = _scope_note(t, common, left, short)
+            labels = sorted(t["solver_label"].unique())
+            for tol in tols:
+                cost = an.cost_table(t, f"t_{tol:g}", labels, common)
+                key = {"instances": scope}
+                perf.append(performance_panel(cost, f"{scope}: gap ≤ {tol:g}", note, key, short))
+                data.append(data_panel(cost, f"{scope}: gap ≤ {tol:g}", note, key, short))
+        frame, n_common, n_left = sgm_frame(times, tols, limit, shift, short)
+        fam = context.family
+        return [
+            Chart(f"performance_profiles_{fam}", "Performance profiles (time to reach each accuracy)", perf,
+                  "log2 τ (time over the best configuration's on the instance)", "ρ(τ): fraction of instances",
+                  y_range=(-0.02, 1.02),
+                  caption="Dolan-Moré: ρ(τ) is the fraction of instances on which a configuration reaches the gap "
+                          "within τ times the fastest configuration's time.  Only instances every configuration of "
+                          "the panel ran; an instance not reached is never within any τ.  Legend: instances "
+                          "reached / compared."),
+            Chart(f"data_profiles_{fam}", "Data profiles (fraction reached against time)", data,
+                  "time since solve start (s)", "fraction of instances reached", log_x=True, y_range=(-0.02, 1.02),
+                  caption="Moré-Wild data profiles: the fraction of the panel's instances on which a configuration "
+                          "has reached the gap by each time."),
+            Table(f"sgm_{fam}", "Shifted geometric mean of the time to reach each accuracy", frame,
+                  f"Over the {n_common} instance(s) every configuration ran" + (f" ({n_left} left out)" if n_left
+                                                                                 else "")
+                  + f".  SGM = exp(mean log(t + {shift:g})) - {shift:g} seconds (shift {shift:g} s), an instance "
+                  f"not reached charged at the time limit {fmt_num(limit)} s; scaled: over the best SGM in the "
+                  "column (1 = fastest); reached: instances reached / compared.",
+                  best="col-min"),
+        ]
+

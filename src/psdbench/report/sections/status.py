@@ -6,12 +6,14 @@ from typing import Any
 
 import pandas as pd
 
+from psdbench.harness.results import OUTCOMES, outcome_column
 from psdbench.report import failures_frame
 from psdbench.report.blocks import SectionContext, Table, Text
 
 
 class StatusSummary:
-    """Cells per solver configuration and status, with totals."""
+    """Cells per solver configuration and outcome (:data:`psdbench.harness.results.OUTCOMES`: the
+    status, with ``rejected`` / ``solver infeasible`` and ``inaccurate`` told apart), with totals."""
 
     name = "status"
     title = "Status summary"
@@ -22,7 +24,7 @@ class StatusSummary:
         f = context.frame
         if f.empty:
             return []
-        counts = pd.crosstab(f["solver_label"], f["status"])
+        counts = pd.crosstab(f["solver_label"], outcome_column(f))
         statuses = ["ok"] * ("ok" in counts.columns) + sorted(c for c in counts.columns if c != "ok")
         counts = counts[statuses]
         counts["total"] = counts.sum(axis=1)
@@ -30,8 +32,10 @@ class StatusSummary:
         out = counts.reset_index().rename(columns={"solver_label": "solver"})
         out = out.astype({c: str for c in out.columns})
         n_inst = f["instance_key"].nunique()
-        return [Table(f"status_{context.family}", "Cells per configuration and status", out,
-                      f"{len(f)} cell(s) on {n_inst} instance(s) of {f['problem'].nunique()} problem(s).")]
+        shown = [c for c in statuses if c in OUTCOMES]
+        return [Table(f"status_{context.family}", "Cells per configuration and outcome", out,
+                      f"{len(f)} cell(s) on {n_inst} instance(s) of {f['problem'].nunique()} problem(s).  "
+                      + "  ".join(f"`{c}`: {OUTCOMES[c]}." for c in shown))]
 
 
 class Failures:

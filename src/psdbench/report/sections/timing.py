@@ -1,15 +1,15 @@
-"""Median wall time versus instance size, log-log, one panel per problem, dataset and setting."""
+"""Wall time versus instance size (median, min-max band), log-log, one panel per problem, dataset and setting."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pandas as pd
-from matplotlib.ticker import NullLocator
 
 from psdbench.api import problem_size_param
-from psdbench.report.blocks import Figure, SectionContext, Text
-from psdbench.report.plot import colours, log_axes, panel_grid, panel_title, shared_legend, to_png
+from psdbench.report import analysis as an
+from psdbench.report.blocks import Chart, Panel, SectionContext, Series, Text
+from psdbench.report.fmt import fmt_num
 
 #: Instance parameters tried as the size, in order, after the ``size_param`` option and the
 #: ``size_param`` hooks of the frame's problems (:func:`psdbench.api.problem_size_param`).
@@ -57,38 +57,37 @@ class TimeVersusSize:
         vary = [c for c in ok.columns if c.startswith("p_") and c != col
                 and 1 < ok[c].astype(str).nunique() <= MAX_PANEL_VALUES]
         keys = ["problem", "dataset", *vary]
-        panels = sorted(ok.groupby(keys, dropna=False).groups, key=lambda k: tuple(map(str, k)))
-        labels = sorted(set(ok["solver_label"]) | set(short["solver_label"]))
-        col_of = colours(labels)
-        fig, axes = panel_grid(len(panels))
-        for ax, key in zip(axes, panels):
+        panels_keys = sorted(ok.groupby(keys, dropna=False).groups, key=lambda k: tuple(map(an.natural_key, k)))
+        names_short = an.short_labels(sorted(set(ok["solver_label"]) | set(short["solver_label"])))
+        panels = []
+        for key in panels_keys:
             mask = pd.Series(True, index=ok.index)
             for c, v in zip(keys, key):
                 mask &= ok[c].astype(str) == str(v)
-            sub = ok[mask]
-            for lab, g in sub.groupby("solver_label"):
-                med = g.groupby("size")["wall_time_s"].median().sort_index()
-                ax.plot(med.index, med.values, marker="o", color=col_of[lab], label=lab)
             smask = pd.Series(True, index=short.index)
+            fmask = pd.Series(True, index=f.index)
             for c, v in zip(keys, key):
                 smask &= short[c].astype(str) == str(v)
+                fmask &= f[c].astype(str) == str(v)
+            series = []
+            for lab, g in ok[mask].groupby("solver_label"):
+                st = g.groupby("size")["wall_time_s"].agg(["median", "min", "max", "count"]).sort_index()
+                total = int((fmask & (f["solver_label"] == lab)).sum())
+                series.append(Series(f"{names_short[lab]} · {len(g)}/{total} ok", st.index, st["median"], lab, "lines+markers",
+                                     "summary", st["min"], st["max"],
+                                     hover=[f"size {v:g}: median {fmt_num(m)} s [{fmt_num(lo)}-{fmt_num(hi)}] over "
+                                            f"{int(n)} cell(s)" for v, m, lo, hi, n in st.itertuples()]))
             for lab, g in short[smask & (short["size"] > 0)].groupby("solver_label"):
                 med = g.groupby("size")["wall_time_s"].median()
-                ax.plot(med.index, med.values, linestyle="none", marker="o", markerfacecolor="none",
-                        color=col_of[lab])
-            log_axes(ax)
-            sizes = sorted(set(sub["size"]) | set(short[smask]["size"].dropna()))
-            ax.set_xticks(sizes, [f"{v:g}" for v in sizes])
-            ax.xaxis.set_minor_locator(NullLocator())
-            ax.set_xlabel(f"size {col[2:]}")
-            ax.set_ylabel("median wall time (s)")
+                series.append(Series(f"{names_short[lab]}: no accepted answer", med.index, med.values, lab, "markers",
+                                     marker="circle-open"))
             extra = ", ".join(f"{c[2:]}={v}" for c, v in zip(vary, key[2:]))
-            ax.set_title(panel_title(key[0], key[1], extra), fontsize=10)
-        handles = [axes[0].plot([], [], marker="o", color=col_of[lab])[0] for lab in labels]
-        png = to_png(fig, shared_legend(fig, handles, labels))
+            title = f"{key[0]}: {key[1]}" + (f" ({extra})" if extra else "")
+            panels.append(Panel(title, series, "", "No `ok` cell in this set.", {"set": title}))
         split = f"; panels split by {', '.join(c[2:] for c in vary)}" if vary else ""
-        return [Figure(f"time_vs_size_{context.family}", "Median wall time versus size", png,
-                       f"Median wall time over `ok` cells at each size `{col[2:]}`, log-log; one panel per problem "
-                       f"and dataset{split}; one line per solver configuration. Hollow markers: median time of cells "
-                       f"that ended without an accepted answer ({', '.join(UNFINISHED)}): time spent, not a time "
-                       f"to solution.")]
+        return [Chart(f"time_vs_size_{context.family}", "Wall time versus size", panels, f"size {col[2:]}",
+                      "wall time (s)", log_x=True, log_y=True,
+                      caption=f"Median wall time over `ok` cells at each size `{col[2:]}`, shaded from the fastest to "
+                              f"the slowest cell; one panel per problem and dataset{split}.  Hollow markers: median "
+                              f"time of cells that ended without an accepted answer ({', '.join(UNFINISHED)}): time "
+                              "spent, not a time to solution.")]

@@ -1,0 +1,124 @@
+"""The HTML report in a real browser: headless Chromium (Debian's ``chromium``) driven by Playwright.
+
+Loads a generated store's ``report.html`` from disk with every network request refused, and checks:
+no console or page error, every chart panel draws (a plotly plot or a sentence saying why not),
+no request leaves the file, clicking a legend entry hides a trace, changing a selector changes the
+traces drawn, the log / linear toggle changes an axis, and no table is wider than an 800 px page.
+Skipped when Playwright or Chromium is missing (``.ci/run`` installs both).
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from psdbench.report import write_report
+
+from .test_report_sections import _cell, _store_with_curves
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+DRAWN = """() => Array.from(document.querySelectorAll('div.chart')).map(c => ({
+  panels: c.querySelectorAll('.panel').length,
+  plots: c.querySelectorAll('.js-plotly-plot').length,
+  empty: c.querySelectorAll('.panel > p.empty').length,
+  traces: Array.from(c.querySelectorAll('.js-plotly-plot')).map(p => p.data.filter(t => t.visible !== 'legendonly')
+            .map(t => t.name + ':' + (t.x ? t.x.length : 0)).join('|')).join('#'),
+  ytype: Array.from(c.querySelectorAll('.js-plotly-plot')).map(p => p._fullLayout.yaxis.type).join(',')}))"""
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    if CHROMIUM is None:
+        pytest.skip("chromium not installed (apt-get install -y chromium)")
+    pytest.importorskip("playwright.sync_api")
+    tmp = tmp_path_factory.mktemp("browser")
+    store = _store_with_curves(tmp / "c.sqlite")
+    # a second instance set of one family (n = 80), run by one configuration only: its panel and the
+    # pooled one differ, and the pooled profile leaves these instances out
+    for seed in (0, 1):
+        row, pts = _cell("graph-classification", "fast-solver", seed, 2.0)
+        store.write_result({**row, "instance_params": {"n": 80}, "cell_key": f"n80-{seed}",
+                            "instance_key": f"n80-{seed}", "curve": pts})
+    return write_report(store, tmp / "out")["html"]
+
+
+def _open(pw, html: Path, width: int):
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors, requests = [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    def route(r):
+        if r.request.url.startswith(("file:", "data:", "blob:")):
+            return r.continue_()
+        requests.append(r.request.url)
+        return r.abort()
+
+    page.route("**/*", route)
+    page.goto(html.as_uri())
+    page.wait_for_function("document.querySelectorAll('div.chart .panel').length > 0")
+    return browser, page, errors, requests
+
+
+@pytest.mark.slow
+def test_report_in_chromium(report):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser, page, errors, requests = _open(pw, report, 1400)
+        try:
+            charts = page.evaluate(DRAWN)
+            assert len(charts) >= 9
+            for c in charts:  # every panel shown is a plot or says why it is empty
+                assert c["panels"] >= 1 and c["plots"] + c["empty"] == c["panels"], c
+            assert sum(c["plots"] for c in charts) >= 9
+
+            # click-to-hide: the first legend entry of the first plot hides its trace(s)
+            before = page.evaluate(DRAWN)[0]["traces"]
+            page.locator("div.chart").first.locator(".legendtoggle").first.click()
+            page.wait_for_timeout(1200)  # plotly waits out its double-click delay first
+            after = page.evaluate(DRAWN)[0]["traces"]
+            assert after != before and len(after.split("|")) < len(before.split("|"))
+
+            # a selector: the profiles' instance set changes the panels and traces drawn
+            idx = next(i for i, c in enumerate(page.locator("div.chart").all()) if c.locator("select").count())
+            chart = page.locator("div.chart").nth(idx)
+            before = page.evaluate(DRAWN)[idx]["traces"]
+            chart.locator("select").first.select_option(index=1)
+            page.wait_for_timeout(300)
+            assert page.evaluate(DRAWN)[idx]["traces"] != before
+
+            # the log / linear toggle
+            ytype = page.evaluate(DRAWN)[idx]["ytype"]
+            chart.locator("button[data-toggle=logY]").click()
+            page.wait_for_timeout(300)
+            assert page.evaluate(DRAWN)[idx]["ytype"] != ytype
+
+            # a table header sorts its rows
+            first_col = "() => Array.from(document.querySelectorAll('table.sortable'))[2].tBodies[0].rows[0].cells[0].textContent"
+            top = page.evaluate(first_col)
+            page.locator("table.sortable").nth(2).locator("th").first.click()
+            page.locator("table.sortable").nth(2).locator("th").first.click()
+            assert page.evaluate(first_col) != top or page.evaluate(
+                "() => document.querySelectorAll('table.sortable')[2].tBodies[0].rows.length") == 1
+            assert not errors, errors
+            assert not requests, requests
+        finally:
+            browser.close()
+
+
+@pytest.mark.slow
+def test_report_fits_800px(report):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser, page, errors, _ = _open(pw, report, 800)
+        try:
+            page.wait_for_timeout(500)
+            wide = page.evaluate("() => document.documentElement.scrollWidth")
+            assert wide <= 800, wide  # wide tables scroll inside their container, the page does not
+            assert not errors, errors
+        finally:
+            browser.close()
