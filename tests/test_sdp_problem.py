@@ -66,6 +66,11 @@ def test_objective_verify_evaluate_and_tol():
     bad = Solution(variables={"X": (np.outer(V[:, 0], V[:, 0]) * 1.01).ravel(), "y": np.array([w[0]])})
     f = inst.verify(bad)
     assert not f.ok and f.details["err1"] == pytest.approx(0.01 / 2)
+    # the message names the failed DIMACS checks (tr X = 1.01: the primal residual and, through
+    # <C, X>, the duality gap) with value and tolerance, and not the cone checks that hold
+    why = f.reason()
+    assert why.count("DIMACS") == 2 and "err1 (primal residual" in why and "err5 (relative duality gap)" in why
+    assert "= 0.005, needs <= 1e-06" in why and "lambda_min" not in why
     ev = inst.evaluate(bad)
     assert ev["flag_a"] == 1.0 and ev["flag_f"] == 0.0
 
