@@ -31,6 +31,7 @@ from ..harness.results import outcome_column
 from .frame import drop_superseded, tidy_frame
 from .render import Document, render
 from .plot import colour_map
+from .analysis import GAP_FLOOR
 from .summary import run_details, winners_section
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,7 +42,7 @@ __all__ = ["Figure", "Section", "SectionContext", "Table", "Text", "failures_fra
            "run_sections", "write_report"]
 
 #: Report options and their defaults (``options`` of :func:`write_report` overrides them).
-DEFAULT_OPTIONS: dict[str, Any] = {"gap_floor": 1e-9, "size_param": None, "data_dir": None,
+DEFAULT_OPTIONS: dict[str, Any] = {"gap_floor": GAP_FLOOR, "size_param": None, "data_dir": None,
                                    "tolerances": (1e-2, 1e-4, 1e-6), "sgm_shift": 10.0, "time_limit": None}
 
 

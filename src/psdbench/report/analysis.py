@@ -12,7 +12,12 @@ Conventions
   its verification, not the solver, put it there.  A cell the frame flags ``below_certified``
   reaches nothing.
 * The *gap floor* of an instance is ``max(option gap_floor, certificate width / max(|p*|, 1))``:
-  gaps below it cannot be told apart, so they are ties (:func:`floored_gap`).
+  gaps below it cannot be told apart, so they are ties (:func:`floored_gap`).  The option's
+  default, :data:`GAP_FLOOR` = 1e-7, is the order of the families' verification tolerances (a
+  point verified to feasibility 1e-7 can sit that far below the optimum): one decade below the
+  tightest target accuracy, so the 1e-6 column still tells solvers apart.  A cell the store flags
+  ``below_certified`` (beyond the certificate's width alone) is beyond the bound here only when its
+  gap is also below minus the floor.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ import pandas as pd
 
 from .curves import curve_arrays, gaps
 from .frame import relative_gap
+
+#: Default gap floor (report option ``gap_floor``): gaps within it of a certified optimum are ties.
+GAP_FLOOR = 1e-7
 
 #: Instance parameters that replicate an instance (cross-validation folds, repetitions) rather than
 #: change its size or structure: they do not split comparable sets.
@@ -112,7 +120,8 @@ def cell_reach_times(curve: Sequence[dict[str, Any]], reference: float, sense: s
     return out
 
 
-def reach_times(frame: pd.DataFrame, tols: Iterable[float] = TOLERANCES, default_floor: float = 1e-9) -> pd.DataFrame:
+def reach_times(frame: pd.DataFrame, tols: Iterable[float] = TOLERANCES,
+                default_floor: float = GAP_FLOOR) -> pd.DataFrame:
     """One row per cell with a reference: ``set``, ``instance_key``, ``solver_label``, ``wall_time_s`` and
     ``t_<tol>`` (seconds to reach each tolerance, ``inf`` when not reached; :func:`reach_time`)."""
     tols = list(tols)
@@ -127,7 +136,8 @@ def reach_times(frame: pd.DataFrame, tols: Iterable[float] = TOLERANCES, default
     for j, (curve, ref, sense, fl, gap, verified) in enumerate(zip(
             f["curve"], f["reference_objective"].astype(float), f["sense"], cell_floor(f, default_floor),
             f["gap"].astype(float), f["verified"])):
-        times = [math.inf] * len(tols) if below[j] else cell_reach_times(
+        beyond = below[j] and beyond_bound(gap, fl, True)  # flagged by the width alone, and beyond the floor
+        times = [math.inf] * len(tols) if beyond else cell_reach_times(
             curve or [], ref, sense, tols, fl, bool(certified[j]), wall[j], gap, bool(verified))
         rows.append(times)
     out = pd.DataFrame(rows, columns=cols[4:], index=f.index)

@@ -71,8 +71,10 @@ def _reading(gap_floor: float, shift: float) -> Text:
     return Text("How to read the comparisons: the gap is `s (objective - reference) / max(|reference|, 1)` "
                 "(`s = -1` for maximized problems) of the harness's re-scored points; a configuration reaches a "
                 "tolerance at the first verified point with gap ≤ tolerance.  Gaps below the instance's floor "
-                f"(its certificate's width, at least {gap_floor:g}) are ties.  A point below a certified optimum by "
-                "more than that width is beyond the bound: drawn as an `x`, never counted as reached.  Fastest: "
+                f"(its certificate's width, at least {gap_floor:g}: the order of the verification tolerances) are "
+                "ties.  A point below a certified optimum by more than that floor is beyond the bound: drawn as an "
+                "`x`, never counted as reached (the table of points beyond the certified bound lists every point "
+                "below it by more than the certificate's width alone).  Fastest: "
                 f"the smallest shifted geometric mean of the times (shift {shift:g} s, failures charged at the time "
                 "limit) over the instances every configuration of the family ran.")
 
@@ -98,7 +100,7 @@ def winners_section(frame: pd.DataFrame, options: Mapping[str, Any]) -> Section:
     """
     tols = tuple(options.get("tolerances", an.TOLERANCES))
     shift = float(options.get("sgm_shift", 10.0))
-    floor = float(options.get("gap_floor", 1e-9))
+    floor = float(options.get("gap_floor", an.GAP_FLOOR))
     rows = []
     for fam in sorted(frame["family"].unique()):
         times = an.reach_times(frame[frame["family"] == fam], tols, floor)

@@ -86,7 +86,7 @@ class GapVersusTime:
     order = 30
 
     def render(self, context: SectionContext) -> list[Any]:
-        default_floor = float(context.options.get("gap_floor", 1e-9))
+        default_floor = float(context.options.get("gap_floor", an.GAP_FLOOR))
         f = context.frame[np.isfinite(context.frame["reference_objective"].astype(float))]
         if f.empty:
             return [Text("No cell has a reference objective: no gap to draw.")]

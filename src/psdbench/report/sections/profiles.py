@@ -101,7 +101,7 @@ class PerformanceProfiles:
         opts = context.options
         tols = tuple(opts.get("tolerances", an.TOLERANCES))
         shift = float(opts.get("sgm_shift", 10.0))
-        times = an.reach_times(context.frame, tols, float(opts.get("gap_floor", 1e-9)))
+        times = an.reach_times(context.frame, tols, float(opts.get("gap_floor", an.GAP_FLOOR)))
         if times.empty:
             return [Text("No cell has a reference objective: no profile.")]
         short = an.short_labels(sorted(times["solver_label"].unique()))
