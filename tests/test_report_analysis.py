@@ -121,10 +121,11 @@ def test_table_shading_against_the_best():
 def test_a_point_below_the_bound_within_the_floor_is_a_tie():
     """A verified point a hair below a certified optimum (the store flags it: beyond the certificate's
     width) reaches every tolerance when it is within the gap floor, and nothing when it is beyond it."""
-    f = pd.DataFrame([_cell("i1", "A", 2.0, -5e-9, below=True), _cell("i1", "B", 3.0, -1e-3, below=True)])
+    # certificate width 1e-8 (relative) in _cell; A is 5e-8 below, B 1e-3 below
+    f = pd.DataFrame([_cell("i1", "A", 2.0, -5e-8, below=True), _cell("i1", "B", 3.0, -1e-3, below=True)])
     tb = an.reach_times(f, (1e-2, 1e-6)).set_index("solver_label")
     assert an.GAP_FLOOR == 1e-7  # the default floor the report states
     assert tb.loc["A", "t_0.01"] == 2.0 and tb.loc["A", "t_1e-06"] == 2.0
     assert math.isinf(tb.loc["B", "t_0.01"]) and math.isinf(tb.loc["B", "t_1e-06"])
-    # a floor below the point's distance makes it beyond the bound again
+    # a floor below the point's distance (here the certificate's width, 1e-8) makes it beyond the bound
     assert math.isinf(an.reach_times(f, (1e-2,), default_floor=1e-9).set_index("solver_label").loc["A", "t_0.01"])
