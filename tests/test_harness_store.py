@@ -210,3 +210,20 @@ def test_force_adds_history_rows(tmp_path):
     assert (hist.groupby("cell_key").objective.nunique() == 1).all()  # the re-run reproduces the objective
     assert df.reference_kind.eq("certified").all() and df.gap_abs.notna().all()
     assert df.curve.map(lambda c: len(c) >= 1 and c[-1]["objective"] is not None).all()
+
+
+def test_the_run_records_the_commit_of_a_source_checkout(tmp_path):
+    """``machine_info`` names the checked-out commit of a git checkout (branch, detached, packed refs)."""
+    from psdbench.harness.runner import source_commit
+
+    git = tmp_path / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "refs" / "heads" / "main").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    assert source_commit(tmp_path) == "0123456789ab"
+    (git / "refs" / "heads" / "main").unlink()
+    (git / "packed-refs").write_text("# pack-refs\nfedcba9876543210fedcba9876543210fedcba98 refs/heads/main\n")
+    assert source_commit(tmp_path) == "fedcba987654"
+    (git / "HEAD").write_text("89abcdef0123456789abcdef0123456789abcdef\n")  # detached
+    assert source_commit(tmp_path) == "89abcdef0123"
+    assert source_commit(tmp_path / "elsewhere") == ""  # not a checkout: nothing recorded

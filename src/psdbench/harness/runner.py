@@ -38,6 +38,7 @@ in a long-lived worker that is replaced after any fault.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import platform
 import sqlite3
 import sys
@@ -111,6 +112,30 @@ def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int 
     return {"status": status.value, "message": message, "wall_time_s": iso.wall_time_s}
 
 
+def source_commit(root: Path) -> str:
+    """The commit checked out at ``root`` (psdbench installed editable from a git checkout; ``""``
+    otherwise), read from ``.git`` without running git; ``+dirty`` is not detected."""
+    git = root / ".git"
+    try:
+        if git.is_file():  # a worktree: "gitdir: PATH"
+            git = (root / git.read_text().split(":", 1)[1].strip()).resolve()
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head[:12]
+        ref = head[5:]
+        for base in (git, git.parent.parent if git.parent.name == "worktrees" else git):
+            if (base / ref).is_file():
+                return (base / ref).read_text().strip()[:12]
+            packed = base / "packed-refs"
+            if packed.is_file():
+                for line in packed.read_text().splitlines():
+                    if line.endswith(" " + ref):
+                        return line.split()[0][:12]
+    except (OSError, IndexError):
+        return ""
+    return ""
+
+
 def machine_info(libraries: list[str]) -> tuple[dict, dict, dict]:
     """Machine, versions of ``libraries`` (distribution names) and BLAS thread pools."""
     from threadpoolctl import threadpool_info
@@ -118,6 +143,9 @@ def machine_info(libraries: list[str]) -> tuple[dict, dict, dict]:
     machine = {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count(),
                "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": sys.version.split()[0]}
     versions = {"psdbench": __version__}
+    commit = source_commit(Path(__file__).resolve().parents[3])
+    if commit:
+        versions["commit"] = commit
     for pkg in libraries:
         try:
             from importlib.metadata import version
