@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
 
 class LPError(RuntimeError):
@@ -32,6 +31,8 @@ def solve_lp(
     The simplex returns a vertex, and the same input always gives the same vertex, which keeps
     methods whose LPs have an optimal face (GDPA-LP on (20)) deterministic.
     """
+    from scipy.optimize import linprog  # here, not at import: `psdbench info` of its solvers stays fast
+
     res = linprog(
         c,
         A_ub=A_ub,
