@@ -443,155 +443,23 @@ class ReportSection(Protocol):
 
 
 # ------------------------------------------------------------------------------------ hook access
-def problem_sense(problem: Any) -> str:
-    """``"min"`` or ``"max"`` (default ``"min"``)."""
-    sense = getattr(problem, "sense", "min")
-    if sense not in ("min", "max"):
-        raise PsdbenchError(f"problem {getattr(problem, 'name', problem)!r}: sense must be 'min' or 'max'")
-    return sense
-
-
-def problem_family(problem: Any) -> str:
-    """The family a problem reports under (default: its ``kind``)."""
-    return str(getattr(problem, "family", None) or getattr(problem, "kind", "") or getattr(problem, "name", ""))
-
-
-def problem_size_param(problem: Any) -> str | None:
-    """The instance parameter a problem names as its size (``size_param`` hook), or ``None``."""
-    name = getattr(problem, "size_param", None)
-    return None if name is None else str(name)
-
-
-def problem_description(problem: Any) -> str:
-    """The problem's ``description`` text, or its docstring (dedented, stripped)."""
-    import inspect
-
-    text = getattr(problem, "description", None)
-    if not isinstance(text, str) or not text.strip():
-        text = getattr(problem, "__doc__", None) or getattr(type(problem), "__doc__", None) or ""
-    return inspect.cleandoc(text)
-
-
-def problem_contract(problem: Any) -> tuple[type, ...]:
-    """The kind protocol(s) a problem's instances implement (``contract`` hook), default ``(Instance,)``."""
-    contract = getattr(problem, "contract", None)
-    if contract is None:
-        return (Instance,)
-    return tuple(contract) if isinstance(contract, (tuple, list)) else (contract,)
-
-
-def problem_offers(problem: Any) -> set[str]:
-    """Instance members a problem's instances offer: the members of its contract protocols (and
-    their protocol bases) less its ``unsupported`` ones."""
-    names: set[str] = set()
-    for cls in problem_contract(problem):
-        for c in getattr(cls, "__mro__", ()):
-            if c is not object:
-                names |= set(getattr(c, "__annotations__", {})) | {k for k in vars(c) if not k.startswith("_")}
-    return names - set(getattr(problem, "unsupported", ()) or ())
-
-
-def solver_requires(solver: Any) -> tuple[str, ...]:
-    """Instance members a generic solver needs beyond :class:`Instance` (``requires`` hook), default ``()``."""
-    return tuple(str(m) for m in getattr(solver, "requires", ()) or ())
-
-
-def solver_returns(solver: Any) -> str | None:
-    """The solver's ``returns`` text, or ``None`` (its problems' variables then say it)."""
-    text = getattr(solver, "returns", None)
-    return text.strip() if isinstance(text, str) and text.strip() else None
-
-
-def pairs_with(solver: Any, problem: Any) -> bool:
-    """Whether ``solver`` runs on ``problem``'s instances: one of its ``kinds`` is ``"*"``, the
-    problem's ``kind``, or one of the problem's deprecated ``kind_aliases`` (a renamed kind keeps
-    pairing with plugins that still name the old one; a :class:`DeprecationWarning` says so)."""
-    kinds = tuple(getattr(solver, "kinds", ("*",)))
-    if "*" in kinds or getattr(problem, "kind", None) in kinds:
-        return True
-    old = [k for k in getattr(problem, "kind_aliases", ()) if k in kinds]
-    if old:
-        import warnings
-
-        warnings.warn(f"solver {getattr(solver, 'name', solver)!r} names the problem kind {old[0]!r}, now "
-                      f"{getattr(problem, 'kind', '?')!r}: update its kinds", DeprecationWarning, stacklevel=2)
-    return bool(old)
-
-
-def expand_params(problem: Any, load: Callable[[], Dataset], params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The problem's ``expand_params`` hook, or ``[params]``."""
-    hook = getattr(problem, "expand_params", None)
-    return [dict(params)] if hook is None else [dict(p) for p in hook(load, params)]
-
-
-def param_specs(obj: Any) -> dict[str, Param]:
-    """Declared :class:`Param` specs, or specs with only defaults from ``default_params``."""
-    specs = getattr(obj, "params", None)
-    if isinstance(specs, Mapping) and all(isinstance(v, Param) for v in specs.values()):
-        return dict(specs)
-    return {k: Param(default=v) for k, v in dict(getattr(obj, "default_params", {}) or {}).items()}
-
-
-def default_params(specs: Mapping[str, Param]) -> dict[str, Any]:
-    """The defaults of declared specs (for ``default_params = default_params(params)``)."""
-    return {k: p.default for k, p in specs.items()}
-
-
-def validate_params(obj: Any, values: Mapping[str, Any], where: str, undeclared_ok: bool = False) -> None:
-    """Raise a one-line :class:`PsdbenchError` for an unknown name or a value its spec rejects.
-
-    Unknown names pass when the object sets ``accepts_any_params``, or when it declares no
-    parameters at all and ``undeclared_ok`` (problems from plugins that predate specs).
-    """
-    specs = param_specs(obj)
-    bad = set(values) - set(specs)
-    if bad and not getattr(obj, "accepts_any_params", False) and not (undeclared_ok and not specs):
-        raise PsdbenchError(f"{where}: {getattr(obj, 'name', obj)!r} has no parameter(s) {', '.join(sorted(bad))}")
-    hook = getattr(obj, "option_names", None) if bad else None
-    known = hook() if callable(hook) else None
-    if known is not None and bad - set(known):
-        raise PsdbenchError(f"{where}: {getattr(obj, 'name', obj)!r} has no parameter or backend option(s) "
-                            f"{', '.join(sorted(bad - set(known)))[:200]} (its backend accepts: "
-                            f"{', '.join(sorted(known))[:300]})")
-    for k, v in values.items():
-        why = specs[k].error(v) if k in specs else None
-        if why:
-            raise PsdbenchError(f"{where}: {getattr(obj, 'name', obj)!r} parameter {k} {why}")
-
-
-def skip_reason(solver: Any, instance: Any) -> str | None:
-    """Why ``solver`` does not run on ``instance`` (the instance's ``refuse_solver`` first), or ``None``."""
-    refuse = getattr(instance, "refuse_solver", None)
-    why = refuse(solver) if refuse is not None else None
-    if why is not None:
-        return why
-    hook = getattr(solver, "skip_reason", None)
-    if hook is not None:
-        return hook(instance)
-    if solver.supports(instance):
-        return None
-    return f"{getattr(solver, 'name', solver)} does not support this instance (kind {getattr(instance, 'kind', '?')!r})"
-
-
-def certified_reference(instance: Any, time_limit_s: float | None, rtol: float) -> dict[str, Any] | None:
-    """The instance's ``certified_reference`` hook, or ``None`` when it offers none."""
-    hook = getattr(instance, "certified_reference", None)
-    return None if hook is None else hook(time_limit_s=time_limit_s, rtol=rtol)
-
-
-def repair(instance: Any, solution: Solution) -> Solution | None:
-    """The instance's ``repair`` hook (a feasible point from an infeasible iterate), or ``None``."""
-    hook = getattr(instance, "repair", None)
-    return None if hook is None else hook(solution)
-
-
-def warm_up(solver: Any, instance: Any) -> None:
-    """Untimed warm-up before a worker's first timed solve: import the solver's ``preload`` modules,
-    then call its ``warm_up(instance)`` hook if it has one (default: nothing more)."""
-    import importlib
-
-    for module in getattr(solver, "preload", ()):
-        importlib.import_module(module)
-    hook = getattr(solver, "warm_up", None)
-    if hook is not None:
-        hook(instance)
+# Defined in psdbench/hooks.py (one default per hook), re-exported here.
+from psdbench.hooks import (  # noqa: E402,F401  (the hook accessors, re-exported)
+    problem_sense,
+    problem_family,
+    problem_size_param,
+    problem_description,
+    problem_contract,
+    problem_offers,
+    solver_requires,
+    solver_returns,
+    pairs_with,
+    expand_params,
+    param_specs,
+    default_params,
+    validate_params,
+    skip_reason,
+    certified_reference,
+    repair,
+    warm_up,
+)
