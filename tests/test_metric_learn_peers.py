@@ -162,7 +162,7 @@ def _grid(tmp_path, names):
 @needs_ml
 def test_peers_through_the_harness(tmp_path):
     db = tmp_path / "p.sqlite"
-    out = cli(["run", "--grid", str(_grid(tmp_path, ["ml-itml", "euclidean"])), "--db", str(db), "--quiet"])
+    out = cli(["run", "--grid", str(_grid(tmp_path, ["ml-itml", "euclidean"])), "--db", str(db), "--quiet", "--report", ""])
     assert out.returncode == 0, out.stderr
     df = Store(db).results_frame().set_index("solver")
     assert df.loc["ml-itml", "status"] == "ok" and df.loc["euclidean", "status"] == "ok"

@@ -332,7 +332,7 @@ def test_harness_end_to_end(tmp_path) -> None:
         '[[solvers]]\nname = "glasso"\nparams = { balance = "max", alpha = 0.05 }\n'
     )
     db = tmp_path / "r.sqlite"
-    out = cli(["run", "--grid", str(grid_file), "--db", str(db), "--quiet"])
+    out = cli(["run", "--grid", str(grid_file), "--db", str(db), "--quiet", "--report", ""])
     assert out.returncode == 0, out.stderr
     df = Store(db).results_frame()
     assert set(df.solver) == {"balanced-clime", "clime", "glasso"}
@@ -352,10 +352,10 @@ def test_observation_dataset_through_the_cli(tmp_path) -> None:
     grid = tmp_path / "g.toml"
     grid.write_text(f'[run]\nseeds = [0]\n[[problems]]\nname = "signed-graph"\ndatasets = ["obs/{f}"]\n'
                     '[[solvers]]\nname = "balanced-clime"\n')
-    assert cli(["run", "--grid", str(grid), "--db", str(tmp_path / "a.sqlite"), "--quiet"]).returncode == 0
+    assert cli(["run", "--grid", str(grid), "--db", str(tmp_path / "a.sqlite"), "--quiet", "--report", ""]).returncode == 0
     missing = tmp_path / "m.toml"
     missing.write_text(grid.read_text().replace(str(f), str(tmp_path / "nope.csv")))
-    out = cli(["run", "--grid", str(missing), "--db", str(tmp_path / "a.sqlite"), "--quiet"])
+    out = cli(["run", "--grid", str(missing), "--db", str(tmp_path / "a.sqlite"), "--quiet", "--report", ""])
     assert out.returncode != 0 and "not found" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
