@@ -449,8 +449,6 @@ from psdbench.hooks import (  # noqa: E402,F401  (the hook accessors, re-exporte
     problem_family,
     problem_size_param,
     problem_description,
-    problem_contract,
-    problem_offers,
     solver_requires,
     solver_returns,
     pairs_with,
@@ -463,3 +461,22 @@ from psdbench.hooks import (  # noqa: E402,F401  (the hook accessors, re-exporte
     repair,
     warm_up,
 )
+
+
+def problem_contract(problem: Any) -> tuple[type, ...]:
+    """The kind protocol(s) a problem's instances implement (``contract`` hook), default ``(Instance,)``."""
+    contract = getattr(problem, "contract", None)
+    if contract is None:
+        return (Instance,)
+    return tuple(contract) if isinstance(contract, (tuple, list)) else (contract,)
+
+
+def problem_offers(problem: Any) -> set[str]:
+    """Instance members a problem's instances offer: the members of its contract protocols (and
+    their protocol bases) less its ``unsupported`` ones."""
+    names: set[str] = set()
+    for cls in problem_contract(problem):
+        for c in getattr(cls, "__mro__", ()):
+            if c is not object:
+                names |= set(getattr(c, "__annotations__", {})) | {k for k in vars(c) if not k.startswith("_")}
+    return names - set(getattr(problem, "unsupported", ()) or ())

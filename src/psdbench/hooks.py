@@ -1,20 +1,21 @@
 """Hook access: the one place where each optional hook of the contracts gets its default.
 
 The hooks are declared on the protocols of :mod:`psdbench.api` (which re-exports these accessors);
-callers read an optional hook only through them, so each default lives here once.
+callers read an optional hook only through them, so each default lives here once.  (The two that
+default to the protocols themselves, ``problem_contract`` and ``problem_offers``, stay in ``api``.)
+This module imports nothing of ``api``: a dataset loader returns a :class:`psdbench.api.Dataset`
+and ``repair`` takes and returns a :class:`psdbench.api.Solution`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from psdbench.errors import PsdbenchError
 from psdbench.params import Param
 
-if TYPE_CHECKING:  # pragma: no cover
-    from psdbench.api import Dataset, Solution
 
-__all__ = ["problem_sense", "problem_family", "problem_size_param", "problem_description", "problem_contract", "problem_offers", "solver_requires", "solver_returns", "pairs_with", "expand_params", "param_specs", "default_params", "validate_params", "skip_reason", "certified_reference", "repair", "warm_up"]
+__all__ = ["problem_sense", "problem_family", "problem_size_param", "problem_description", "solver_requires", "solver_returns", "pairs_with", "expand_params", "param_specs", "default_params", "validate_params", "skip_reason", "certified_reference", "repair", "warm_up"]
 
 
 def problem_sense(problem: Any) -> str:
@@ -46,27 +47,6 @@ def problem_description(problem: Any) -> str:
     return inspect.cleandoc(text)
 
 
-def problem_contract(problem: Any) -> tuple[type, ...]:
-    """The kind protocol(s) a problem's instances implement (``contract`` hook), default ``(Instance,)``."""
-    contract = getattr(problem, "contract", None)
-    if contract is None:
-        from psdbench.api import Instance  # the base protocol (api imports this module first)
-
-        return (Instance,)
-    return tuple(contract) if isinstance(contract, (tuple, list)) else (contract,)
-
-
-def problem_offers(problem: Any) -> set[str]:
-    """Instance members a problem's instances offer: the members of its contract protocols (and
-    their protocol bases) less its ``unsupported`` ones."""
-    names: set[str] = set()
-    for cls in problem_contract(problem):
-        for c in getattr(cls, "__mro__", ()):
-            if c is not object:
-                names |= set(getattr(c, "__annotations__", {})) | {k for k in vars(c) if not k.startswith("_")}
-    return names - set(getattr(problem, "unsupported", ()) or ())
-
-
 def solver_requires(solver: Any) -> tuple[str, ...]:
     """Instance members a generic solver needs beyond :class:`Instance` (``requires`` hook), default ``()``."""
     return tuple(str(m) for m in getattr(solver, "requires", ()) or ())
@@ -94,7 +74,7 @@ def pairs_with(solver: Any, problem: Any) -> bool:
     return bool(old)
 
 
-def expand_params(problem: Any, load: Callable[[], Dataset], params: Mapping[str, Any]) -> list[dict[str, Any]]:
+def expand_params(problem: Any, load: Callable[[], Any], params: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The problem's ``expand_params`` hook, or ``[params]``."""
     hook = getattr(problem, "expand_params", None)
     return [dict(params)] if hook is None else [dict(p) for p in hook(load, params)]
@@ -155,7 +135,7 @@ def certified_reference(instance: Any, time_limit_s: float | None, rtol: float) 
     return None if hook is None else hook(time_limit_s=time_limit_s, rtol=rtol)
 
 
-def repair(instance: Any, solution: Solution) -> Solution | None:
+def repair(instance: Any, solution: Any) -> Any:
     """The instance's ``repair`` hook (a feasible point from an infeasible iterate), or ``None``."""
     hook = getattr(instance, "repair", None)
     return None if hook is None else hook(solution)
