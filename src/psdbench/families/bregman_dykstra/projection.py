@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from psdbench.families.bregman_dykstra import divergence as dv
 
@@ -119,6 +118,8 @@ def solve_J(d: np.ndarray, xi0: float, b: float, c: float, div: str) -> tuple[fl
             lo, hi = hi, 2.0 * hi
             if hi > 1e300:
                 raise FloatingPointError("no negative J")
+    from scipy.optimize import brentq  # at first use: `psdbench info` does not pay SciPy's optimize
+
     s = brentq(J, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
     return s - d_n, -d_n, s_max - d_n
 

@@ -58,7 +58,6 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from psdbench import api
 from psdbench.api import Budget, Instance, Solution, Status, TraceRecorder
@@ -151,6 +150,8 @@ class Sgml:
     def _lp(self, c: np.ndarray, A: sp.csr_matrix, b: np.ndarray, bounds: list, st: _State, p: dict[str, Any]) -> np.ndarray | None:
         t0 = time.perf_counter()
         tol = float(p["lp_tol"])
+        from scipy.optimize import linprog  # at first use: `psdbench info` does not pay SciPy's optimize
+
         res = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs",
                       options={"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol})
         st.timers["lp_s"] += time.perf_counter() - t0

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 import highspy
-from scipy.optimize import linprog
 
 
 class ColumnLPError(RuntimeError):
@@ -134,6 +133,8 @@ def min_feasible_rho(C: np.ndarray, i: int, signs: np.ndarray, tol: float = 1e-9
     bounds = [(None if not np.isfinite(a) else a, None if not np.isfinite(b) else b) for a, b in bounds]
     cost = np.zeros(n + 2)
     cost[-1] = 1.0
+    from scipy.optimize import linprog  # at first use: `psdbench info` does not pay SciPy's optimize
+
     res = linprog(cost, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs-ds",
                   options={"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol})
     if res.status != 0 or res.x is None:
