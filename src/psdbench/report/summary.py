@@ -75,8 +75,9 @@ def _reading(gap_floor: float, shift: float) -> Text:
                 "ties.  A point below a certified optimum by more than that floor is beyond the bound: drawn as an "
                 "`x`, never counted as reached (the table of points beyond the certified bound lists every point "
                 "below it by more than the certificate's width alone).  Fastest: "
-                f"the smallest shifted geometric mean of the times (shift {shift:g} s, failures charged at the time "
-                "limit) over the instances every configuration of the family ran.")
+                f"the smallest shifted geometric mean of the times (shift {shift:g} s, failures charged at the report "
+                "option `time_limit`, else at the longest wall time of the family's cells: the store does not record "
+                "the grid's timeout) over the instances every configuration of the family ran.")
 
 
 def _cell(rec: Any) -> str:

@@ -134,8 +134,11 @@ class PerformanceProfiles:
                   f"Over the {n_common} instance(s) every configuration ran" + (f" ({n_left} left out)" if n_left
                                                                                  else "")
                   + f".  SGM = exp(mean log(t + {shift:g})) - {shift:g} seconds (shift {shift:g} s), an instance "
-                  f"not reached charged at the time limit {fmt_num(limit)} s; scaled: over the best SGM in the "
-                  "column (1 = fastest); reached: instances reached / compared.",
+                  f"not reached charged at {fmt_num(limit)} s ("
+                  + ("the report's `time_limit`" if opts.get("time_limit") else
+                     "the longest wall time among these cells: the store does not record the grid's timeout; the "
+                     "report option `time_limit` charges failures at it instead")
+                  + "); scaled: over the best SGM in the column (1 = fastest); reached: instances reached / compared.",
                   best="col-min"),
         ]
 
