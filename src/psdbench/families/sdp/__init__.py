@@ -18,6 +18,7 @@ datasets      ``sdplib/<name>``, ``sdpa-dir/<name>`` and ``sdp-gen/<name>``
 svec          svec conventions of SCS (lower triangle) and Clarabel (upper triangle)
 reference     two interior-point solves and the certified lower bound
 native        native adapters ``sdp-scs``, ``sdp-clarabel``, ``sdp-sdpa``, ``sdp-cvxopt``
+sdpa_gmp      ``sdp-sdpa-gmp``: SDPA in multiple precision, in a child process (its own folder)
 report        the Mittelmann-style section
 """
 

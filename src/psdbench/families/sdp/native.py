@@ -222,34 +222,64 @@ class SdpSdpa(_Native):
 
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
         import sdpap
-        from sdpap.symcone import SymCone
 
         p = {**self.default_params, **params}
         d = instance.data
-        perm, n_lp, psd = _sedumi_order(d)
-        A = d.A[:, perm].tocsc()
-        c = d.c_dense()[perm]
-        K = SymCone(l=n_lp, s=tuple(psd)) if n_lp else SymCone(s=tuple(psd))
-        J = SymCone(f=d.m)
-        opt = {"print": "no", "epsilonStar": float(p["epsilonStar"]), "epsilonDash": float(p["epsilonDash"]),
-               "maxIteration": int(budget.max_iter or p["maxIteration"])}
-        x, y, info, timeinfo, sdpainfo = sdpap.solve(A, np.asarray(d.b, dtype=float).reshape(-1, 1),
-                                                     sp.csc_matrix(c.reshape(-1, 1)), K, J, opt)
+        A, b, c, perm, n_lp, psd = sedumi_problem(d)
+        K, J = sdpa_cones(n_lp, psd, d.m)
+        opt = sdpa_options(p, budget)
+        x, y, info, timeinfo, sdpainfo = sdpap.solve(A, b.reshape(-1, 1), sp.csc_matrix(c.reshape(-1, 1)), K, J, opt)
         x = np.asarray(x.todense() if sp.issparse(x) else x, dtype=float).ravel()
         y = np.asarray(y.todense() if sp.issparse(y) else y, dtype=float).ravel()
-        X = np.empty(d.N)
-        X[perm] = x
         phase = str(sdpainfo.get("phasevalue", info.get("phasevalue", "")))
-        iters = int(sdpainfo.get("iteration", 0))
-        msg = f"SDPA phase {phase}"
-        if "INF" in phase or "UNBD" in phase:  # sdpap's phase names refer to SDPA's internal pair:
-            # return both directions; the instance checks each certificate from the data
-            return Solution(variables={"X_ray": X, "y_ray": y}, status=Status.INFEASIBLE, iterations=iters, message=msg)
-        st = Status.OK if phase == "pdOPT" else Status.MAX_ITER
-        return Solution(variables={"X": X, "y": y}, status=st, iterations=iters,
-                        info={"budget_s": _budget_s(budget), "sdpa_phase": phase,
-                              "solve_time_s": float(timeinfo.get("sdpa", 0.0))},
-                        message="" if st is Status.OK else msg)
+        return sdpa_solution(d, perm, x, y, phase, int(sdpainfo.get("iteration", 0)),
+                             {"budget_s": _budget_s(budget), "solve_time_s": float(timeinfo.get("sdpa", 0.0))})
+
+
+def blas_threads() -> int:
+    """The thread count the harness pinned (``OMP_NUM_THREADS``), else the machine's CPUs."""
+    import os
+
+    try:
+        return max(1, int(os.environ.get("OMP_NUM_THREADS", "")))
+    except ValueError:
+        return os.cpu_count() or 1
+
+
+def sdpa_options(p: dict[str, Any], budget: Budget) -> dict[str, Any]:
+    """``sdpap`` options from the adapter's parameters; SDPA's own threads follow the BLAS pin."""
+    opt = {"print": "no", "epsilonStar": float(p["epsilonStar"]), "epsilonDash": float(p["epsilonDash"]),
+           "maxIteration": int(budget.max_iter or p["maxIteration"]), "numThreads": blas_threads()}
+    if "mpfPrecision" in p:
+        opt["mpfPrecision"] = int(p["mpfPrecision"])
+    return opt
+
+
+def sedumi_problem(d: Any) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray, np.ndarray, int, list[int]]:
+    """(P) in SeDuMi form for ``sdpap``: ``(A, b, c, perm, n_lp, psd)``, LP entries first."""
+    perm, n_lp, psd = _sedumi_order(d)
+    return d.A[:, perm].tocsc(), np.asarray(d.b, dtype=float), d.c_dense()[perm], perm, n_lp, psd
+
+
+def sdpa_cones(n_lp: int, psd: list[int], m: int) -> tuple[Any, Any]:
+    """``sdpap``'s cones ``K`` (the variable) and ``J`` (free: the equality constraints)."""
+    from sdpap.symcone import SymCone
+
+    return (SymCone(l=n_lp, s=tuple(psd)) if n_lp else SymCone(s=tuple(psd))), SymCone(f=m)
+
+
+def sdpa_solution(d: Any, perm: np.ndarray, x: np.ndarray, y: np.ndarray, phase: str, iters: int,
+                  info: dict[str, Any]) -> Solution:
+    """The :class:`Solution` of an SDPA run (either backend) from its SeDuMi-ordered ``x`` and ``y``."""
+    X = np.empty(d.N)
+    X[perm] = x
+    msg = f"SDPA phase {phase}"
+    if "INF" in phase or "UNBD" in phase:  # sdpap's phase names refer to SDPA's internal pair:
+        # return both directions; the instance checks each certificate from the data
+        return Solution(variables={"X_ray": X, "y_ray": y}, status=Status.INFEASIBLE, iterations=iters, message=msg)
+    st = Status.OK if phase == "pdOPT" else Status.MAX_ITER
+    return Solution(variables={"X": X, "y": y}, status=st, iterations=iters, info={**info, "sdpa_phase": phase},
+                    message="" if st is Status.OK else msg)
 
 
 def _sedumi_order(d: Any) -> tuple[np.ndarray, int, list[int]]:

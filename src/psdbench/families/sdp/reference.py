@@ -1,12 +1,13 @@
 """The family's reference: two interior-point solves that must agree, certified where tr(X) is fixed.
 
-1. Two interior-point methods, the first two of SDPA (tolerances 1e-8) and CVXOPT (1e-8) (optional
-   extras) and Clarabel (native, chordal decomposition off, its default 1e-8 tolerances, only when
-   its PSD cones are small enough for its dense KKT blocks), then SCS at eps 1e-9 (first order;
-   it counts only where its point reaches the same DIMACS error, e.g. without the extras) that return a point with largest
-   DIMACS error <= 1e-6; their primal values must agree to ``AGREE_RTOL`` (relative to
-   ``1 + |value|``), else there is no reference.  Where fewer than two reach 1e-6 (SDPLIB's hinf
-   problems), the two best points up to 1e-4 must agree to 1e-4, and the message says "LOOSE".
+1. Two interior-point methods, the first two of SDPA (tolerances 1e-8), CVXOPT (1e-8) and SDPA-GMP
+   (multiple precision, 1e-10) (optional extras) and Clarabel (native, chordal decomposition off,
+   its default 1e-8 tolerances, only when its PSD cones are small enough for its dense KKT blocks),
+   then SCS at eps 1e-9 (first order; it counts only where its point reaches the same DIMACS error,
+   e.g. without the extras) that return a point with largest DIMACS error <= 1e-6; their primal
+   values must agree to ``AGREE_RTOL`` (relative to ``1 + |value|``), else there is no reference.
+   Where fewer than two reach 1e-6, the two best points up to 1e-4 must agree to 1e-4, and the
+   message says "LOOSE".
 2. Where the data fixes ``tr(X) = T`` (:meth:`.data.SdpData.trace_bound`: the identity is in the
    range of ``A*``; max-cut ``T = n``, theta and the generators ``T`` fixed):
 
@@ -21,7 +22,10 @@
      ``A(X) = b`` and PSD.  Its ``<C, X>`` is the value.
 
    The reference is ``certified`` (by the harness) when the interval is narrower than its
-   tolerance; the message gives both bounds.
+   tolerance; the message gives both bounds.  An interval no wider than ``AGREE_RTOL`` from the
+   first point that reaches 1e-6 ends the search: the bounds hold whatever solver produced the
+   point, so a second solve would add nothing (it saves CVXOPT's dense Schur complement on
+   mcp500 and theta5-6, minutes each).
 3. Elsewhere the agreed primal value of the better point is returned without a lower bound
    (``best_verified``): it is not exactly feasible, and the message says so.
 
@@ -57,8 +61,13 @@ def _candidates(instance: Any) -> list[tuple[str, Any, dict[str, Any]]]:
     # SDPA and CVXOPT first (Schur-complement IPMs: m x m systems, fast on SDPLIB), Clarabel after
     # them (its KKT holds a dense block per PSD cone: minutes on mcp100 with chordal decomposition
     # off, which the reference needs: with it on, Clarabel reports control1 solved at 18.0587)
+    from .sdpa_gmp import SdpSdpaGmp
+
     for name, solver, opts in (("sdpa", SdpSdpa(), {"epsilonStar": 1e-8, "epsilonDash": 1e-8}),
-                               ("cvxopt", SdpCvxopt(), {})):  # at 1e-9 CVXOPT divides by zero on control1
+                               ("cvxopt", SdpCvxopt(), {}),  # at 1e-9 CVXOPT divides by zero on control1
+                               # multiple precision: 10-100x SDPA's time, the only one past 1e-6 on hinf1,
+                               # hinf3 and qap6 (docs/families/sdp.md)
+                               ("sdpa-gmp", SdpSdpaGmp(), {})):
         if solver.skip_reason(instance) is None:
             out.append((name, solver, opts))
     if max((s * (s + 1) // 2 for s in d.block_sizes if s > 0), default=0) <= CLARABEL_MAX_SVEC:
@@ -109,11 +118,25 @@ def feasible_value(data: Any, x: np.ndarray) -> float | None:
     return float(data.c_dense() @ xc)
 
 
+def _interval(data: Any, solutions: list[Solution], trace: float) -> tuple[float, float] | None:
+    """``(upper, lower)``: the best exactly feasible value and the best VSDP-style bound of the points."""
+    lower = max(lower_bound(data, s.variables["y"], trace) for s in solutions)
+    uppers = [v for v in (feasible_value(data, s.variables["X"]) for s in solutions) if v is not None]
+    return (min(uppers), lower) if uppers else None
+
+
+def _versions(names: list[str]) -> str:
+    from .native import _version
+    from .sdpa_gmp import gmp_dir, gmp_version
+
+    pkgs = {"clarabel": "clarabel", "sdpa": "sdpa-python", "cvxopt": "cvxopt", "scs": "scs"}
+    return ", ".join(f"{n} {gmp_version(gmp_dir()) if n == 'sdpa-gmp' else _version(pkgs[n])}" for n in names)
+
+
 def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: float = 1e-5) -> dict[str, Any]:
     """See the module docstring.  Returns the hook's dict (``value``, ``lower``, ``solver``, ...)."""
-    from .native import _version
-
     d = instance.data
+    trace = d.trace_bound()
     t0 = time.monotonic()
     solved: list[tuple[str, Solution, Any]] = []
     notes = []
@@ -137,6 +160,13 @@ def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: 
         notes.append(f"{name}: <C,X> {e.primal_obj:.10g}, b'y {e.dual_obj:.10g}, max DIMACS error {e.max_err:.1e}")
         if e.max_err <= LOOSE_TOL:
             solved.append((name, sol, e))
+        if e.max_err <= POINT_TOL and trace is not None:
+            one = _interval(d, [sol], trace)
+            if one is not None and one[0] - one[1] <= AGREE_RTOL * (1 + abs(one[0])):
+                return {"solver": name, "solver_version": _versions([name]), "value": one[0], "lower": one[1],
+                        "status": "ok", "message": f"tr(X) = {trace:.6g} fixed by the data; one solve certifies "
+                        f"the interval (exactly feasible upper {one[0]:.12g}, VSDP-style lower {one[1]:.12g}): "
+                        "no second solve needed; " + "; ".join(notes)}
     base = {"solver": " + ".join(n for n, _, _ in solved) or "none", "solver_version": ""}
     tight = [t for t in solved if t[2].max_err <= POINT_TOL]
     loose = len(tight) < 2
@@ -148,18 +178,15 @@ def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: 
         notes.insert(0, f"LOOSE: fewer than two points reach DIMACS error {POINT_TOL:g}; the two best "
                         f"(<= {LOOSE_TOL:g}) must agree to {LOOSE_RTOL:g}")
     (n1, s1, e1), (n2, s2, e2) = solved
-    base = {"solver": f"{n1} + {n2}", "solver_version": ", ".join(
-        f"{n} {_version({'clarabel': 'clarabel', 'sdpa': 'sdpa-python', 'cvxopt': 'cvxopt', 'scs': 'scs'}[n])}" for n in (n1, n2))}
+    base = {"solver": f"{n1} + {n2}", "solver_version": _versions([n1, n2])}
     if abs(e1.primal_obj - e2.primal_obj) > (LOOSE_RTOL if loose else AGREE_RTOL) * (1 + abs(e1.primal_obj)):
         return {**base, "value": None, "lower": None, "status": "disagree",
                 "message": f"{n1} and {n2} disagree: " + "; ".join(notes)}
     best = min(solved, key=lambda t: t[2].max_err)
-    trace = d.trace_bound()
     if trace is not None:
-        lowers = [lower_bound(d, s.variables["y"], trace) for _, s, _ in solved]
-        uppers = [v for v in (feasible_value(d, s.variables["X"]) for _, s, _ in solved) if v is not None]
-        if uppers:
-            value, lower = min(uppers), max(lowers)
+        both = _interval(d, [s for _, s, _ in solved], trace)
+        if both is not None:
+            value, lower = both
             return {**base, "value": value, "lower": lower, "status": "ok",
                     "message": f"tr(X) = {trace:.6g} fixed by the data; exactly feasible upper {value:.12g}, "
                                f"VSDP-style lower {lower:.12g}; " + "; ".join(notes)}
