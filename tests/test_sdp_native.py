@@ -151,3 +151,24 @@ def test_two_block_with_lp_block_against_cvxpy():
         assert inst.objective(sol) == pytest.approx(want, rel=1e-6, abs=1e-6), S.name
         assert inst.verify(sol).max_residual < 1e-5, S.name
     assert inst.data.trace_bound() == pytest.approx(n + k)
+
+
+@pytest.mark.parametrize("gen", ["maxcut", "theta"])
+def test_scs_on_either_form_reaches_the_cvxpy_optimum(gen):
+    """SCS given (P) (svec(X) as variables) or the dual form: the same optimum, and y, Z mapped back
+    so that the DIMACS errors are small on both."""
+    inst = _inst(gen, 10, 4)
+    form = inst.reference_formulation()
+    form.problem.solve(solver="CLARABEL")
+    for f in ("dual", "primal"):
+        sol = SdpScs().solve(inst, Budget.seconds(60), eps_abs=1e-8, eps_rel=1e-8, form=f)
+        assert sol.status is Status.OK and sol.info["form"] == f
+        assert inst.objective(sol) == pytest.approx(form.problem.value, rel=1e-5), f
+        assert inst.verify(sol).max_residual < 1e-5, (f, inst.verify(sol).details)
+
+
+def test_scs_primal_form_certifies_an_infeasible_problem():
+    inst = _inst("infeasible", 8, 0)
+    sol = SdpScs().solve(inst, Budget.seconds(60), form="primal")
+    assert sol.status is Status.INFEASIBLE
+    assert inst.evaluate(sol).get("cert_primal_infeasible") == 1.0

@@ -86,8 +86,20 @@ def dual_form(data: Any, order: str) -> tuple[sp.csc_matrix, np.ndarray, np.ndar
     return G, h, -np.asarray(data.b, dtype=float), T, n_lp, psd
 
 
+def scs_primal_form(data: Any) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray, sp.csr_matrix, int, list[int]]:
+    """(P) for SCS: ``x = svec(X)``, ``[G'; -I] x + s = [b; 0]``, ``s`` in ``{0}^m x K``, cost ``h``.
+
+    ``G``, ``h`` as in :func:`dual_form`.  SCS's dual variable ``[y1; y2]`` gives ``y = -y1`` and
+    ``svec(Z) = y2 = h + G y1`` (SCS's dual ``A'y + c = 0``).
+    """
+    G, h, _, T, n_lp, psd = dual_form(data, "scs")
+    D = G.shape[0]
+    A = sp.vstack([G.T, -sp.identity(D, format="csr")], format="csc")
+    return A, np.concatenate([np.asarray(data.b, dtype=float), np.zeros(D)]), h, T, n_lp, psd
+
+
 class SdpScs(_Native):
-    """SCS 3 (ADMM on the homogeneous self-dual embedding) on the dual form; stops at the budget."""
+    """SCS 3 (ADMM on the homogeneous self-dual embedding) on the dual form (or (P)); stops at the budget."""
 
     name = "sdp-scs"
     module = "scs"
@@ -98,6 +110,9 @@ class SdpScs(_Native):
         "max_iters": api.number(low=1, default=100000, integer=True, doc="ADMM iteration limit"),
         "chunk_iters": api.number(low=0, default=0, integer=True,
                                   doc="record a point every chunk_iters iterations (warm-started chunks); 0: final point only"),
+        "form": api.choice("dual", "primal", default="dual",
+                           doc="what SCS is given: the dual form (variables y, slack svec(Z)) or (P) "
+                               "(variables svec(X), as cvxpy hands it over)"),
     }
     default_params: dict[str, Any] = api.default_params(params)
 
@@ -106,13 +121,25 @@ class SdpScs(_Native):
 
         p = {**self.default_params, **params}
         d = instance.data
-        G, h, q, T, n_lp, psd = dual_form(d, "scs")
+        primal = p["form"] == "primal"
+        if primal:
+            A, b, c, T, n_lp, psd = scs_primal_form(d)
+            cones = {"z": d.m, "l": n_lp, "s": psd}
+        else:
+            A, b, q, T, n_lp, psd = dual_form(d, "scs")
+            c, cones = q, {"l": n_lp, "s": psd}
         total = int(budget.max_iter or p["max_iters"])
         chunk = int(p["chunk_iters"]) or total
         left = budget.remaining()
         settings = dict(eps_abs=float(p["eps_abs"]), eps_rel=float(p["eps_rel"]), max_iters=min(chunk, total),
                         verbose=False, time_limit_secs=max(left, 1e-3) if left is not None else 0.0)
-        solver = scs.SCS({"A": G, "b": h, "c": q}, {"l": n_lp, "s": psd}, **settings)
+        solver = scs.SCS({"A": A, "b": b, "c": c}, cones, **settings)
+
+        def point(sol: dict[str, Any]) -> dict[str, np.ndarray]:
+            if primal:
+                return {"X": T.T @ sol["x"], "y": -np.array(sol["y"][:d.m]), "Z": T.T @ sol["y"][d.m:]}
+            return {"X": T.T @ sol["y"], "y": np.array(sol["x"]), "Z": T.T @ sol["s"]}
+
         rec = TraceRecorder(budget)
         done, sol = 0, None
         while done < total:
@@ -121,20 +148,25 @@ class SdpScs(_Native):
             done += int(info["iter"])
             code = int(info["status_val"])  # 1 solved, 2 inaccurate (a limit reached), <0 infeasible / failed
             if chunk < total and sol["x"] is not None:
-                rec.add(objective=float(info["pobj"]),
-                        variables={"X": T.T @ sol["y"], "y": np.array(sol["x"]), "Z": T.T @ sol["s"]})
+                pt = point(sol)
+                rec.add(objective=float(d.c_dense() @ pt["X"]), variables=pt)
             if code != 2 or budget.expired() or int(info["iter"]) < chunk:
                 break
         info = sol["info"]
         status, code = str(info["status"]), int(info["status_val"])
-        out_info = {"budget_s": _budget_s(budget), "scs_status": status, "setup_time_s": info["setup_time"] / 1e3, "solve_time_s": info["solve_time"] / 1e3}
-        if code in (-2, -7):  # SCS's primal (our dual) infeasible: its y is a ray of (P)
-            return Solution(variables={"X_ray": T.T @ sol["y"]}, status=Status.INFEASIBLE, iterations=done,
-                            info=out_info, message=f"SCS: {status}")
+        out_info = {"budget_s": _budget_s(budget), "scs_status": status, "setup_time_s": info["setup_time"] / 1e3,
+                    "solve_time_s": info["solve_time"] / 1e3, "form": p["form"]}
+        # SCS's "primal infeasible" (-2, -7) is of the form it was given: on the dual form it is our
+        # (D), whose certificate is an X; on (P) it is ours, certified by -y1
+        if code in (-2, -7):
+            ray = {"y_ray": -np.array(sol["y"][:d.m])} if primal else {"X_ray": T.T @ sol["y"]}
+            return Solution(variables=ray, status=Status.INFEASIBLE, iterations=done, info=out_info,
+                            message=f"SCS: {status}")
         if code in (-1, -6):
-            return Solution(variables={"y_ray": np.array(sol["x"])}, status=Status.INFEASIBLE, iterations=done,
-                            info=out_info, message=f"SCS: {status}")
-        variables = {"X": T.T @ sol["y"], "y": np.array(sol["x"]), "Z": T.T @ sol["s"]}
+            ray = {"X_ray": T.T @ sol["x"]} if primal else {"y_ray": np.array(sol["x"])}
+            return Solution(variables=ray, status=Status.INFEASIBLE, iterations=done, info=out_info,
+                            message=f"SCS: {status}")
+        variables = point(sol)
         st = Status.OK if code == 1 else (Status.TIMEOUT if budget.expired() else Status.MAX_ITER)
         return Solution(variables=variables, status=st, iterations=done, info=out_info, trace=rec.points,
                         iterates=rec.finish(variables), message="" if st is Status.OK else f"SCS: {status}")
