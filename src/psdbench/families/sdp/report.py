@@ -13,6 +13,8 @@ Tables (all from the tidy frame; DIMACS errors are the instance's own ``metric_e
   SCS benchmark page's rule (every error under 10x its 1e-4 target).
 * **accuracy**: per solver, median and 90th percentile of its largest DIMACS error, and its
   ``a`` / ``f`` counts.
+* **verified by**: per problem, the solvers whose largest DIMACS error is within the problem's
+  ``tol``, fewest first.
 * **published vs reference**: the SDPLIB value (in this problem's sign) beside the reference, and
   whether they agree to the published value's printed digits.
 * **certificates**: infeasibility certificates solvers returned, and whether each holds from the data.
@@ -155,6 +157,7 @@ class MittelmannTables:
                  f"under 10x the target).  Otherwise the time is charged at {limit:.4g} s.  Scaled: divided by "
                  f"the best solver's SGM under the same rule.  Problems where no solver returned a point are left out."))
         blocks.append(self._accuracy(df))
+        blocks.append(self._verified_by(df))
         pub = self._published(df, getattr(context, "refs", None))
         if pub is not None:
             blocks.append(pub)
@@ -208,6 +211,22 @@ class MittelmannTables:
         return Table("sdp_accuracy", "Achieved accuracy: the largest DIMACS error per solver", pd.DataFrame(rows),
                      note="DIMACS errors recomputed from the data and the returned (X, y, Z); norms: ||b||_inf, "
                           "||C||_inf (largest absolute entry), ||.||_2 / Frobenius for the residuals.")
+
+    def _verified_by(self, df: pd.DataFrame) -> Table:
+        """Per problem: how many solvers (configurations) reached the problem's tol, and which."""
+        d = df.assign(_ok=_solved(df))
+        rows = []
+        for prob, g in d.groupby("dataset"):
+            ok = sorted(g.loc[g["_ok"], "solver_label"].astype(str).unique())
+            best = g["_err"].min()
+            rows.append({"problem": prob, "verified": f"{len(ok)}/{g['solver_label'].nunique()}",
+                         "solvers within tol": ", ".join(ok) or "none", "smallest max err": _fmt(best, ".1e")})
+        out = pd.DataFrame(rows)
+        out["_k"] = [int(v.split("/")[0]) for v in out["verified"]]
+        out = out.sort_values(["_k", "problem"]).drop(columns="_k").reset_index(drop=True)
+        return Table("sdp_verified_by", "Solvers that reach the tolerance, per problem", out,
+                     note="A solver counts when its largest DIMACS error is at most the problem's tol (1e-6 unless "
+                          "set); configurations of one solver count apart.  Fewest first.")
 
     def _published(self, df: pd.DataFrame, refs: Any = None) -> Table | None:
         """The published value beside the family's own reference (the refs row: two agreeing
