@@ -72,6 +72,11 @@ class _Native:
         return self.skip_reason(instance) is None
 
 
+#: what both SDPA backends return (sdpap gives no Z)
+SDPA_RETURNS = ("X (N,), y (m,): the primal-dual point, stacked block by block (Z = C - A*(y)); X_ray (N,) and "
+                "y_ray (m,) where SDPA reports infeasibility (both directions: the instance checks each)")
+
+
 def _budget_s(budget: Budget) -> float:
     """Seconds the cell was given (``budget.time_limit_s``), for the report's time limit; NaN if unknown."""
     v = getattr(budget, "time_limit_s", None)
@@ -245,6 +250,7 @@ class SdpSdpa(_Native):
     module = "sdpap"
     package = "sdpa-python"
     extra = "sdpa"
+    returns = SDPA_RETURNS
     params: dict[str, api.Param] = {
         "epsilonStar": api.number(low=0, default=1e-7, doc="SDPA's relative gap / feasibility tolerance"),
         "epsilonDash": api.number(low=0, default=1e-7, doc="SDPA's feasibility tolerance"),

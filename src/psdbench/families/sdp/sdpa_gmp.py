@@ -31,7 +31,7 @@ import numpy as np
 from psdbench import api
 from psdbench.api import Budget, Solution, Status
 
-from .native import _budget_s, _Native, sdpa_options, sdpa_solution, sedumi_problem
+from .native import SDPA_RETURNS, _budget_s, _Native, sdpa_options, sdpa_solution, sedumi_problem
 
 ENV = "PSDBENCH_SDPA_GMP"
 PACKAGE = "sdpa-multiprecision"
@@ -72,6 +72,7 @@ class SdpSdpaGmp(_Native):
     module = "sdpap"
     package = PACKAGE
     extra = ""
+    returns = SDPA_RETURNS
     params: dict[str, api.Param] = {
         "epsilonStar": api.number(low=0, default=1e-10, doc="SDPA's relative gap / feasibility tolerance"),
         "epsilonDash": api.number(low=0, default=1e-10, doc="SDPA's feasibility tolerance"),
