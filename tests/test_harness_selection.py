@@ -5,6 +5,7 @@
   kept ones, are dropped (not errors); a solver that gives no cell at all still is.
 * ``-p`` of a problem the grid does not list, without ``-d``: a one-line hint to add ``-d``.
 * ``where = { problem = [...] }`` keeps a solver to problems by name.
+* ``collection/<glob>`` in a grid's or ``-d``'s datasets: every name of the collection it matches.
 * ``check_solver`` on a solver without ``library_versions``: a conformance message, not an
   ``AttributeError``; ``check_problem`` solves no Clarabel reference unless asked.
 * A worker that dies by a signal with its address space at its cap (as a Rust library aborts on a
@@ -55,6 +56,33 @@ def test_where_selects_problems_by_name(tmp_path):
     spec["solvers"][1]["where"] = {"problem": ["metric/nope"]}
     with pytest.raises(PsdbenchError, match="matches no instance"):
         prepare(spec, db=tmp_path / "r.sqlite")
+
+
+def test_a_dataset_pattern_stands_for_every_name_it_matches(tmp_path, monkeypatch):
+    """``collection/<glob>``: every dataset of the collection it matches, once each, in order; a
+    folder's new file joins without code; a pattern matching nothing is one line before any work."""
+    from psdbench.families.sdp.generators import theta
+    from psdbench.families.sdp.sdpa_io import write_sdpa
+
+    spec = {"run": {"seeds": [0], "reference": False},
+            "problems": [{"name": "sdp/standard", "datasets": ["sdp-gen/*", "sdp-gen/theta"], "params": {"n": 6}}],
+            "solvers": [{"name": "sdp-clarabel"}]}
+    g = prepare(spec, db=tmp_path / "r.sqlite").grid
+    assert [c.dataset for c in g.cells] == ["sdp-gen/maxcut", "sdp-gen/theta", "sdp-gen/infeasible"]  # its order
+    folder = tmp_path / "mine"
+    (folder / "sub").mkdir(parents=True)
+    for name in ("a1.dat-s", "a2.dat-s", "b1.dat-s", "sub/a3.dat-s"):
+        write_sdpa(theta(5, 0.5, 0), folder / name)
+    monkeypatch.setenv("PSDBENCH_SDPA_DIR", str(folder))
+    spec["problems"][0]["datasets"] = ["sdpa-dir/a?"]
+    assert [c.dataset for c in prepare(spec, db=tmp_path / "r.sqlite").grid.cells] == ["sdpa-dir/a1", "sdpa-dir/a2"]
+    spec["problems"][0]["datasets"] = ["sdpa-dir/*"]
+    assert len(prepare(spec, db=tmp_path / "r.sqlite").grid.cells) == 4  # sub-folders too
+    spec["problems"][0]["datasets"] = ["sdpa-dir/zz*"]
+    with pytest.raises(PsdbenchError, match=r"^grid .*: dataset pattern 'sdpa-dir/zz\*' matches no dataset of "
+                                            r"sdpa-dir \(found: a1, a2, b1, sub/a3\)$"):
+        prepare(spec, db=tmp_path / "r.sqlite")
+    assert not (tmp_path / "r.sqlite").exists()
 
 
 class _NoVersions:

@@ -85,6 +85,24 @@ class Registry:
                 continue
         return sorted(names)
 
+    def match_datasets(self, pattern: str) -> list[str]:
+        """The dataset names a pattern stands for: ``collection/<glob>`` (``*`` and ``?`` after the
+        ``/``) is every name of that collection it matches, in order; any other name is itself.
+
+        Raises a one-line :class:`DataError` when a pattern matches nothing (with the names found).
+        """
+        prefix, _, rest = pattern.partition("/")
+        if not rest or not any(ch in rest for ch in "*?") or prefix not in self.collections:
+            return [pattern]
+        import fnmatch
+
+        names = self.collections[prefix].names()
+        found = [f"{prefix}/{n}" for n in names if fnmatch.fnmatchcase(n, rest)]
+        if not found:
+            some = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") if names else "none"
+            raise DataError(f"dataset pattern {pattern!r} matches no dataset of {prefix} (found: {some})")
+        return found
+
     def check_dataset(self, name: str) -> None:
         """Raise a one-line :class:`DataError` if ``name`` cannot be resolved (without loading it)."""
         if name in self.single_datasets:

@@ -159,6 +159,23 @@ class _Datasets:
                                 f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
         self.load(name)
 
+    def match(self, names: list[Any], where: str) -> list[Any]:
+        """``names`` with each ``collection/<glob>`` replaced by the names it matches (in order, once)."""
+        out: list[Any] = []
+        for name in names:
+            if not isinstance(name, str):
+                out.append(name)  # check() gives the one-line error
+                continue
+            try:
+                matched = self.reg.match_datasets(name)
+            except PsdbenchError as exc:
+                raise DataError(f"{where}: {str(exc).splitlines()[0]}") from None
+            except (Exception, SystemExit) as exc:  # a collection whose names() fails
+                raise DataError(f"{where}: dataset pattern {name}: cannot list the collection "
+                                f"({type(exc).__name__}: {(str(exc).splitlines() or [''])[0]})") from None
+            out.extend(m for m in matched if m not in out)
+        return out
+
     def load(self, name: str) -> Any:
         if name not in self.cache:
             # a loader's warnings (e.g. numpy's "input contained no data") are shown only if it succeeds
@@ -256,6 +273,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
                                 "add -d DATASET (psdbench list datasets)")
         if not isinstance(datasets, list) or not datasets:
             raise PsdbenchError(f"{where}: 'datasets' must be a non-empty list")
+        datasets = data.match(datasets, where)
         for d in datasets:
             data.check(d, where)  # one-line DataError (exit 2) before anything runs
         combos = _product(p.get("params", {}), where)
