@@ -29,6 +29,10 @@
 3. Elsewhere the agreed primal value of the better point is returned without a lower bound
    (``best_verified``): it is not exactly feasible, and the message says so.
 
+SDPA and CVXOPT have no time limit of their own: each runs in a forked child killed at the
+reference's deadline (:func:`_bounded`), so a solver that runs past it (CVXOPT's dense Schur
+complement on thetaG11) costs its own point only, not the points found before it.
+
 The published SDPLIB value is not used; the report shows it beside the reference.
 """
 
@@ -77,6 +81,48 @@ def _candidates(instance: Any) -> list[tuple[str, Any, dict[str, Any]]]:
     # last: SCS at high accuracy (where the optional extras are absent, e.g. the default suite)
     out.append(("scs", SdpScs(), {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}))
     return out
+
+
+#: candidates with no time limit of their own: run in a forked child, killed at the deadline
+UNBOUNDED = ("sdpa", "cvxopt")
+
+
+def _child(conn: Any, solver: Any, instance: Any, left: float, opts: dict[str, Any]) -> None:  # pragma: no cover
+    try:
+        conn.send(("ok", solver.solve(instance, Budget.seconds(left), **opts)))
+    except Exception as exc:  # the parent reports it as this candidate's failure
+        conn.send(("error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
+    finally:
+        conn.close()
+
+
+def _bounded(solver: Any, instance: Any, left: float, opts: dict[str, Any]) -> Solution:
+    """``solver.solve`` in a forked child given ``left`` seconds, killed when they run out.
+
+    Raises ``TimeoutError`` when killed and ``RuntimeError`` with the child's error otherwise.
+    """
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, solver, instance, left, opts), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if not recv.poll(max(left, 0.0)):
+            raise TimeoutError(f"killed at the deadline ({left:.0f} s left)")
+        try:
+            kind, payload = recv.recv()
+        except EOFError:
+            raise RuntimeError(f"the solver's process died (exit code {proc.exitcode})") from None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        recv.close()
+    if kind != "ok":
+        raise RuntimeError(payload)
+    return payload
 
 
 def lower_bound(data: Any, y: np.ndarray, trace: float) -> float:
@@ -149,7 +195,10 @@ def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: 
             break
         budget = Budget.seconds(left) if left is not None else Budget(deadline=None)
         try:
-            sol = solver.solve(instance, budget, **opts)
+            if left is not None and name in UNBOUNDED:
+                sol = _bounded(solver, instance, left, opts)
+            else:
+                sol = solver.solve(instance, budget, **opts)
         except Exception as exc:  # a failing reference solver is reported, the next one tried
             notes.append(f"{name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
             continue
