@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from psdbench.api import Budget, Dataset, Status
-from psdbench.families.sdp.native import SdpSdpa
+from psdbench.families.sdp.sdpa import SdpSdpa
 from psdbench.families.sdp.problem import SdpStandard
 from psdbench.families.sdp.sdpa_gmp import ENV, SdpSdpaGmp, gmp_dir
 from psdbench.testing import check_solver

@@ -8,9 +8,10 @@ import importlib.util
 import numpy as np
 import pytest
 
-from psdbench.api import Budget, Dataset, Solution, Status
+from psdbench.api import Budget, Dataset, Status
 from psdbench.families.sdp.data import from_blocks
-from psdbench.families.sdp.native import SdpClarabel, SdpCvxopt, SdpScs, SdpSdpa
+from psdbench.families.sdp.native import SdpClarabel, SdpCvxopt, SdpScs
+from psdbench.families.sdp.sdpa import SdpSdpa
 from psdbench.families.sdp.problem import SdpStandard
 from psdbench.families.sdp.svec import smat, svec, svec_indices, svec_matrix
 from psdbench.testing import check_solver

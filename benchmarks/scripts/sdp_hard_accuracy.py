@@ -21,7 +21,8 @@ import warnings
 
 from psdbench.api import Budget
 from psdbench.families.sdp.datasets import SdplibCollection
-from psdbench.families.sdp.native import SdpClarabel, SdpCvxopt, SdpScs, SdpSdpa
+from psdbench.families.sdp.native import SdpClarabel, SdpCvxopt, SdpScs
+from psdbench.families.sdp.sdpa import SdpSdpa
 from psdbench.families.sdp.problem import SdpStandard
 from psdbench.families.sdp.sdpa_gmp import SdpSdpaGmp
 

@@ -17,7 +17,8 @@ generators    seeded max-cut, Lovasz-theta and infeasible generators (offline)
 datasets      ``sdplib/<name>``, ``sdpa-dir/<name>`` and ``sdp-gen/<name>``
 svec          svec conventions of SCS (lower triangle) and Clarabel (upper triangle)
 reference     two interior-point solves and the certified lower bound
-native        native adapters ``sdp-scs``, ``sdp-clarabel``, ``sdp-sdpa``, ``sdp-cvxopt``
+native        native adapters ``sdp-scs`` (dual form or (P)), ``sdp-clarabel``, ``sdp-cvxopt``
+sdpa          ``sdp-sdpa`` (``sdpa-python``) and the SeDuMi input both SDPA backends share
 sdpa_gmp      ``sdp-sdpa-gmp``: SDPA in multiple precision, in a child process (its own folder)
 report        the Mittelmann-style section
 """

@@ -1,14 +1,14 @@
-"""Native adapters: SCS, Clarabel, SDPA and CVXOPT through their own Python APIs, no cvxpy.
+"""Native adapters: SCS, Clarabel and CVXOPT through their own Python APIs, no cvxpy (SDPA: :mod:`.sdpa`).
 
 SCS and Clarabel get the dual form ``min -b'y s.t. svec(C) - sum_i y_i svec(A_i) in K`` (``K``:
 the nonnegative orthant of the LP blocks, then one PSD triangle cone per PSD block, in each
 solver's svec convention, :mod:`.svec`).  Their cone multiplier is ``svec(X)``, the slack
-``svec(Z)``.  SDPA (``sdpa-python``'s ``sdpap``, SeDuMi input) gets (P) directly; CVXOPT
-(``solvers.sdp``) gets the dual form with full column-major matrices.
+``svec(Z)``; ``sdp-scs`` takes (P) too (``form = "primal"``).  CVXOPT (``solvers.sdp``) gets the
+dual form with full column-major matrices.
 
 Budget: SCS (``time_limit_secs``) and Clarabel (``time_limit`` and a termination callback checking
-the deadline every iteration) stop at the budget; SDPA and CVXOPT have no time limit and are killed
-by the harness at its deadline.  SCS's curve: its Python API has no per-iteration callback, so with
+the deadline every iteration) stop at the budget; CVXOPT has no time limit and is killed by the
+harness at its deadline.  SCS's curve: its Python API has no per-iteration callback, so with
 ``chunk_iters > 0`` SCS runs in chunks of that many iterations, warm-started from the previous
 chunk (the factorization is kept), and each chunk's point is recorded; with ``chunk_iters = 0``
 (default, one uninterrupted run) only the final point is recorded.  Clarabel records its own
@@ -70,11 +70,6 @@ class _Native:
 
     def supports(self, instance: Any) -> bool:
         return self.skip_reason(instance) is None
-
-
-#: what both SDPA backends return (sdpap gives no Z)
-SDPA_RETURNS = ("X (N,), y (m,): the primal-dual point, stacked block by block (Z = C - A*(y)); X_ray (N,) and "
-                "y_ray (m,) where SDPA reports infeasibility (both directions: the instance checks each)")
 
 
 def _budget_s(budget: Budget) -> float:
@@ -238,95 +233,6 @@ class SdpClarabel(_Native):
             out = Status.MAX_ITER
         return Solution(variables=variables, status=out, iterations=int(sol.iterations), trace=trace, info=info,
                         message="" if out is Status.OK else f"Clarabel: {status}")
-
-
-class SdpSdpa(_Native):
-    """SDPA (primal-dual interior point, ``sdpa-python``; GPL, an optional extra) on (P) in SeDuMi form.
-
-    No time limit of its own: the harness kills it at the deadline.
-    """
-
-    name = "sdp-sdpa"
-    module = "sdpap"
-    package = "sdpa-python"
-    extra = "sdpa"
-    returns = SDPA_RETURNS
-    params: dict[str, api.Param] = {
-        "epsilonStar": api.number(low=0, default=1e-7, doc="SDPA's relative gap / feasibility tolerance"),
-        "epsilonDash": api.number(low=0, default=1e-7, doc="SDPA's feasibility tolerance"),
-        "maxIteration": api.number(low=1, default=100, integer=True, doc="iteration limit"),
-    }
-    default_params: dict[str, Any] = api.default_params(params)
-
-    def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
-        import sdpap
-
-        p = {**self.default_params, **params}
-        d = instance.data
-        A, b, c, perm, n_lp, psd = sedumi_problem(d)
-        K, J = sdpa_cones(n_lp, psd, d.m)
-        opt = sdpa_options(p, budget)
-        x, y, info, timeinfo, sdpainfo = sdpap.solve(A, b.reshape(-1, 1), sp.csc_matrix(c.reshape(-1, 1)), K, J, opt)
-        x = np.asarray(x.todense() if sp.issparse(x) else x, dtype=float).ravel()
-        y = np.asarray(y.todense() if sp.issparse(y) else y, dtype=float).ravel()
-        phase = str(sdpainfo.get("phasevalue", info.get("phasevalue", "")))
-        return sdpa_solution(d, perm, x, y, phase, int(sdpainfo.get("iteration", 0)),
-                             {"budget_s": _budget_s(budget), "solve_time_s": float(timeinfo.get("sdpa", 0.0))})
-
-
-def blas_threads() -> int:
-    """The thread count the harness pinned (``OMP_NUM_THREADS``), else the machine's CPUs."""
-    import os
-
-    try:
-        return max(1, int(os.environ.get("OMP_NUM_THREADS", "")))
-    except ValueError:
-        return os.cpu_count() or 1
-
-
-def sdpa_options(p: dict[str, Any], budget: Budget) -> dict[str, Any]:
-    """``sdpap`` options from the adapter's parameters; SDPA's own threads follow the BLAS pin."""
-    opt = {"print": "no", "epsilonStar": float(p["epsilonStar"]), "epsilonDash": float(p["epsilonDash"]),
-           "maxIteration": int(budget.max_iter or p["maxIteration"]), "numThreads": blas_threads()}
-    if "mpfPrecision" in p:
-        opt["mpfPrecision"] = int(p["mpfPrecision"])
-    return opt
-
-
-def sedumi_problem(d: Any) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray, np.ndarray, int, list[int]]:
-    """(P) in SeDuMi form for ``sdpap``: ``(A, b, c, perm, n_lp, psd)``, LP entries first."""
-    perm, n_lp, psd = _sedumi_order(d)
-    return d.A[:, perm].tocsc(), np.asarray(d.b, dtype=float), d.c_dense()[perm], perm, n_lp, psd
-
-
-def sdpa_cones(n_lp: int, psd: list[int], m: int) -> tuple[Any, Any]:
-    """``sdpap``'s cones ``K`` (the variable) and ``J`` (free: the equality constraints)."""
-    from sdpap.symcone import SymCone
-
-    return (SymCone(l=n_lp, s=tuple(psd)) if n_lp else SymCone(s=tuple(psd))), SymCone(f=m)
-
-
-def sdpa_solution(d: Any, perm: np.ndarray, x: np.ndarray, y: np.ndarray, phase: str, iters: int,
-                  info: dict[str, Any]) -> Solution:
-    """The :class:`Solution` of an SDPA run (either backend) from its SeDuMi-ordered ``x`` and ``y``."""
-    X = np.empty(d.N)
-    X[perm] = x
-    msg = f"SDPA phase {phase}"
-    if "INF" in phase or "UNBD" in phase:  # sdpap's phase names refer to SDPA's internal pair:
-        # return both directions; the instance checks each certificate from the data
-        return Solution(variables={"X_ray": X, "y_ray": y}, status=Status.INFEASIBLE, iterations=iters, message=msg)
-    st = Status.OK if phase == "pdOPT" else Status.MAX_ITER
-    return Solution(variables={"X": X, "y": y}, status=st, iterations=iters, info={**info, "sdpa_phase": phase},
-                    message="" if st is Status.OK else msg)
-
-
-def _sedumi_order(d: Any) -> tuple[np.ndarray, int, list[int]]:
-    """Column permutation putting LP entries first, then each PSD block's vec (SeDuMi's order)."""
-    off = d.offsets
-    lp = [np.arange(off[j], off[j + 1]) for j, s in enumerate(d.block_sizes) if s < 0]
-    ps = [np.arange(off[j], off[j + 1]) for j, s in enumerate(d.block_sizes) if s > 0]
-    perm = np.concatenate(lp + ps).astype(np.int64)
-    return perm, int(sum(-s for s in d.block_sizes if s < 0)), [s for s in d.block_sizes if s > 0]
 
 
 class SdpCvxopt(_Native):

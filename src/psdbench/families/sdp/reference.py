@@ -58,7 +58,8 @@ CLARABEL_MAX_SVEC = 8000
 
 
 def _candidates(instance: Any) -> list[tuple[str, Any, dict[str, Any]]]:
-    from .native import SdpClarabel, SdpCvxopt, SdpScs, SdpSdpa
+    from .native import SdpClarabel, SdpCvxopt, SdpScs
+    from .sdpa import SdpSdpa
 
     d = instance.data
     out = []

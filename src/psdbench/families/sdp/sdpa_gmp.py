@@ -31,7 +31,8 @@ import numpy as np
 from psdbench import api
 from psdbench.api import Budget, Solution, Status
 
-from .native import SDPA_RETURNS, _budget_s, _Native, sdpa_options, sdpa_solution, sedumi_problem
+from .native import _budget_s, _Native
+from .sdpa import SDPA_RETURNS, sdpa_options, sdpa_solution, sedumi_problem
 
 ENV = "PSDBENCH_SDPA_GMP"
 PACKAGE = "sdpa-multiprecision"
