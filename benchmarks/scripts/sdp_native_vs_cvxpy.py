@@ -10,8 +10,8 @@ For each problem and solver (same tolerances on both paths: SCS eps_abs = eps_re
 max_iters 100000; Clarabel's defaults, chordal decomposition on as cvxpy leaves it), the median
 over ``--repeat`` runs of
 
-* ``native``: wall time of the adapter's ``solve`` (``sdp-scs`` / ``sdp-clarabel``: building the
-  svec data, the solver's setup and its iterations);
+* ``native``: wall time of the adapter's ``solve`` (``sdp-scs`` on the dual form and on (P),
+  ``sdp-clarabel``: building the svec data, the solver's setup and its iterations);
 * ``compile``: wall time of ``problem.get_problem_data(solver)`` on a fresh cvxpy formulation
   (``SdpInstance.reference_formulation``): cvxpy's canonicalization alone;
 * ``cvxpy solve``: wall time of ``problem.solve(solver)`` on another fresh formulation (compile,
@@ -39,11 +39,14 @@ from psdbench.families.sdp.problem import SdpStandard
 DEFAULT = ["truss1", "truss4", "hinf1", "control1", "theta1", "qap5", "mcp100", "truss5"]
 CVX = {"sdp-scs": ("SCS", {"eps_abs": 1e-4, "eps_rel": 1e-4, "max_iters": 100000}),
        "sdp-clarabel": ("CLARABEL", {})}
+#: the native runs: (label, solver, its parameters); SCS on both forms (the dual form is its default)
+NATIVE = [("sdp-scs", SdpScs(), {}), ("sdp-scs[form=primal]", SdpScs(), {"form": "primal"}),
+          ("sdp-clarabel", SdpClarabel(), {})]
 
 
-def _native(solver, inst):
+def _native(solver, inst, params):
     t = time.perf_counter()
-    sol = solver.solve(inst, Budget.seconds(600))
+    sol = solver.solve(inst, Budget.seconds(600), **params)
     return time.perf_counter() - t, sol
 
 
@@ -89,16 +92,16 @@ def main() -> None:
               f"(min {min(ts):.3f}, max {max(ts):.3f}) over {len(ts)} reads")
         return
     pr = SdpStandard()
-    print(f"{'problem':10s} {'solver':13s} {'native s':>9s} {'compile s':>9s} {'cvxpy s':>9s} {'(solver)':>9s} "
+    print(f"{'problem':10s} {'solver':20s} {'native s':>9s} {'compile s':>9s} {'cvxpy s':>9s} {'(solver)':>9s} "
           f"{'cvxpy/native':>12s} {'obj native':>14s} {'obj cvxpy':>14s} {'err native':>10s} {'err cvxpy':>10s}")
     for name in args.problems:
         inst = pr.build(col.load(name), {}, 0)
-        for solver in (SdpScs(), SdpClarabel()):
+        for label, solver, params in NATIVE:
             backend, opts = CVX[solver.name]
             nat, comp, tot, st = [], [], [], []
             sol_n = sol_c = None
             for _ in range(args.repeat):
-                t, sol_n = _native(solver, inst)
+                t, sol_n = _native(solver, inst, params)
                 nat.append(t)
                 c, total, stats, sol_c = _cvxpy(inst, backend, opts)
                 comp.append(c)
@@ -107,7 +110,7 @@ def main() -> None:
             mn, mc, mt, ms = (statistics.median(v) for v in (nat, comp, tot, st))
             on = inst.objective(sol_n) if sol_n is not None and "X" in sol_n.variables else float("nan")
             oc = inst.objective(sol_c) if sol_c is not None else float("nan")
-            print(f"{name:10s} {solver.name:13s} {mn:9.3f} {mc:9.3f} {mt:9.3f} {ms:9.3f} {mt / mn:12.2f} "
+            print(f"{name:10s} {label:20s} {mn:9.3f} {mc:9.3f} {mt:9.3f} {ms:9.3f} {mt / mn:12.2f} "
                   f"{on:14.8g} {oc:14.8g} {_err(inst, sol_n):10.1e} {_err(inst, sol_c):10.1e}", flush=True)
 
 
