@@ -60,14 +60,13 @@ CLARABEL_MAX_SVEC = 8000
 def _candidates(instance: Any) -> list[tuple[str, Any, dict[str, Any]]]:
     from .native import SdpClarabel, SdpCvxopt, SdpScs
     from .sdpa import SdpSdpa
+    from .sdpa_gmp import SdpSdpaGmp
 
     d = instance.data
     out = []
     # SDPA and CVXOPT first (Schur-complement IPMs: m x m systems, fast on SDPLIB), Clarabel after
     # them (its KKT holds a dense block per PSD cone: minutes on mcp100 with chordal decomposition
     # off, which the reference needs: with it on, Clarabel reports control1 solved at 18.0587)
-    from .sdpa_gmp import SdpSdpaGmp
-
     for name, solver, opts in (("sdpa", SdpSdpa(), {"epsilonStar": 1e-8, "epsilonDash": 1e-8}),
                                ("cvxopt", SdpCvxopt(), {}),  # at 1e-9 CVXOPT divides by zero on control1
                                # multiple precision: 10-100x SDPA's time, the only one past 1e-6 on hinf1,
@@ -172,12 +171,9 @@ def _interval(data: Any, solutions: list[Solution], trace: float) -> tuple[float
     return (min(uppers), lower) if uppers else None
 
 
-def _versions(names: list[str]) -> str:
-    from .native import _version
-    from .sdpa_gmp import gmp_dir, gmp_version
-
-    pkgs = {"clarabel": "clarabel", "sdpa": "sdpa-python", "cvxopt": "cvxopt", "scs": "scs"}
-    return ", ".join(f"{n} {gmp_version(gmp_dir()) if n == 'sdpa-gmp' else _version(pkgs[n])}" for n in names)
+def _versions(solvers: dict[str, Any], names: list[str]) -> str:
+    """``"sdpa 0.2.3, cvxopt 1.3.3"``: each named candidate's library version."""
+    return ", ".join(f"{n} {v}" for n in names for v in solvers[n].library_versions().values())
 
 
 def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: float = 1e-5) -> dict[str, Any]:
@@ -187,7 +183,9 @@ def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: 
     t0 = time.monotonic()
     solved: list[tuple[str, Solution, Any]] = []
     notes = []
-    for name, solver, opts in _candidates(instance):
+    candidates = _candidates(instance)
+    solvers = {name: solver for name, solver, _ in candidates}
+    for name, solver, opts in candidates:
         if sum(e.max_err <= POINT_TOL for _, _, e in solved) == 2:
             break
         left = None if time_limit_s is None else time_limit_s - (time.monotonic() - t0)
@@ -213,7 +211,7 @@ def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: 
         if e.max_err <= POINT_TOL and trace is not None:
             one = _interval(d, [sol], trace)
             if one is not None and one[0] - one[1] <= AGREE_RTOL * (1 + abs(one[0])):
-                return {"solver": name, "solver_version": _versions([name]), "value": one[0], "lower": one[1],
+                return {"solver": name, "solver_version": _versions(solvers, [name]), "value": one[0], "lower": one[1],
                         "status": "ok", "message": f"tr(X) = {trace:.6g} fixed by the data; one solve certifies "
                         f"the interval (exactly feasible upper {one[0]:.12g}, VSDP-style lower {one[1]:.12g}): "
                         "no second solve needed; " + "; ".join(notes)}
@@ -228,7 +226,7 @@ def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: 
         notes.insert(0, f"LOOSE: fewer than two points reach DIMACS error {POINT_TOL:g}; the two best "
                         f"(<= {LOOSE_TOL:g}) must agree to {LOOSE_RTOL:g}")
     (n1, s1, e1), (n2, s2, e2) = solved
-    base = {"solver": f"{n1} + {n2}", "solver_version": _versions([n1, n2])}
+    base = {"solver": f"{n1} + {n2}", "solver_version": _versions(solvers, [n1, n2])}
     if abs(e1.primal_obj - e2.primal_obj) > (LOOSE_RTOL if loose else AGREE_RTOL) * (1 + abs(e1.primal_obj)):
         return {**base, "value": None, "lower": None, "status": "disagree",
                 "message": f"{n1} and {n2} disagree: " + "; ".join(notes)}
