@@ -61,6 +61,12 @@ def test_user_folder_and_generator_run_and_report(tmp_path: Path, monkeypatch):
     clar = cells[cells["solver"] == "sdp-clarabel"]
     assert set(clar["status"]) == {"ok"}
     assert (pd.to_numeric(clar["max DIMACS err"]) <= 1e-6).all()
+    import sqlite3
+
+    with sqlite3.connect(db) as con:  # the references, computed in the harness's daemonic workers
+        refs = con.execute("select kind, message from refs").fetchall()
+    assert refs and all(kind == "certified" for kind, _ in refs), refs  # theta and max-cut fix tr(X)
+    assert not any("Error" in msg for _, msg in refs), refs  # no candidate failed to start
 
 
 def test_malformed_user_file_is_exit_2_before_work(tmp_path: Path, monkeypatch):

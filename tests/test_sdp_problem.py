@@ -212,3 +212,27 @@ def test_a_reference_solver_without_a_time_limit_is_killed_at_the_deadline():
         _bounded(_Sleeper(0, fail=True), None, 10, {})
     sol = _bounded(_Sleeper(0), None, 10, {"a": 1})
     assert np.array_equal(sol.variables["X"], np.ones(2)) and sol.message == "{'a': 1}"
+
+
+def _bounded_in_a_daemon(q):
+    from psdbench.families.sdp.reference import _bounded
+
+    try:
+        sol = _bounded(_Sleeper(0), None, 10, {"b": 2})
+        q.put(("ok", sol.message))
+    except Exception as exc:
+        q.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def test_the_bounded_solve_runs_inside_a_daemonic_worker():
+    """The harness computes references in a daemonic worker process, where multiprocessing
+    refuses to start children: the bounded solve must still run there."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    proc = ctx.Process(target=_bounded_in_a_daemon, args=(q,), daemon=True)
+    proc.start()
+    out = q.get(timeout=60)
+    proc.join(10)
+    assert out == ("ok", "{'b': 2}")

@@ -87,39 +87,57 @@ def _candidates(instance: Any) -> list[tuple[str, Any, dict[str, Any]]]:
 UNBOUNDED = ("sdpa", "cvxopt")
 
 
-def _child(conn: Any, solver: Any, instance: Any, left: float, opts: dict[str, Any]) -> None:  # pragma: no cover
-    try:
-        conn.send(("ok", solver.solve(instance, Budget.seconds(left), **opts)))
-    except Exception as exc:  # the parent reports it as this candidate's failure
-        conn.send(("error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
-    finally:
-        conn.close()
-
-
 def _bounded(solver: Any, instance: Any, left: float, opts: dict[str, Any]) -> Solution:
     """``solver.solve`` in a forked child given ``left`` seconds, killed when they run out.
 
-    Raises ``TimeoutError`` when killed and ``RuntimeError`` with the child's error otherwise.
+    ``os.fork`` and a pipe, not :mod:`multiprocessing`: the harness computes references in a
+    daemonic worker, which multiprocessing forbids to have children.  Raises ``TimeoutError`` when
+    killed and ``RuntimeError`` with the child's error otherwise.
     """
-    import multiprocessing
+    import os
+    import pickle
+    import select
+    import signal
 
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, solver, instance, left, opts), daemon=True)
-    proc.start()
-    send.close()
-    try:
-        if not recv.poll(max(left, 0.0)):
-            raise TimeoutError(f"killed at the deadline ({left:.0f} s left)")
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child: solve, send the pickled outcome, leave at once
+        code = 0
         try:
-            kind, payload = recv.recv()
-        except EOFError:
-            raise RuntimeError(f"the solver's process died (exit code {proc.exitcode})") from None
+            os.close(rfd)
+            try:
+                out: tuple[str, Any] = ("ok", solver.solve(instance, Budget.seconds(left), **opts))
+            except Exception as exc:  # the parent reports it as this candidate's failure
+                out = ("error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(wfd, "wb") as fh:
+                fh.write(data)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + max(left, 0.0)
+    try:
+        while True:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([rfd], [], [], wait)[0]:
+                raise TimeoutError(f"killed at the deadline ({left:.0f} s left)")
+            chunk = os.read(rfd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
     finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        recv.close()
+        os.close(rfd)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _, status = os.waitpid(pid, 0)
+    if not chunks:
+        raise RuntimeError(f"the solver's process died (wait status {status})")
+    kind, payload = pickle.loads(b"".join(chunks))
     if kind != "ok":
         raise RuntimeError(payload)
     return payload
