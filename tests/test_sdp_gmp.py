@@ -90,3 +90,21 @@ def test_reaches_1e6_where_double_precision_stops_short(data_dir, monkeypatch, n
                 for e in (1e-7, 1e-8, 1e-9, 1e-10)]
         assert min(errs) > 1e-6, errs
         assert np.isfinite(errs).all()
+
+
+def test_the_run_records_a_version_reported_from_outside_the_environment(tmp_path):
+    """sdpa-multiprecision is not in this environment's metadata: the run's versions take what the
+    solver reports (its folder's), not "absent"; a library nobody reports stays absent."""
+    from psdbench.harness.runner import machine_info
+    from psdbench.session import prepare
+
+    _, versions, _ = machine_info(["no-such-dist-xyz", "other-missing-dist"], {"no-such-dist-xyz": "1.2"})
+    assert versions["no-such-dist-xyz"] == "1.2" and versions["other-missing-dist"] == "absent"
+    spec = {"run": {"seeds": [0], "reference": False},
+            "problems": [{"name": "sdp/standard", "datasets": ["sdp-gen/theta"], "params": {"n": 6}}],
+            "solvers": [{"name": "sdp-sdpa-gmp"}]}
+    grid = prepare(spec, db=tmp_path / "r.sqlite").grid
+    _, versions, _ = machine_info(grid.libraries, grid.reported_versions)
+    assert versions["sdpa-multiprecision"] == SdpSdpaGmp().library_versions()["sdpa-multiprecision"]
+    if INSTALLED:
+        assert versions["sdpa-multiprecision"] != "absent"

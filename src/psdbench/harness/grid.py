@@ -61,6 +61,8 @@ class Grid:
     senses: dict[str, str] = field(default_factory=dict)  # problem name -> "min" | "max"
     families: dict[str, str] = field(default_factory=dict)  # problem name -> family
     libraries: list[str] = field(default_factory=list)  # distributions whose versions the run records
+    #: versions the solvers report themselves (a library outside the environment, e.g. in its own folder)
+    reported_versions: dict[str, str] = field(default_factory=dict)
     problem_codes: dict[str, str] = field(default_factory=dict)  # problem name -> its code hash
 
 
@@ -351,6 +353,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
         senses=senses,
         families=families,
         libraries=list(dict.fromkeys([*CORE_LIBRARIES, *(lib for e in solver_entries for lib in e[3][0])])),
+        reported_versions={lib: str(v) for e in solver_entries for lib, v in e[3][0].items()},
         problem_codes=codes,
     )
 

@@ -136,8 +136,12 @@ def source_commit(root: Path) -> str:
     return ""
 
 
-def machine_info(libraries: list[str]) -> tuple[dict, dict, dict]:
-    """Machine, versions of ``libraries`` (distribution names) and BLAS thread pools."""
+def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -> tuple[dict, dict, dict]:
+    """Machine, versions of ``libraries`` (distribution names) and BLAS thread pools.
+
+    A library this environment does not have is recorded at the version its solver ``reported``
+    (one installed in a folder of its own, as SDPA-GMP is), else as absent.
+    """
     from threadpoolctl import threadpool_info
 
     machine = {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count(),
@@ -152,7 +156,7 @@ def machine_info(libraries: list[str]) -> tuple[dict, dict, dict]:
 
             versions[pkg] = version(pkg)
         except Exception:
-            versions[pkg] = "absent"
+            versions[pkg] = (reported or {}).get(pkg, "absent")
     threads = {"worker_blas_threads": 1, "pools": [{k: p.get(k) for k in ("internal_api", "num_threads", "version")}
                                                    for p in threadpool_info()]}
     return machine, versions, threads
@@ -219,7 +223,7 @@ def run_grid(
     jobs, memory_mb, _ = plan_workers(jobs, grid.memory_mb)  # the caller shows the notes (psdbench run)
     timeout = float(timeout or grid.timeout)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    store.start_run(run_id, command, *machine_info(grid.libraries))
+    store.start_run(run_id, command, *machine_info(grid.libraries, grid.reported_versions))
     last = store.last_seq()
     since = last if force else None
     keep = grid.save_solutions if save_solutions is None else save_solutions
