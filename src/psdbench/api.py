@@ -442,6 +442,36 @@ class ReportSection(Protocol):
         """Blocks for this section; an empty list when there is nothing to show."""
 
 
+@dataclass(frozen=True)
+class RankingMetric:
+    """What a family is ranked by when its solvers optimise different objectives.
+
+    A family section (:class:`ReportSection`) declares one as its ``ranking_metric`` attribute; the
+    report then ranks that family's configurations by this task metric (mean over the cells of an
+    instance set whose point verified) and shows their objective gaps without ranking by them.
+    Default: none, the family is ranked by the time to reach each target gap (:func:`ranking_metric`).
+
+    Attributes
+    ----------
+    metric : str
+        A key of the metrics ``Instance.evaluate`` returns (the tidy frame's ``metric_<metric>``).
+    sense : str
+        ``"max"`` (larger is better) or ``"min"``.
+    label : str
+        How the report names it (default: ``metric``).
+    """
+
+    metric: str
+    sense: str = "max"
+    label: str = ""
+
+
+def ranking_metric(section: Any) -> RankingMetric | None:
+    """The :class:`RankingMetric` a report section declares (``ranking_metric`` attribute), else ``None``."""
+    m = getattr(section, "ranking_metric", None)
+    return m if isinstance(m, RankingMetric) else None
+
+
 # ------------------------------------------------------------------------------------ hook access
 # Defined in psdbench/hooks.py (one default per hook), re-exported here.
 from psdbench.hooks import (  # noqa: E402,F401  (the hook accessors, re-exported)

@@ -31,8 +31,9 @@ from ..harness.results import outcome_column
 from .frame import drop_superseded, tidy_frame
 from .render import Document, render
 from .plot import colour_map
-from .analysis import GAP_FLOOR
-from .summary import run_details, winners_section
+from .rules import DEFAULT_ALLOWANCE
+from ..api import ranking_metric
+from .summary import glossary_section, run_details, winners_section
 
 if TYPE_CHECKING:  # pragma: no cover
     from psdbench.harness.store import Store
@@ -42,13 +43,24 @@ __all__ = ["Figure", "Section", "SectionContext", "Table", "Text", "failures_fra
            "run_sections", "write_report"]
 
 #: Report options and their defaults (``options`` of :func:`write_report` overrides them).
-DEFAULT_OPTIONS: dict[str, Any] = {"gap_floor": GAP_FLOOR, "size_param": None, "data_dir": None,
+DEFAULT_OPTIONS: dict[str, Any] = {"gap_floor": DEFAULT_ALLOWANCE, "size_param": None, "data_dir": None,
                                    "tolerances": (1e-2, 1e-4, 1e-6), "sgm_shift": 10.0, "time_limit": None}
 
 
-def results_csv_frame(raw: pd.DataFrame) -> pd.DataFrame:
-    """Every cell, dict columns JSON-encoded, ``trace`` and ``curve`` left out."""
+#: The report's own columns added to ``results.csv`` (defined in the glossary, :func:`psdbench.report.rules.glossary`).
+RANKED_COLUMNS = ("gap", "floor", "ranked_gap", "outcome")
+
+
+def results_csv_frame(raw: pd.DataFrame, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every cell, dict columns JSON-encoded, ``trace`` and ``curve`` left out; with the tidy ``frame``
+    of the same rows (same order), the report's :data:`RANKED_COLUMNS`: the gap it ranks by, the
+    floor, the ranked gap (:func:`psdbench.report.rules.ranked_gap`) and the outcome word."""
     out = raw.drop(columns=[c for c in ("trace", "curve") if c in raw.columns]).copy()
+    if frame is not None and len(frame) == len(out):
+        out["gap"] = frame["gap"].to_numpy()
+        out["floor"] = frame["floor"].to_numpy()
+        out["ranked_gap"] = frame["ranked_gap"].to_numpy()
+        out["outcome"] = outcome_column(frame).to_numpy()
     for c in ("instance_params", "solver_params", "metrics"):
         if c in out.columns:
             out[c] = out[c].map(lambda v: json.dumps(v, sort_keys=True, default=str) if v is not None else "")
@@ -148,9 +160,9 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
         refs = pd.DataFrame()
     # below_certified, gap_scale, gap_scaled: the read-time columns every read of a store adds
     raw = drop_superseded(annotate(store.results_frame(), refs))
-    frame = tidy_frame(raw, refs, registry.problems, registry.solvers)
+    frame = tidy_frame(raw, refs, registry.problems, registry.solvers, float(opts["gap_floor"]))
     paths = {"results_csv": out / "results.csv", "failures_csv": out / "failures.csv"}
-    results_csv_frame(raw).to_csv(paths["results_csv"], index=False)
+    results_csv_frame(raw, frame).to_csv(paths["results_csv"], index=False)
     failures_frame(frame).to_csv(paths["failures_csv"], index=False)
 
     header = [f"Generated: {datetime.now(timezone.utc).isoformat(timespec='seconds')}", f"Store: {store.path}"]
@@ -166,6 +178,9 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
     # one solver-to-colour map for the whole report: the renderer's charts, and any section that reads it
     colours = colour_map(frame.sort_values(["family", "solver_label"])["solver_label"])
     opts["colours"] = colours
-    front = [run_details(runs, frame, str(store.path)), winners_section(frame, opts)]
+    opts["ranking_metrics"] = {getattr(sec, "family", "*"): m for sec in registry.reports.values()
+                               if (m := ranking_metric(sec)) is not None}
+    front = [*winners_section(frame, opts, refs), run_details(runs, frame, str(store.path)),
+             glossary_section(float(opts["gap_floor"]))]
     sections = run_sections(frame, refs, registry.reports, registry.problems, out, opts)
     return {**paths, **render(Document("psdbench report", header, sections, front, colours), out)}

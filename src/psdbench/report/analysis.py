@@ -4,20 +4,8 @@ performance and data profiles, shifted geometric means and the winners of a fami
 Every function takes a tidy frame (:func:`psdbench.report.frame.tidy_frame`) or tables built from
 it and returns frames; nothing here draws or formats.
 
-Conventions
------------
-* A cell *reaches* a relative-gap tolerance ``tol`` at the first verified curve point whose gap is
-  ``<= tol`` (or at its wall time when only the verified final point does).  A point *below a
-  certified bound* (gap ``< -floor``, the reference certified) is never counted: the tolerance of
-  its verification, not the solver, put it there.  A cell the frame flags ``below_certified``
-  reaches nothing.
-* The *gap floor* of an instance is ``max(option gap_floor, certificate width / max(|p*|, 1))``:
-  gaps below it cannot be told apart, so they are ties (:func:`floored_gap`).  The option's
-  default, :data:`GAP_FLOOR` = 1e-7, is the order of the families' verification tolerances (a
-  point verified to feasibility 1e-7 can sit that far below the optimum): one decade below the
-  tightest target accuracy, so the 1e-6 column still tells solvers apart.  A cell the store flags
-  ``below_certified`` (beyond the certificate's width alone) is beyond the bound here only when its
-  gap is also below minus the floor.
+The verdict rules (reached, tie at 0, beyond the bound, the floor, the shifted geometric mean and
+its shift, the margin) are :mod:`psdbench.report.rules`; this module applies them to sets of cells.
 """
 
 from __future__ import annotations
@@ -29,17 +17,13 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from . import rules
 from .curves import curve_arrays, gaps
-from .frame import relative_gap
-
-#: Default gap floor (report option ``gap_floor``): gaps within it of a certified optimum are ties.
-GAP_FLOOR = 1e-7
+from .rules import DEFAULT_ALLOWANCE, TOLERANCES
 
 #: Instance parameters that replicate an instance (cross-validation folds, repetitions) rather than
 #: change its size or structure: they do not split comparable sets.
 REPLICATE_PARAMS: tuple[str, ...] = ("fold", "folds", "rep", "repeat", "replicate", "split", "trial", "seed")
-#: The target accuracies of the profiles and the winners matrix (relative gap).
-TOLERANCES: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
 
 
 def set_key(params: dict[str, Any]) -> str:
@@ -62,89 +46,64 @@ def natural_key(text: str) -> tuple:
     return tuple((0, float(p), "") if i % 2 else (1, 0.0, p) for i, p in enumerate(parts))
 
 
-def floored_gap(gap: float, floor: float) -> float:
-    """``max(gap, floor)``; NaN stays NaN (a gap below the floor is a tie with the floor)."""
-    return gap if not math.isfinite(gap) else max(gap, floor)
+def time_limits(frame: pd.DataFrame, sets: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Per row, the time limit a failure is charged at, and whether the store recorded it.
 
-
-def cell_floor(frame: pd.DataFrame, default: float) -> pd.Series:
-    """Per row, the gap floor: ``max(default, cert_width_rel)`` (``cert_width_rel`` NaN counts as 0)."""
-    w = pd.to_numeric(frame.get("cert_width_rel", pd.Series(np.nan, index=frame.index)), errors="coerce")
-    return w.fillna(0.0).clip(lower=default)
-
-
-def beyond_bound(gap: float, floor: float, certified: bool) -> bool:
-    """Whether a point's gap is below a certified bound by more than the floor."""
-    return bool(certified and math.isfinite(gap) and gap < -floor)
-
-
-def reach_time(curve: Sequence[dict[str, Any]], reference: float, sense: str, tol: float, floor: float,
-               certified: bool, wall_time: float, final_gap: float, final_ok: bool) -> float:
-    """Seconds until a cell reaches ``tol`` (``inf``: never).
-
-    The first feasible curve point with ``gap <= tol`` that is not beyond the certified bound, else
-    ``wall_time`` when the final point is acceptable (``final_ok``: verified and not below the bound)
-    and its gap is ``<= tol``.
+    The cell's recorded ``time_limit_s`` (stores from schema 5 on); a cell stored without one gets the
+    longest wall time among its instance set's cells (at least 1 s), flagged ``False``.
     """
-    for p in sorted(curve, key=lambda p: float(p.get("t", math.inf))):
-        if not int(p.get("feasible", 1) or 0):
-            continue
-        g = relative_gap(p.get("objective"), reference, sense)
-        if math.isfinite(g) and g <= tol and not beyond_bound(g, floor, certified):
-            return float(p["t"])
-    if final_ok and math.isfinite(final_gap) and final_gap <= tol and math.isfinite(wall_time):
-        return float(wall_time)
-    return math.inf
+    rec = pd.to_numeric(frame["time_limit_s"], errors="coerce") if "time_limit_s" in frame.columns \
+        else pd.Series(np.nan, index=frame.index)
+    wall = pd.to_numeric(frame["wall_time_s"], errors="coerce").where(lambda w: np.isfinite(w))
+    fallback = wall.groupby(sets.to_numpy()).transform("max").fillna(1.0).clip(lower=1.0)
+    ok = np.isfinite(rec) & (rec > 0)
+    return rec.where(ok, fallback).astype(float), pd.Series(ok.to_numpy(), index=frame.index)
 
 
-def cell_reach_times(curve: Sequence[dict[str, Any]], reference: float, sense: str, tols: Sequence[float],
-                     floor: float, certified: bool, wall_time: float, final_gap: float,
-                     final_ok: bool) -> list[float]:
-    """:func:`reach_time` for several tolerances at once (vectorized over the curve's points)."""
-    t, obj, feas, _ = curve_arrays(curve)
-    g = gaps(obj, float(reference), sense)
-    ok = feas & np.isfinite(g) & np.isfinite(t)
-    if certified:
-        ok &= ~(g < -floor)
-    order = np.argsort(t[ok], kind="stable")
-    tt, gg = t[ok][order], g[ok][order]
-    out = []
-    for tol in tols:
-        hit = np.flatnonzero(gg <= tol)
-        if len(hit):
-            out.append(float(tt[hit[0]]))
-        elif final_ok and math.isfinite(final_gap) and final_gap <= tol and math.isfinite(wall_time):
-            out.append(float(wall_time))
-        else:
-            out.append(math.inf)
-    return out
+def reference_certified(frame: pd.DataFrame) -> np.ndarray:
+    """Per row, whether its instance's reference is certified (a proven bound on the other side)."""
+    return frame["reference_kind"].astype(str).str.contains("certified").to_numpy()
 
 
 def reach_times(frame: pd.DataFrame, tols: Iterable[float] = TOLERANCES,
-                default_floor: float = GAP_FLOOR) -> pd.DataFrame:
-    """One row per cell with a reference: ``set``, ``instance_key``, ``solver_label``, ``wall_time_s`` and
-    ``t_<tol>`` (seconds to reach each tolerance, ``inf`` when not reached; :func:`reach_time`)."""
+                default_allowance: float = DEFAULT_ALLOWANCE) -> pd.DataFrame:
+    """One row per cell with a reference: when it reached each target accuracy (:mod:`.rules`).
+
+    Returns
+    -------
+    DataFrame
+        ``set``, ``instance_key``, ``solver_label``, ``wall_time_s``, ``limit_s`` (the time a failure is
+        charged at, :func:`time_limits`), ``limit_recorded``, ``floor`` (:func:`psdbench.report.rules.floor`),
+        ``ranked_gap`` of the final point and ``t_<tol>`` (seconds to reach each tolerance, ``inf`` when
+        not reached; :func:`psdbench.report.rules.reach_times_of_curve`).
+    """
     tols = list(tols)
     f = frame[np.isfinite(pd.to_numeric(frame["reference_objective"], errors="coerce").astype(float))]
-    cols = ["set", "instance_key", "solver_label", "wall_time_s"] + [f"t_{t:g}" for t in tols]
+    cols = ["set", "instance_key", "solver_label", "wall_time_s", "limit_s", "limit_recorded", "floor",
+            "ranked_gap"] + [f"t_{t:g}" for t in tols]
     if f.empty:
         return pd.DataFrame(columns=cols)
-    certified = f["reference_kind"].astype(str).str.contains("certified").to_numpy()
-    below = f["below_certified"].fillna(False).astype(bool).to_numpy()
+    sets = instance_sets(f)
+    certified = reference_certified(f)
+    fl = rules.floors(f, default_allowance).to_numpy()
     wall = pd.to_numeric(f["wall_time_s"], errors="coerce").to_numpy(float)
+    gap = f["gap"].astype(float).to_numpy()
+    verified = f["verified"].astype(bool).to_numpy()
     rows = []
-    for j, (curve, ref, sense, fl, gap, verified) in enumerate(zip(
-            f["curve"], f["reference_objective"].astype(float), f["sense"], cell_floor(f, default_floor),
-            f["gap"].astype(float), f["verified"])):
-        beyond = below[j] and beyond_bound(gap, fl, True)  # flagged by the width alone, and beyond the floor
-        times = [math.inf] * len(tols) if beyond else cell_reach_times(
-            curve or [], ref, sense, tols, fl, bool(certified[j]), wall[j], gap, bool(verified))
-        rows.append(times)
-    out = pd.DataFrame(rows, columns=cols[4:], index=f.index)
+    for j, (curve, ref, sense) in enumerate(zip(f["curve"], f["reference_objective"].astype(float), f["sense"])):
+        t, obj, feas, _ = curve_arrays(curve or [])
+        rows.append(rules.reach_times_of_curve(t, gaps(obj, float(ref), sense), feas, tols, float(fl[j]),
+                                               bool(certified[j]), wall[j], gap[j], bool(verified[j])))
+    limit, recorded = time_limits(f, sets)
+    out = pd.DataFrame(rows, columns=cols[8:], index=f.index)
+    out.insert(0, "ranked_gap", np.where(verified, rules.ranked_gaps(gap, fl, certified), np.nan))
+    out.insert(0, "floor", fl)
+    out.insert(0, "limit_recorded", recorded.to_numpy())
+    out.insert(0, "limit_s", limit.to_numpy())
     out.insert(0, "wall_time_s", wall)
     out.insert(0, "solver_label", f["solver_label"].to_numpy())
     out.insert(0, "instance_key", f["instance_key"].to_numpy())
-    out.insert(0, "set", instance_sets(f).to_numpy())
+    out.insert(0, "set", sets.to_numpy())
     return out.reset_index(drop=True)
 
 
@@ -176,73 +135,103 @@ def data_profile(cost: pd.DataFrame, grid: np.ndarray) -> pd.DataFrame:
                         index=grid)
 
 
-def shifted_geomean(times: Sequence[float], limit: float, shift: float = 10.0) -> float:
-    """Shifted geometric mean ``exp(mean(log(t_i + shift))) - shift`` with failures charged at ``limit``.
+def compared(times: pd.DataFrame) -> tuple[list[str], list[str], list[str]]:
+    """Of one instance set's reach times: the configurations compared, the instances they are compared
+    on, and the configurations left out.
 
-    ``t_i`` above ``limit`` (or not finite) count as ``limit`` (Mittelmann's benchmarks; the SCS
-    benchmark pages).  NaN for an empty sequence.
+    The configurations that ran every instance of the set, over all of them; when none did, every
+    configuration over the instances all of them ran.
     """
-    t = np.asarray(list(times), float)
-    if not len(t):
-        return math.nan
-    t = np.where(np.isfinite(t), np.minimum(t, limit), limit)
-    return float(np.exp(np.mean(np.log(t + shift))) - shift)
+    n = times["instance_key"].nunique()
+    ran = times.groupby("solver_label")["instance_key"].nunique()
+    full = sorted(ran.index[ran == n])
+    if full:
+        return full, sorted(times["instance_key"].unique()), sorted(ran.index[ran < n])
+    common, _ = common_instances(times)
+    return sorted(ran.index), common, []
 
 
-def sgm_table(cost: pd.DataFrame, limit: float, shift: float = 10.0) -> pd.DataFrame:
-    """Per configuration: ``sgm`` (:func:`shifted_geomean` over the rows of ``cost``), ``scaled`` (``sgm``
-    over the best configuration's), ``solved`` (fraction of finite costs) and ``instances``."""
-    rows = {}
-    for s in cost.columns:
-        x = cost[s].to_numpy(float)
-        rows[s] = {"sgm": shifted_geomean(x, limit, shift), "solved": float(np.isfinite(x).mean()) if len(x) else
-                   math.nan, "instances": len(x)}
-    out = pd.DataFrame.from_dict(rows, orient="index", columns=["sgm", "solved", "instances"])
-    best = out["sgm"].min()
-    out.insert(1, "scaled", out["sgm"] / best if best > 0 else np.where(out["sgm"] == best, 1.0, np.inf))
-    return out
-
-
-def time_limit(times: pd.DataFrame, given: float | None = None) -> float:
-    """The time failures are charged at: ``given``, else the largest wall time in ``times`` (at least 1 s)."""
-    if given is not None and math.isfinite(given) and given > 0:
-        return float(given)
-    w = pd.to_numeric(times["wall_time_s"], errors="coerce")
-    w = w[np.isfinite(w)]
-    return max(float(w.max()) if len(w) else 1.0, 1.0)
-
-
-def winners(times: pd.DataFrame, tols: Iterable[float] = TOLERANCES, shift: float = 10.0,
-            limit: float | None = None) -> pd.DataFrame:
-    """Per tolerance, the fastest configuration over the instances every configuration ran.
-
-    Fastest: the smallest :func:`shifted_geomean` of the times to reach the tolerance (failures
-    charged at :func:`time_limit`) among configurations that reached it at least once.
+def set_scores(times: pd.DataFrame, tol: float) -> tuple[pd.DataFrame, float]:
+    """Per compared configuration of one instance set (:func:`compared`): its shifted geometric mean
+    time to reach ``tol`` and more, and the set's shift.
 
     Returns
     -------
     DataFrame
-        Columns ``tol``, ``winner`` (``""`` when none reached it), ``reached``, ``instances``, ``sgm``,
-        ``median``, ``min``, ``max`` (seconds over the reached instances), ``left_out`` (instances
-        some configuration did not run).
+        Index: configuration.  Columns ``sgm`` (:func:`psdbench.report.rules.shifted_geomean`, failures
+        at each cell's time limit), ``scaled`` (over the best in the set), ``reached``, ``instances``,
+        ``median``, ``min``, ``max`` (seconds over the instances reached).
+    float
+        The shift (:func:`psdbench.report.rules.set_shift` of the per-instance fastest times).
     """
+    labels, inst, _ = compared(times)
+    col = f"t_{tol:g}"
+    cost = cost_table(times, col, labels, inst)
+    limit = times.pivot_table(index="instance_key", columns="solver_label", values="limit_s", aggfunc="max")
+    limit = limit.reindex(index=inst, columns=labels)
+    shift = rules.set_shift(cost.min(axis=1, skipna=True).replace(np.inf, np.nan))
+    rows = {}
+    for lab in labels:
+        x, lim = cost[lab].to_numpy(float), limit[lab].fillna(limit.max(axis=1)).to_numpy(float)
+        ok = x[np.isfinite(x)]
+        rows[lab] = {"sgm": rules.shifted_geomean(x, lim, shift), "reached": len(ok), "instances": len(x),
+                     "median": float(np.median(ok)) if len(ok) else math.nan,
+                     "min": float(ok.min()) if len(ok) else math.nan, "max": float(ok.max()) if len(ok) else math.nan}
+    out = pd.DataFrame.from_dict(rows, orient="index",
+                                 columns=["sgm", "reached", "instances", "median", "min", "max"])
+    best = out["sgm"].min() if len(out) else math.nan
+    out.insert(1, "scaled", out["sgm"] / best if best > 0 else np.where(out["sgm"] == best, 1.0, np.inf))
+    return out, shift
+
+
+def set_winner(times: pd.DataFrame, tol: float) -> dict[str, Any]:
+    """The winner of one instance set at ``tol``, its runner-up and the margin between them.
+
+    Among the compared configurations (:func:`compared`) that reached ``tol`` at least once, the
+    smallest shifted geometric mean wins; the margin is :func:`psdbench.report.rules.margin` of the
+    runner-up's times over the winner's, paired by instance.
+
+    Returns
+    -------
+    dict
+        ``winner``, ``runner_up`` (``""`` when none), ``reached`` / ``runner_reached``, ``instances``,
+        ``sgm``, ``runner_sgm``, ``median``, ``min``, ``max`` (the winner's seconds over the instances it
+        reached), ``ratio``, ``low``, ``high``, ``tie``, ``shift``, ``left_out`` (configurations that ran
+        only part of the set).
+    """
+    labels, inst, left = compared(times)
+    out: dict[str, Any] = {"winner": "", "runner_up": "", "reached": 0, "runner_reached": 0, "instances": len(inst),
+                           "sgm": math.nan, "runner_sgm": math.nan, "median": math.nan, "min": math.nan,
+                           "max": math.nan, "ratio": math.nan, "low": math.nan, "high": math.nan, "tie": False,
+                           "shift": math.nan, "left_out": left}
+    if not inst:
+        return out
+    tab, shift = set_scores(times, tol)
+    out["shift"] = shift
+    tab = tab[tab["reached"] > 0].sort_values(["sgm", "reached"], ascending=[True, False], kind="stable")
+    if not len(tab):
+        return out
+    w = str(tab.index[0])
+    out.update(winner=w, reached=int(tab.loc[w, "reached"]), sgm=float(tab.loc[w, "sgm"]),
+               median=float(tab.loc[w, "median"]), min=float(tab.loc[w, "min"]), max=float(tab.loc[w, "max"]))
+    if len(tab) > 1:
+        r = str(tab.index[1])
+        col = f"t_{tol:g}"
+        cost = cost_table(times, col, [w, r], inst)
+        lim = times.groupby("instance_key")["limit_s"].max().reindex(inst).to_numpy(float)
+        ratio, low, high, tie = rules.margin(cost[w].to_numpy(float), cost[r].to_numpy(float), lim)
+        out.update(runner_up=r, runner_reached=int(tab.loc[r, "reached"]), runner_sgm=float(tab.loc[r, "sgm"]),
+                   ratio=ratio, low=low, high=high, tie=tie)
+    return out
+
+
+def winners(times: pd.DataFrame, tols: Iterable[float] = TOLERANCES) -> pd.DataFrame:
+    """:func:`set_winner` of every comparable instance set and tolerance: one row per (set, tol),
+    sets in :func:`natural_key` order."""
     rows = []
-    common, left = common_instances(times) if len(times) else ([], [])
-    lim = time_limit(times, limit) if len(times) else 1.0
-    for tol in tols:
-        row = {"tol": tol, "winner": "", "reached": 0, "instances": len(common), "sgm": math.nan,
-               "median": math.nan, "min": math.nan, "max": math.nan, "left_out": len(left)}
-        if common:
-            cost = cost_table(times, f"t_{tol:g}", instances=common)
-            tab = sgm_table(cost, lim, shift)
-            tab = tab[tab["solved"] > 0]
-            if len(tab):
-                w = str(tab["sgm"].idxmin())
-                x = cost[w].to_numpy(float)
-                x = x[np.isfinite(x)]
-                row.update(winner=w, reached=len(x), sgm=float(tab.loc[w, "sgm"]), median=float(np.median(x)),
-                           min=float(x.min()), max=float(x.max()))
-        rows.append(row)
+    for s, g in sorted(times.groupby("set"), key=lambda kv: natural_key(kv[0])):
+        for tol in tols:
+            rows.append({"set": s, "tol": tol, **set_winner(g, tol)})
     return pd.DataFrame(rows)
 
 
@@ -268,3 +257,42 @@ def decimate(x: np.ndarray, y: np.ndarray, n: int = 60) -> tuple[np.ndarray, np.
         return x, y
     idx = np.unique(np.concatenate([[0], np.round(np.geomspace(1, len(x) - 1, n - 1)).astype(int)]))
     return x[idx], y[idx]
+
+
+#: What each reference kind shown beside a verdict means (the glossary's lines).
+REFERENCE_KINDS: dict[str, str] = {
+    "certified interval": "an exactly feasible point and a bound on the other side of the optimum, narrower than the "
+                          "certification tolerance",
+    "independent reference solve": "the reference solve's own point (not a competitor's), without a tight bound",
+    "best verified": "a competitor's own verified objective: no winner is declared by gap against it",
+    "none": "no reference: no gap",
+}
+
+
+def reference_sources(frame: pd.DataFrame, refs: pd.DataFrame | None) -> pd.Series:
+    """Per row, the kind of its instance's reference (a key of :data:`REFERENCE_KINDS`).
+
+    ``best verified`` names the configuration whose own point it is (``best verified: <label>``); a
+    best-verified value equal to the reference solve's own point is an ``independent reference solve``.
+    """
+    solve = {}
+    if refs is not None and len(refs) and {"instance_key", "value"} <= set(refs.columns):
+        solve = {str(k): float(v) for k, v in zip(refs["instance_key"], pd.to_numeric(refs["value"], errors="coerce"))
+                 if np.isfinite(v)}
+    out = pd.Series("none", index=frame.index, dtype=object)
+    ref = pd.to_numeric(frame["reference_objective"], errors="coerce").astype(float)
+    for key, g in frame.groupby("instance_key"):
+        r = ref[g.index].dropna()
+        if r.empty:
+            continue
+        v = float(r.iloc[0])
+        kind = str(g["reference_kind"].dropna().iloc[0]) if g["reference_kind"].notna().any() else ""
+        if "certified" in kind:
+            label = "certified interval"
+        elif key in solve and math.isclose(solve[key], v, rel_tol=1e-12, abs_tol=1e-300):
+            label = "independent reference solve"
+        else:
+            own = g[g["verified"].astype(bool) & np.isclose(g["objective"].astype(float), v, rtol=1e-12, atol=0)]
+            label = "best verified: " + ", ".join(sorted(own["solver_label"].unique())) if len(own) else "best verified"
+        out[g.index] = label
+    return out

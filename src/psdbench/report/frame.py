@@ -14,6 +14,7 @@ import pandas as pd
 
 from psdbench import api
 
+from . import rules
 from .fmt import MISSING
 
 #: Gaps in curves and profiles are ``(objective - reference) / max(|reference|, REF_FLOOR)``: relative
@@ -26,7 +27,7 @@ BASE_COLUMNS = ("run_id", "cell_key", "instance_key", "problem", "dataset", "see
                 "reference_kind", "instance_params", "solver_params", "metrics")
 NUMERIC_COLUMNS = ("seed", "wall_time_s", "cpu_time_s", "peak_rss_mb", "iterations", "objective",
                    "reference_objective", "gap_abs", "gap_rel", "gap_scale", "gap_scaled", "feasible", "min_eig",
-                   "max_residual")
+                   "max_residual", "time_limit_s")
 
 
 def as_dict(v: Any) -> dict[str, Any]:
@@ -145,7 +146,8 @@ def drop_superseded(raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Mapping[str, Any] | None = None,
-               solvers: Mapping[str, Any] | None = None) -> pd.DataFrame:
+               solvers: Mapping[str, Any] | None = None,
+               allowance: float = rules.DEFAULT_ALLOWANCE) -> pd.DataFrame:
     """One row per cell with parameters, metrics and derived columns.
 
     Parameters
@@ -158,6 +160,9 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
         Registered objects by name: their declared parameter defaults fill ``p_`` / ``s_`` columns and
         the problem gives ``family`` and ``sense``.  Unknown names get no defaults, ``family`` = the
         problem name and ``sense`` = ``min``.
+    allowance : float
+        The verification allowance of cells whose ``verify`` recorded no tolerance (report option
+        ``gap_floor``; :func:`psdbench.report.rules.allowance`).
 
     Returns
     -------
@@ -179,6 +184,9 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
         ``cert_width_rel``
             the width of the instance's certificate ``|p* - lower| / max(|p*|, REF_FLOOR)`` (NaN
             without a certified reference): gaps below it cannot be told apart;
+        ``floor``, ``ranked_gap``
+            :func:`psdbench.report.rules.floor` of the cell and the gap it is ranked by
+            (:func:`psdbench.report.rules.ranked_gap`; NaN unless verified, and beyond a certified bound);
         ``instance_reference``, ``instance_reference_kind``
             the instance's reference value and kinds (cells first, then ``refs``);
         ``curve``
@@ -214,6 +222,10 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
     df["gap"] = [relative_gap(o, r, s) for o, r, s in zip(df["objective"], df["reference_objective"], df["sense"])]
     df["verified"] = (df["feasible"] == 1) & np.isfinite(df["objective"].astype(float))
     df["cert_width_rel"] = df["instance_key"].map(certificate_widths(refs)).astype(float)
+    df["floor"] = rules.floors(df, float(allowance))
+    certified = df["reference_kind"].astype(str).str.contains("certified").to_numpy()
+    df["ranked_gap"] = np.where(df["verified"], rules.ranked_gaps(df["gap"].to_numpy(float), df["floor"].to_numpy(float),
+                                                                  certified), np.nan) if len(df) else np.nan
     if len(df):
         df["instance_reference"], df["instance_reference_kind"] = _instance_references(df, refs)
     else:

@@ -6,7 +6,7 @@ per :class:`~psdbench.report.blocks.Table` and one ``<name>.png`` per
 :class:`~psdbench.report.blocks.Figure` or :class:`~psdbench.report.blocks.Chart` (names made unique
 in order of appearance).
 
-Page order: title, table of contents, the front sections (run details first), the findings
+Page order: title, table of contents, the front sections (winners first), the findings
 against the papers (every :class:`~psdbench.report.blocks.Finding` of every section, linked to its
 section), then the sections.  Every :class:`~psdbench.report.blocks.DataSource` is listed in the
 run details (found / missing and the sections it affects).  One colour per solver configuration
@@ -224,11 +224,12 @@ def render(doc: Document, out_dir: str | Path) -> dict[str, Path]:
     findings = [(b, s.title, a) for s, a in zip(body, body_anchors) for b in s.blocks if isinstance(b, Finding)]
     sources = [(b, s.title, a) for s, a in zip(body, body_anchors) for b in s.blocks if isinstance(b, DataSource)]
     front = [Section(s.title, list(s.blocks), s.intro, s.family) for s in doc.front]
-    if front and not sources:
-        front[0].blocks.append(Text("No section read a data source besides the store."))
-    if sources and front:
+    details = next((s for s in front if s.title == "Run details"), front[0] if front else None)
+    if details is not None and not sources:
+        details.blocks.append(Text("No section read a data source besides the store."))
+    if sources and details is not None:
         missing = sum(not d.found for d, _, _ in sources)
-        front[0].blocks.append(Table("data_sources", "Data sources read besides the store", sources_frame(sources),
+        details.blocks.append(Table("data_sources", "Data sources read besides the store", sources_frame(sources),
                                      f"{len(sources) - missing} found, {missing} missing; a missing source drops "
                                      "what its line says from the section it names."))
     if front:  # a report with front matter always says whether any claim was checked
@@ -237,8 +238,9 @@ def render(doc: Document, out_dir: str | Path) -> dict[str, Path]:
                        if findings else [Text("No section of this report checked a paper's claim.")],
                        "One vocabulary: `holds`, `does not hold`, `within the spread` (the difference is "
                        "inside the spread over seeds / folds), `not measured in this run`.")
-        front.insert(1, fsec)
-        front_anchors.insert(1, "s-findings")
+        at = front.index(details) if details is not None else 1  # the findings come before the run details
+        front.insert(at, fsec)
+        front_anchors.insert(at, "s-findings")
     colours = doc.colours or colour_map(_chart_keys(front + body))
     o = _Out(out, colours)
     md = [f"# {doc.title}", ""] + [f"{line}  " for line in doc.header] + [""]

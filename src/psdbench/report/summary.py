@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+import numpy as np
 import pandas as pd
 
-from ..harness.results import outcome_column
+from ..harness.results import OUTCOMES, outcome_column
+from ..api import RankingMetric
 from . import analysis as an
+from . import rules
 from .blocks import Section, Table, Text
 from .fmt import MISSING, fmt_num
 
@@ -67,67 +70,144 @@ def run_details(runs: pd.DataFrame, frame: pd.DataFrame, store_path: str) -> Sec
     return Section("Run details", [t], family="")
 
 
-def _reading(gap_floor: float, shift: float) -> Text:
-    return Text("How to read the comparisons: the gap is `s (objective - reference) / max(|reference|, 1)` "
-                "(`s = -1` for maximized problems) of the harness's re-scored points; a configuration reaches a "
-                "tolerance at the first verified point with gap ≤ tolerance.  Gaps below the instance's floor "
-                f"(its certificate's width, at least {gap_floor:g}: the order of the verification tolerances) are "
-                "ties.  A point below a certified optimum by more than that floor is beyond the bound: drawn as an "
-                "`x`, never counted as reached (the table of points beyond the certified bound lists every point "
-                "below it by more than the certificate's width alone).  Fastest: "
-                f"the smallest shifted geometric mean of the times (shift {shift:g} s, failures charged at the report "
-                "option `time_limit`, else at the longest wall time of the family's cells: the store does not record "
-                "the grid's timeout) over the instances every configuration of the family ran.")
+def _tie_or_margin(rec: Mapping[str, Any]) -> str:
+    if not rec["runner_up"]:
+        return "no runner-up reached it"
+    ru = f"{rec['short'](rec['runner_up'])} {rec['runner_reached']}/{rec['instances']}"
+    if rec["tie"]:
+        return f"tie with {ru} (x{fmt_num(rec['ratio'])} [{fmt_num(rec['low'])}-{fmt_num(rec['high'])}])"
+    spread = f" [{fmt_num(rec['low'])}-{fmt_num(rec['high'])}]" if rec["instances"] > 1 else ""
+    return f"runner-up {ru}, x{fmt_num(rec['ratio'])}{spread} slower"
 
 
-def _cell(rec: Any) -> str:
-    if not rec.instances:
+def _gap_cell(rec: Mapping[str, Any]) -> str:
+    """One winners cell: the winner with k/n and its median seconds, then the runner-up and the margin."""
+    if not rec["instances"]:
         return "no instance every configuration ran"
-    if not rec.winner:
-        return f"none reached it (0/{rec.instances})"
-    return (f"{rec.winner}: {rec.reached}/{rec.instances}, median {fmt_num(rec.median)} s "
-            f"[{fmt_num(rec.min)}-{fmt_num(rec.max)}]")
+    if not rec["winner"]:
+        return f"none reached it (0/{rec['instances']})"
+    return (f"**{rec['short'](rec['winner'])}** {rec['reached']}/{rec['instances']}, {fmt_num(rec['median'])} s; "
+            + _tie_or_margin(rec))
 
 
-#: Instance sets listed in a winners cell when a family has no instance every configuration ran.
-MAX_SETS = 3
+def metric_winner(g: pd.DataFrame, metric: RankingMetric) -> dict[str, Any]:
+    """One instance set ranked by a declared task metric: the best mean over verified cells, the
+    runner-up, their paired difference [min-max] over instances and whether it is a tie (the spread
+    includes 0 on two instances or more)."""
+    col = f"metric_{metric.metric}"
+    v = g[g["verified"].astype(bool)] if col in g.columns else g.iloc[0:0]
+    v = v[np.isfinite(pd.to_numeric(v[col], errors="coerce").astype(float))] if len(v) else v
+    out: dict[str, Any] = {"winner": "", "runner_up": "", "mean": np.nan, "runner_mean": np.nan, "n": 0,
+                           "runner_n": 0, "low": np.nan, "high": np.nan, "tie": False}
+    if v.empty:
+        return out
+    means = v.groupby("solver_label")[col].mean().sort_values(ascending=metric.sense != "max", kind="stable")
+    w = str(means.index[0])
+    out.update(winner=w, mean=float(means.iloc[0]), n=int((v["solver_label"] == w).sum()))
+    if len(means) > 1:
+        r = str(means.index[1])
+        per = v.pivot_table(index="instance_key", columns="solver_label", values=col, aggfunc="mean")[[w, r]].dropna()
+        d = (per[w] - per[r]) * (1 if metric.sense == "max" else -1)
+        out.update(runner_up=r, runner_mean=float(means.iloc[1]), runner_n=int((v["solver_label"] == r).sum()),
+                   low=float(d.min()) if len(d) else np.nan, high=float(d.max()) if len(d) else np.nan,
+                   tie=bool(len(d) > 1 and d.min() <= 0))
+    return out
 
 
-def winners_section(frame: pd.DataFrame, options: Mapping[str, Any]) -> Section:
-    """Per family and target accuracy: the fastest configuration that reaches it, with k/n instances.
+def _metric_cell(rec: Mapping[str, Any], metric: RankingMetric, short: Any) -> str:
+    name = metric.label or metric.metric
+    if not rec["winner"]:
+        return f"no verified cell with {name}"
+    head = f"by {name}: **{short(rec['winner'])}** {fmt_num(rec['mean'])} ({rec['n']} cells)"
+    if not rec["runner_up"]:
+        return head
+    what = "tie with" if rec["tie"] else "runner-up"
+    return (f"{head}; {what} {short(rec['runner_up'])} {fmt_num(rec['runner_mean'])}, difference "
+            f"[{fmt_num(rec['low'])}, {fmt_num(rec['high'])}]")
 
-    Over the instances every configuration of the family ran; a family without one gets the winner
-    of each comparable instance set instead (the first :data:`MAX_SETS`).
+
+def _family_summary(cells: list[str]) -> str:
+    """``A on 6 of 8 sets; B on 1; tie 1``: the per-set winners of one family and target."""
+    won: dict[str, int] = {}
+    for c in cells:
+        w = c.split("**")[1] if c.count("**") >= 2 else ""
+        key = (w + " (tie)") if w and ("tie with" in c) else (w or "no winner")
+        won[key] = won.get(key, 0) + 1
+    parts = sorted(won.items(), key=lambda kv: (-kv[1], kv[0]))
+    return "; ".join(f"{k} on {v} of {len(cells)} set(s)" for k, v in parts)
+
+
+def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
+                    refs: pd.DataFrame | None = None) -> list[Section]:
+    """Per family and target accuracy: the winners of its comparable instance sets, summarised, and
+    per set the winner, runner-up, margin, tie, k/n reached and the reference's kind.
+
+    The rules are :mod:`psdbench.report.rules`.  A family whose section declares a ranking metric
+    (``options["ranking_metrics"]``, :class:`psdbench.api.RankingMetric`) is ranked by it; no winner is
+    declared by gap on a set whose reference is a competitor's own best-verified objective.
     """
-    tols = tuple(options.get("tolerances", an.TOLERANCES))
-    shift = float(options.get("sgm_shift", 10.0))
-    floor = float(options.get("gap_floor", an.GAP_FLOOR))
-    rows = []
+    tols = tuple(options.get("tolerances", rules.TOLERANCES))
+    allowance = float(options.get("gap_floor", rules.DEFAULT_ALLOWANCE))
+    declared: Mapping[str, RankingMetric] = options.get("ranking_metrics") or {}
+    fam_rows, set_rows = [], []
+    source = an.reference_sources(frame, refs)
     for fam in sorted(frame["family"].unique()):
-        times = an.reach_times(frame[frame["family"] == fam], tols, floor)
-        row: dict[str, str] = {"family": fam}
-        if times.empty:
-            rows.append({**row, **{f"gap ≤ {t:g}": "no reference objective" for t in tols}})
-            continue
-        limit = an.time_limit(times, options.get("time_limit"))
-        w = an.winners(times, tols, shift, limit)
-        left = int(w["left_out"].iloc[0])
-        if int(w["instances"].iloc[0]):
-            for rec in w.itertuples(index=False):
-                row[f"gap ≤ {rec.tol:g}"] = _cell(rec)
-            row["instances compared"] = f"{int(w['instances'].iloc[0])}" + (
-                f" ({left} left out: not run by every configuration)" if left else "")
-        else:  # no common instance: one winner per comparable set
-            sets = sorted(times["set"].unique())
-            per = {s: an.winners(times[times["set"] == s], tols, shift, limit) for s in sets[:MAX_SETS]}
-            for i, tol in enumerate(tols):
-                row[f"gap ≤ {tol:g}"] = "; ".join(f"{s}: {_cell(next(w.iloc[[i]].itertuples(index=False)))}"
-                                                   for s, w in per.items())
-            row["instances compared"] = (f"per instance set (no instance every configuration ran); "
-                                         f"{min(len(sets), MAX_SETS)} of {len(sets)} set(s) shown")
-        rows.append(row)
-    t = Table("winners", "Fastest configuration per family and target accuracy", pd.DataFrame(rows),
-              "Cell: the winner, the instances on which it reached the target out of those compared, and its median "
-              "[min-max] seconds to reach it over those.  Details, per instance set: each family's "
-              "performance profiles and shifted geometric means.")
-    return Section("Winners", [t, _reading(floor, shift)])
+        f = frame[frame["family"] == fam]
+        short_map = an.short_labels(sorted(f["solver_label"].unique()))
+        short = short_map.get
+        sets = an.instance_sets(f)
+        metric = declared.get(fam)
+        times = an.reach_times(f, tols, allowance)
+        by_set = {s: g for s, g in times.groupby("set")} if len(times) else {}
+        cells: dict[float, list[str]] = {t: [] for t in tols}
+        for s in sorted(sets.unique(), key=an.natural_key):
+            idx = sets.index[sets == s]
+            kinds = sorted(set(source[idx]))
+            row = {"family": fam, "instance set": s, "reference": "; ".join(kinds)}
+            circular = [k for k in kinds if k.startswith("best verified")]
+            if metric is not None:
+                text = _metric_cell(metric_winner(f.loc[idx], metric), metric, short)
+                for i, t in enumerate(tols):
+                    row[f"gap ≤ {t:g}"] = text if i == 0 else "(ranked by " + (metric.label or metric.metric) + ")"
+                    cells[t].append(text)
+            elif circular:
+                for t in tols:
+                    row[f"gap ≤ {t:g}"] = "no winner by gap: the reference is a competitor's own objective"
+                    cells[t].append("")
+            elif s not in by_set:
+                for t in tols:
+                    row[f"gap ≤ {t:g}"] = "no reference objective"
+                    cells[t].append("")
+            else:
+                for t in tols:
+                    rec = {**an.set_winner(by_set[s], t), "short": short}
+                    row[f"gap ≤ {t:g}"] = _gap_cell(rec)
+                    cells[t].append(row[f"gap ≤ {t:g}"])
+            set_rows.append(row)
+        head = {"family": fam, "ranked by": (metric.label or metric.metric) if metric else "time to reach the gap"}
+        fam_rows.append({**head, **{f"gap ≤ {t:g}": _family_summary(cells[t]) for t in tols},
+                         "sets": f"[{len(cells[tols[0]])} set(s)](#s-winners-per-instance-set)"})
+    front = Table("winners", "Winners per family and target accuracy", pd.DataFrame(fam_rows),
+                  "How many of the family's comparable instance sets (problem, dataset, size and structure "
+                  "parameters; seeds and folds are replicates) each configuration wins; per set below.  "
+                  "Rules: [glossary](#s-glossary).")
+    per_set = Table("winners_per_set", "Winners per instance set", pd.DataFrame(set_rows),
+                    "Cell: **winner** reached/compared, its median seconds to reach the target; the runner-up with "
+                    "its reached/compared and the margin (runner-up time / winner time, geometric mean [min-max] over "
+                    "the set's instances); a tie when the runner-up was at least as fast on some instance.  "
+                    "Reference: its kind per instance (certified interval, independent reference solve, or a "
+                    "competitor's best-verified objective, against which no winner is declared by gap).")
+    return [Section("Winners", [front]), Section("Winners per instance set", [per_set])]
+
+
+def glossary_section(allowance: float = rules.DEFAULT_ALLOWANCE) -> Section:
+    """The report's one glossary: the verdict rules (:func:`psdbench.report.rules.glossary`), the
+    reference kinds, the verdicts and the outcome words (:data:`psdbench.harness.results.OUTCOMES`)."""
+    rows = list(rules.glossary(allowance))
+    rows += [(f"reference: {k}", v) for k, v in an.REFERENCE_KINDS.items()]
+    rows += [(f"verdict: {k}", v) for k, v in rules.VERDICTS.items()]
+    rows += [(f"outcome: {k}", v) for k, v in OUTCOMES.items()]
+    return Section("Glossary", [Table("glossary", "Rules and words used on this page",
+                                      pd.DataFrame(rows, columns=["term", "meaning"]),
+                                      "Every table and chart applies these rules (`psdbench.report.rules`); "
+                                      "results.csv carries `gap`, `floor`, `ranked_gap` and `outcome` per cell.")])

@@ -86,14 +86,13 @@ class GapVersusTime:
     order = 30
 
     def render(self, context: SectionContext) -> list[Any]:
-        default_floor = float(context.options.get("gap_floor", an.GAP_FLOOR))
         f = context.frame[np.isfinite(context.frame["reference_objective"].astype(float))]
         if f.empty:
             return [Text("No cell has a reference objective: no gap to draw.")]
         f = f.assign(_set=an.instance_sets(f))
         every = context.frame.assign(_set=an.instance_sets(context.frame))  # k/n ok counts every cell
         counts = every.groupby(["_set", "solver_label"])["status"].agg(lambda st: (int((st == "ok").sum()), len(st)))
-        floors = an.cell_floor(f, default_floor)
+        floors = f["floor"]
         short = an.short_labels(sorted(context.frame["solver_label"].unique()))
         panels = []
         for s, sub in sorted(f.groupby("_set"), key=lambda kv: an.natural_key(kv[0])):

@@ -65,27 +65,28 @@ def data_panel(cost: pd.DataFrame, title: str, note: str, key: dict[str, str], s
     return Panel(title, series, note, "", key)
 
 
-def sgm_frame(times: pd.DataFrame, tols: tuple[float, ...], limit: float, shift: float,
-              short: dict[str, str]) -> tuple[pd.DataFrame, int, int]:
-    """Per configuration: scaled shifted geometric mean (reached k/n) and SGM seconds per tolerance, and
-    the wall time's median [min-max], over the instances every configuration ran."""
-    common, left = an.common_instances(times)
-    labels = sorted(times["solver_label"].unique())
-    rows = {lab: {"configuration": short[lab]} for lab in labels}
-    for tol in tols:
-        cost = an.cost_table(times, f"t_{tol:g}", labels, common)
-        tab = an.sgm_table(cost, limit, shift)
+def sgm_frame(times: pd.DataFrame, tols: tuple[float, ...], short: dict[str, str]) -> pd.DataFrame:
+    """Per instance set and compared configuration (:func:`psdbench.report.analysis.compared`): the scaled
+    shifted geometric mean (reached k/n) and the SGM seconds per tolerance, each set on its own
+    (:func:`psdbench.report.analysis.set_scores`), with the set's shift."""
+    rows = []
+    for s, g in sorted(times.groupby("set"), key=lambda kv: an.natural_key(kv[0])):
+        labels, inst, left = an.compared(g)
+        per = {lab: {"instance set": s, "configuration": short[lab]} for lab in labels}
+        shifts = []
+        for tol in tols:
+            tab, shift = an.set_scores(g, tol)
+            shifts.append(shift)
+            for lab in labels:
+                per[lab][f"gap ≤ {tol:g}: scaled SGM (reached)"] = (
+                    f"{fmt_num(tab.loc[lab, 'scaled'])} ({int(tab.loc[lab, 'reached'])}/{len(inst)})")
+                per[lab][f"gap ≤ {tol:g}: SGM (s)"] = fmt_num(tab.loc[lab, "sgm"])
         for lab in labels:
-            k = int(np.isfinite(cost[lab].to_numpy(float)).sum())
-            rows[lab][f"gap ≤ {tol:g}: scaled SGM (reached)"] = (
-                f"{tab.loc[lab, 'scaled']:.2f} ({k}/{len(common)})" if len(common) else "-")
-            rows[lab][f"gap ≤ {tol:g}: SGM (s)"] = fmt_num(tab.loc[lab, "sgm"]) if len(common) else "-"
-    wall = times[times["instance_key"].isin(common)].groupby("solver_label")["wall_time_s"]
-    for lab in labels:
-        w = agg.finite(wall.get_group(lab)).to_numpy() if lab in wall.groups else np.array([])
-        rows[lab]["wall time (s): median [min-max]"] = (
-            f"{fmt_num(np.median(w))} [{fmt_num(w.min())}-{fmt_num(w.max())}]" if len(w) else "-")
-    return pd.DataFrame(list(rows.values())), len(common), len(left)
+            per[lab]["shift (s)"] = "/".join(dict.fromkeys(fmt_num(x) for x in shifts))
+            per[lab]["limit"] = "recorded" if g["limit_recorded"].all() else "longest wall time (not recorded)"
+        rows += list(per.values())
+        rows += [{"instance set": s, "configuration": f"{short[lab]}: left out (ran part of the set)"} for lab in left]
+    return pd.DataFrame(rows).fillna("")
 
 
 class PerformanceProfiles:
@@ -100,12 +101,10 @@ class PerformanceProfiles:
     def render(self, context: SectionContext) -> list[Any]:
         opts = context.options
         tols = tuple(opts.get("tolerances", an.TOLERANCES))
-        shift = float(opts.get("sgm_shift", 10.0))
-        times = an.reach_times(context.frame, tols, float(opts.get("gap_floor", an.GAP_FLOOR)))
+        times = an.reach_times(context.frame, tols, float(opts.get("gap_floor", an.DEFAULT_ALLOWANCE)))
         if times.empty:
             return [Text("No cell has a reference objective: no profile.")]
         short = an.short_labels(sorted(times["solver_label"].unique()))
-        limit = an.time_limit(times, opts.get("time_limit"))
         perf, data = [], []
         for scope, t in scopes(times):
             common, left = an.common_instances(t)
@@ -116,7 +115,7 @@ class PerformanceProfiles:
                 key = {"instances": scope}
                 perf.append(performance_panel(cost, f"{scope}: gap ≤ {tol:g}", note, key, short))
                 data.append(data_panel(cost, f"{scope}: gap ≤ {tol:g}", note, key, short))
-        frame, n_common, n_left = sgm_frame(times, tols, limit, shift, short)
+        frame = sgm_frame(times, tols, short)
         fam = context.family
         return [
             Chart(f"performance_profiles_{fam}", "Performance profiles (time to reach each accuracy)", perf,
@@ -130,15 +129,12 @@ class PerformanceProfiles:
                   "time since solve start (s)", "fraction of instances reached", log_x=True, y_range=(-0.02, 1.02),
                   caption="Moré-Wild data profiles: the fraction of the panel's instances on which a configuration "
                           "has reached the gap by each time."),
-            Table(f"sgm_{fam}", "Shifted geometric mean of the time to reach each accuracy", frame,
-                  f"Over the {n_common} instance(s) every configuration ran" + (f" ({n_left} left out)" if n_left
-                                                                                 else "")
-                  + f".  SGM = exp(mean log(t + {shift:g})) - {shift:g} seconds (shift {shift:g} s), an instance "
-                  f"not reached charged at {fmt_num(limit)} s ("
-                  + ("the report's `time_limit`" if opts.get("time_limit") else
-                     "the longest wall time among these cells: the store does not record the grid's timeout; the "
-                     "report option `time_limit` charges failures at it instead")
-                  + "); scaled: over the best SGM in the column (1 = fastest); reached: instances reached / compared.",
+            Table(f"sgm_{fam}", "Shifted geometric mean of the time to reach each accuracy, per instance set", frame,
+                  "Each instance set on its own (adding a set changes no other set's score), over the "
+                  "configurations that ran every instance of it.  The rules (glossary): SGM = exp(mean log(t + "
+                  "shift)) - shift, a target not reached charged at the cell's time limit; shift: the median over "
+                  "the set's instances of the fastest time, within [0.001, 10] s; scaled: over the set's best SGM "
+                  "(1 = fastest); reached: instances reached / compared.",
                   best="col-min"),
         ]
 

@@ -8,7 +8,9 @@ import pandas as pd
 
 from psdbench.harness.results import OUTCOMES, outcome_column
 from psdbench.report import failures_frame
+from psdbench.report import rules
 from psdbench.report.blocks import SectionContext, Table, Text
+from psdbench.report.fmt import fmt_num
 
 
 class StatusSummary:
@@ -55,35 +57,38 @@ class Failures:
 
 
 class BelowCertified:
-    """Verified points that beat a certified reference: their objective is below what any feasible
-    point attains, so a tolerance (the solver's feasibility, or the certificate) let them through.
+    """Verified points below a certified reference (:mod:`psdbench.report.rules`): within the floor a
+    tie at 0, beyond it *beyond the bound* (they beat a proven bound: a tolerance let them through).
 
-    Their gaps are negative and are not a win; the table names them with what verification measured
-    so a reader can tell whose tolerance it was.  Nothing is rendered when there are none.
+    The table names them with what verification measured and the floor they are judged by, so a
+    reader can tell whose tolerance it was.  Nothing is rendered when there are none.
     """
 
     name = "below-certified"
-    title = "Points beyond the certified bound"
+    title = "Points below the certified bound"
     family = "*"
     order = 5
 
     def render(self, context: SectionContext) -> list[Any]:
         f = context.frame
-        if f.empty or not f["below_certified"].any():
+        if f.empty:
             return []
-        b = f[f["below_certified"]]
+        certified = f["reference_kind"].astype(str).str.contains("certified")
+        b = f[certified & f["verified"].astype(bool) & (f["gap"].astype(float) < 0)]
+        if b.empty:
+            return []
+        verdicts = [rules.verdict(g, 0.0, fl, True) for g, fl in zip(b["gap"].astype(float), b["floor"])]
         out = pd.DataFrame({
             "solver": b["solver_label"], "dataset": b["dataset"],
             "params": b["instance_params"].map(lambda d: ", ".join(f"{k}={d[k]}" for k in sorted(d))),
-            "seed": b["seed"].map(lambda s: "" if pd.isna(s) else str(int(s))), "status": b["status"],
+            "seed": b["seed"].map(lambda s: "" if pd.isna(s) else str(int(s))), "outcome": outcome_column(b),
             "objective": b["objective"].map(lambda v: f"{v:.10g}"),
             "certified p*": b["reference_objective"].map(lambda v: f"{v:.10g}"),
-            "gap_rel": b["gap_rel"].map(lambda v: f"{v:.3g}"),
-            "min_eig": b["min_eig"].map(lambda v: "" if pd.isna(v) else f"{v:.3g}"),
-            "max_residual": b["max_residual"].map(lambda v: "" if pd.isna(v) else f"{v:.3g}"),
+            "gap": b["gap"].map(fmt_num), "floor": b["floor"].map(fmt_num), "verdict": verdicts,
+            "min_eig": b["min_eig"].map(fmt_num), "max_residual": b["max_residual"].map(fmt_num),
         }).reset_index(drop=True)
-        return [Text(f"{len(b)} verified cell(s) of {b['solver_label'].nunique()} configuration(s) end below "
-                     "the certified reference by more than its certificate's width: they passed verification "
-                     "within its tolerances but beat a proven bound, so their negative gaps measure the "
-                     "tolerance, not a better solution."),
-                Table(f"below_certified_{context.family}", "Cells below the certified reference", out)]
+        n_beyond = sum(v == "beyond the bound" for v in verdicts)
+        return [Table(f"below_certified_{context.family}", "Verified points below the certified reference", out,
+                      f"{len(b)} verified cell(s) end below the certified reference: {len(b) - n_beyond} within the "
+                      f"floor (a tie at 0, reached), {n_beyond} beyond the bound (never reached).  Floor: "
+                      "max(certificate width, verification allowance), see the glossary.")]

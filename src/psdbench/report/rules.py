@@ -1,0 +1,316 @@
+"""The verdict rules of every comparison, stated once: reached, tie at 0, beyond the bound, and the
+shifted geometric mean.
+
+Every table and chart that says whether a configuration reached an accuracy, or how fast, calls
+these functions: the winners matrix, the profiles and their SGM tables, the family sections and the
+table of points beyond a certified bound.  Nothing else decides a verdict.
+
+Definitions
+-----------
+gap
+    ``s (objective - reference) / max(|reference|, 1)`` of a *verified* point (``s = -1`` when the
+    problem maximizes): :func:`psdbench.report.frame.relative_gap`.  Unverified points have none.
+floor
+    ``max(certificate width, verification allowance)`` (:func:`floor`): the certificate's width is
+    ``|value - lower| / max(|value|, 1)`` of a certified reference, the verification allowance the
+    largest tolerance the cell's ``verify`` recorded (``metrics["tolerances"]``; :func:`allowance`),
+    :data:`DEFAULT_ALLOWANCE` where it recorded none.  A point that passes verification at tolerance
+    ``eps`` may sit about ``eps`` below the optimum, so below the reference by less cannot be told
+    from the optimum.
+ranked gap
+    :func:`ranked_gap`: the gap where it is ``>= 0``; ``0`` (a *tie at 0*) for a point below the
+    reference by at most the floor; below a **certified** reference by more than the floor the point
+    is *beyond the bound* (it beats a proven bound: a tolerance, not the solver, put it there) and
+    has no ranked gap.  Below a reference that is not certified (a best-verified point, which proves
+    nothing) a point is a tie at 0 whatever the distance (the reference rule lists such
+    disagreements, :mod:`psdbench.harness.reference`).
+reached
+    A verified point reaches tolerance ``t`` when its ranked gap is ``<= t`` (:func:`reaches`); a
+    cell reaches ``t`` at the first curve point that does (:func:`reach_times`), else at its wall
+    time when its verified final point does.  A cell whose final point is beyond the bound reaches
+    nothing.
+shifted geometric mean
+    :func:`shifted_geomean`: ``exp(mean(log(t_i + shift))) - shift`` over the instances of **one**
+    comparable instance set, an instance not reached charged at **its own cell's recorded time
+    limit** (a cell stored without one: the longest wall time of the set, said so where shown).
+    The shift is :func:`set_shift`: 10 s (Mittelmann's benchmarks) scaled down to the set, the median
+    over its instances of the fastest configuration's time, at least :data:`MIN_SHIFT`; so a set of
+    millisecond solves is compared by its times, not by its failure count, and adding an instance
+    set never changes another set's score.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["DEFAULT_ALLOWANCE", "MAX_SHIFT", "MIN_SHIFT", "TOLERANCES", "VERDICTS", "allowance", "floor",
+           "floors", "glossary", "margin", "ranked_gap", "ranked_gaps", "reach_times_of_curve", "reaches",
+           "set_shift", "shifted_geomean", "verdict"]
+
+#: The target accuracies (ranked gap) of the winners matrix and the profiles.
+TOLERANCES: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
+#: Verification allowance of a cell whose ``verify`` recorded no tolerance (report option ``gap_floor``).
+DEFAULT_ALLOWANCE = 1e-7
+#: The shift of a set whose times are long (Mittelmann's benchmarks, the SCS benchmark pages): seconds.
+MAX_SHIFT = 10.0
+#: The smallest shift (seconds): the resolution of the wall-clock times compared.
+MIN_SHIFT = 1e-3
+
+#: What each verdict word means, in display order.
+VERDICTS: dict[str, str] = {
+    "reached": "verified, ranked gap at most the target",
+    "tie at 0": "verified, below the reference by at most the floor: counted as gap 0 (reached)",
+    "not reached": "verified, ranked gap above the target",
+    "beyond the bound": "verified, below a certified bound by more than the floor: marked, never reached",
+    "no gap": "no verified point, or no reference",
+}
+
+
+def allowance(tolerances: Mapping[str, Any] | None, default: float = DEFAULT_ALLOWANCE) -> float:
+    """The verification allowance of one cell: the largest absolute tolerance its ``verify`` recorded.
+
+    Parameters
+    ----------
+    tolerances : mapping or None
+        ``metrics["tolerances"]`` of the cell (name to number; non-numbers are ignored).
+    default : float
+        Returned when no finite positive tolerance is recorded.
+
+    Returns
+    -------
+    float
+    """
+    vals = []
+    for v in (tolerances or {}).values() if isinstance(tolerances, Mapping) else ():
+        try:
+            x = abs(float(v))
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(x) and x > 0:
+            vals.append(x)
+    return max(vals) if vals else float(default)
+
+
+def floor(cert_width: float | None, allowance_: float) -> float:
+    """``max(certificate width, verification allowance)``; a missing or NaN width counts as 0.
+
+    Parameters
+    ----------
+    cert_width : float or None
+        ``|value - lower| / max(|value|, 1)`` of the instance's certified reference.
+    allowance_ : float
+        :func:`allowance` of the cell.
+
+    Returns
+    -------
+    float
+    """
+    w = 0.0 if cert_width is None or not math.isfinite(float(cert_width)) else abs(float(cert_width))
+    return max(w, float(allowance_))
+
+
+def floors(frame: pd.DataFrame, default: float = DEFAULT_ALLOWANCE) -> pd.Series:
+    """:func:`floor` of every row of a tidy frame (columns ``cert_width_rel`` and ``metrics``)."""
+    if frame.empty:
+        return pd.Series([], dtype=float, index=frame.index)
+    width = pd.to_numeric(frame["cert_width_rel"], errors="coerce") if "cert_width_rel" in frame.columns \
+        else pd.Series(np.nan, index=frame.index)
+    mets = frame["metrics"] if "metrics" in frame.columns else pd.Series([{}] * len(frame), index=frame.index)
+    return pd.Series([floor(w, allowance(m.get("tolerances") if isinstance(m, Mapping) else None, default))
+                      for w, m in zip(width, mets)], index=frame.index, dtype=float)
+
+
+def ranked_gaps(gap: Any, floor_: Any, certified: Any) -> np.ndarray:
+    """:func:`ranked_gap` of arrays (broadcast): the gap, 0 for a tie, NaN beyond the bound or unknown."""
+    g = np.asarray(gap, float)
+    fl = np.asarray(floor_, float)
+    cert = np.asarray(certified, bool)
+    out = np.where(g >= 0, g, 0.0)
+    beyond = cert & (g < -fl)
+    return np.where(np.isfinite(g) & ~beyond, out, np.nan)
+
+
+def ranked_gap(gap: float, floor_: float, certified: bool) -> float:
+    """The gap a verified point is ranked by.
+
+    Parameters
+    ----------
+    gap : float
+        Its gap (NaN: unverified or no reference).
+    floor_ : float
+        :func:`floor` of its cell.
+    certified : bool
+        Whether the reference is certified (a proven bound on the other side of the optimum).
+
+    Returns
+    -------
+    float
+        ``gap`` when ``gap >= 0``; ``0`` when below the reference by at most ``floor_`` (a tie at 0),
+        or below a reference that is not certified; NaN when beyond a certified bound by more than
+        ``floor_`` or when ``gap`` is NaN.
+    """
+    return float(ranked_gaps(gap, floor_, certified))
+
+
+def verdict(gap: float, tol: float, floor_: float, certified: bool) -> str:
+    """The verdict of one verified point at target ``tol``: a key of :data:`VERDICTS`."""
+    if not math.isfinite(gap):
+        return "no gap"
+    r = ranked_gap(gap, floor_, certified)
+    if not math.isfinite(r):
+        return "beyond the bound"
+    if r > tol:
+        return "not reached"
+    return "tie at 0" if gap < 0 else "reached"
+
+
+def reaches(gap: float, tol: float, floor_: float, certified: bool) -> bool:
+    """Whether a verified point with this gap reaches ``tol``: its :func:`ranked_gap` is ``<= tol``."""
+    r = ranked_gap(gap, floor_, certified)
+    return math.isfinite(r) and r <= tol
+
+
+def reach_times_of_curve(t: np.ndarray, gap: np.ndarray, feasible: np.ndarray, tols: Sequence[float],
+                         floor_: float, certified: bool, wall_time: float, final_gap: float,
+                         final_verified: bool) -> list[float]:
+    """Seconds until a cell reaches each of ``tols`` (``inf``: never).
+
+    Parameters
+    ----------
+    t, gap, feasible : array
+        The cell's re-scored curve: times, gaps, whether each point verified.
+    tols : sequence of float
+    floor_ : float
+        :func:`floor` of the cell.
+    certified : bool
+        Whether the instance's reference is certified.
+    wall_time, final_gap : float
+        The cell's wall time and its final point's gap.
+    final_verified : bool
+        Whether the final point verified.
+
+    Returns
+    -------
+    list of float
+        Per tolerance, the first curve time whose point :func:`reaches` it, else ``wall_time`` when the
+        final point does, else ``inf``.  A cell whose final point is beyond the bound reaches nothing.
+    """
+    if final_verified and math.isfinite(final_gap) and not math.isfinite(ranked_gap(final_gap, floor_, certified)):
+        return [math.inf] * len(tols)
+    r = ranked_gaps(gap, floor_, certified)
+    ok = np.asarray(feasible, bool) & np.isfinite(r) & np.isfinite(np.asarray(t, float))
+    order = np.argsort(np.asarray(t, float)[ok], kind="stable")
+    tt, rr = np.asarray(t, float)[ok][order], r[ok][order]
+    fr = ranked_gap(final_gap, floor_, certified) if final_verified else math.nan
+    out = []
+    for tol in tols:
+        hit = np.flatnonzero(rr <= tol)
+        if len(hit):
+            out.append(float(tt[hit[0]]))
+        elif math.isfinite(fr) and fr <= tol and math.isfinite(wall_time):
+            out.append(float(wall_time))
+        else:
+            out.append(math.inf)
+    return out
+
+
+def shifted_geomean(times: Iterable[float], limits: Any, shift: float) -> float:
+    """The shifted geometric mean of one instance set's times, failures charged at their time limits.
+
+    Parameters
+    ----------
+    times : iterable of float
+        Seconds to reach the target, one per instance (``inf`` / NaN: not reached).
+    limits : float or iterable of float
+        The time limit of each instance's cell (one number: the same for all).  A time above its
+        limit counts as the limit.
+    shift : float
+        Seconds (:func:`set_shift`).
+
+    Returns
+    -------
+    float
+        ``exp(mean(log(min(t_i, L_i) + shift))) - shift``, ``t_i`` not reached counted as ``L_i``;
+        NaN for no instance.
+    """
+    t = np.asarray(list(times), float)
+    if not len(t):
+        return math.nan
+    lim = np.broadcast_to(np.asarray(list(limits) if not np.isscalar(limits) else limits, float), t.shape)
+    t = np.where(np.isfinite(t), np.minimum(t, lim), lim)
+    return float(np.exp(np.mean(np.log(t + shift))) - shift)
+
+
+def set_shift(best_times: Iterable[float]) -> float:
+    """The shift of one instance set's geometric means.
+
+    Parameters
+    ----------
+    best_times : iterable of float
+        Per instance of the set, the fastest configuration's time (to the target, or its wall time).
+
+    Returns
+    -------
+    float
+        The median of the finite ones, clipped to ``[MIN_SHIFT, MAX_SHIFT]``: Mittelmann's 10 s for
+        sets that take minutes, the set's own scale below (``MAX_SHIFT`` when none is finite).
+    """
+    b = np.asarray(list(best_times), float)
+    b = b[np.isfinite(b)]
+    if not len(b):
+        return MAX_SHIFT
+    return float(np.clip(np.median(b), MIN_SHIFT, MAX_SHIFT))
+
+
+def margin(winner: Sequence[float], runner_up: Sequence[float], limits: Any) -> tuple[float, float, float, bool]:
+    """How much faster the winner is than the runner-up, paired over the set's instances.
+
+    Parameters
+    ----------
+    winner, runner_up : sequence of float
+        Their times per instance (same order; ``inf``: not reached, charged at the limit).
+    limits : float or sequence of float
+        The instances' time limits.
+
+    Returns
+    -------
+    ratio, low, high : float
+        Geometric mean, min and max over instances of ``runner_up / winner`` (times clipped to their
+        limit, at least :data:`MIN_SHIFT`).
+    tie : bool
+        The spread includes 1 on two instances or more: on some instance the runner-up was at least
+        as fast, so the order is not settled.
+    """
+    w = np.asarray(list(winner), float)
+    r = np.asarray(list(runner_up), float)
+    if not len(w):
+        return math.nan, math.nan, math.nan, False
+    lim = np.broadcast_to(np.asarray(list(limits) if not np.isscalar(limits) else limits, float), w.shape)
+    w = np.maximum(np.where(np.isfinite(w), np.minimum(w, lim), lim), MIN_SHIFT)
+    r = np.maximum(np.where(np.isfinite(r), np.minimum(r, lim), lim), MIN_SHIFT)
+    q = r / w
+    return float(np.exp(np.mean(np.log(q)))), float(q.min()), float(q.max()), bool(len(q) > 1 and q.min() <= 1.0)
+
+
+def glossary(default_allowance: float = DEFAULT_ALLOWANCE) -> list[tuple[str, str]]:
+    """``(term, definition)`` of every rule above, for the report's one glossary."""
+    return [
+        ("gap", "s (objective - reference) / max(|reference|, 1) of a verified point, s = -1 when maximizing"),
+        ("floor", "max(certificate width, verification allowance): the allowance is the largest tolerance the "
+                  f"cell's verification recorded ({default_allowance:g} where it recorded none)"),
+        ("ranked gap (`ranked_gap` in results.csv)",
+         "the gap where >= 0; 0 (tie at 0) below the reference by at most the floor, or below a reference that "
+         "is not certified; empty beyond a certified bound by more than the floor or without a verified point"),
+        ("reached", "a verified point whose ranked gap is at most the target; a cell reaches it at the first such "
+                    "point of its curve"),
+        ("beyond the bound", "below a certified bound by more than the floor: marked, never reached"),
+        ("SGM", "exp(mean log(t + shift)) - shift over one instance set, a target not reached charged at the "
+                "cell's recorded time limit; shift: the median over the set's instances of the fastest time, "
+                f"in [{MIN_SHIFT:g}, {MAX_SHIFT:g}] s"),
+        ("margin", "geometric mean over the set's instances of runner-up time / winner time [min-max]; a tie when "
+                   "the runner-up was at least as fast on some instance"),
+    ]
