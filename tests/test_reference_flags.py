@@ -89,7 +89,7 @@ def test_reference_false_run_has_no_self_gap(tmp_path):
     assert pd.isna(psdbench.load(tmp_path / "r.sqlite").iloc[0].gap_abs)
 
 
-def test_the_report_names_cells_below_the_certified_bound(tmp_path):
+def test_the_report_names_cells_below_the_reference(tmp_path):
     from psdbench.harness.results import CellResult
     from psdbench.harness.store import Store
     from psdbench.report import write_report
@@ -106,9 +106,10 @@ def test_the_report_names_cells_below_the_certified_bound(tmp_path):
                            "lower": 99.999, "kind": "certified"})
     paths = write_report(store, tmp_path / "rep")
     md = paths["markdown"].read_text()
-    assert "Points beyond the certified bound" in md and "1 verified cell(s) of 1 configuration(s)" in md
-    table = pd.read_csv(tmp_path / "rep" / "below_certified_graph-classification.csv")
-    assert table.solver.tolist() == ["scs"] and table["certified p*"].tolist() == [100.0]
+    assert "Points below the reference" in md and "0 within the floor (a tie at 0, reached), 1 beyond it" in md
+    table = pd.read_csv(tmp_path / "rep" / "below_reference_graph-classification.csv")
+    assert table.solver.tolist() == ["scs"] and table["reference"].tolist() == [100.0]
+    assert table["verdict"].tolist() == ["beyond the bound"]
     csv = pd.read_csv(paths["results_csv"]).set_index("cell_key")
     assert csv.loc["a", "below_certified"] and not csv.loc["b", "below_certified"]
     assert csv.loc["b", "gap_scale"] == 400.0 and csv.loc["b", "gap_scaled"] == pytest.approx(0.2 / 400.0)

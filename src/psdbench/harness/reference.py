@@ -4,9 +4,13 @@
   ``certified`` when its interval ``[lower, value]`` is narrower than :data:`CERTIFIED_RTOL`
   relative to ``max(1, |value|)``; with a wider interval its value is an exactly feasible point
   (``best_verified``); without a value it is ``none``.
-* An instance's reference objective is the certified value where there is one; else the best
-  objective among the instance's verified cells with status ``ok`` or ``max_iter`` and the
-  reference solve's own point, marked ``best_verified``; else none.
+* An instance's reference objective is the certified value where there is one; else it is chosen
+  among the reference solve's own point and the verified points of the instance's ``ok`` /
+  ``max_iter`` cells, marked ``best_verified`` (:func:`choose_reference`): a reference is never
+  moved by a verified point that differs from it by less than the floor (the verification
+  allowance, :mod:`psdbench.report.rules`); where points disagree by more, the most accurate ones
+  decide (smallest residual; the reference solve counts as the most accurate), and the
+  disagreement is listed (:func:`disagreements`).  Else none.
 * The gap is how much worse than the reference a verified cell is: ``objective - p*`` when
   minimizing, ``p* - objective`` when maximizing (the problem's ``sense``); ``gap_rel`` divides by
   ``max(|p*|, 1e-12)``.  Rows whose point did not verify get the reference but no gap, and so does
@@ -24,6 +28,7 @@ reference columns in one transaction.
 from __future__ import annotations
 
 import functools
+import json
 import math
 from typing import Any, Iterable, Mapping
 
@@ -33,6 +38,8 @@ from .store import Store
 
 #: A reference interval [lower, upper] narrower than this, relative to max(1, |upper|), is certified.
 CERTIFIED_RTOL = 1e-5
+#: Residuals below this fraction of the floor count as exact when points are compared for accuracy.
+EXACT = 1e-2
 #: Cell statuses whose verified points may serve as the reference.
 REFERENCE_STATUSES = ("ok", "max_iter")
 
@@ -99,18 +106,114 @@ def reference_record(instance_key: str, spec: Mapping[str, Any], res: Mapping[st
             "wall_time_s": res.get("wall_time_s"), "message": str(res.get("message", ""))[:4000]}
 
 
-def choose_reference(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any]],
-                     sense: str) -> tuple[float | None, str]:
-    """``(value, kind)`` of one instance's reference (see the module docstring)."""
+def _candidates(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any]],
+                default: float) -> tuple[list[dict[str, Any]], float]:
+    """The points a best-verified reference is chosen from, and the instance's floor.
+
+    Each candidate: ``objective``, ``residual`` (the reference solve's own point counts as 0: the
+    most accurate), ``source`` (``"reference solve"`` or the row's ``cell_key``) and ``solver``.  The
+    floor is the largest verification allowance of the rows (:func:`psdbench.report.rules.allowance`
+    of their recorded tolerances; ``default`` where none recorded one).
+    """
+    from ..report.rules import allowance
+
+    out, allow = [], []
+    for r in rows:
+        if r["feasible"] != 1 or r["objective"] is None or r["status"] not in REFERENCE_STATUSES:
+            continue
+        metrics = r.get("metrics")
+        if isinstance(metrics, str):
+            try:
+                metrics = json.loads(metrics)
+            except ValueError:
+                metrics = {}
+        tol = metrics.get("tolerances") if isinstance(metrics, Mapping) else None
+        allow.append(allowance(tol, default))
+        res = r.get("max_residual")
+        res = float(res) if isinstance(res, (int, float)) and math.isfinite(res) else allow[-1]
+        out.append({"objective": float(r["objective"]), "residual": abs(res), "source": r.get("cell_key"),
+                    "solver": r.get("solver")})
+    if ref and ref.get("value") is not None:
+        out.append({"objective": float(ref["value"]), "residual": 0.0, "source": "reference solve",
+                    "solver": ref.get("solver")})
+    return out, max(allow, default=default)
+
+
+def _better(a: float, b: float, sense: str, floor: float) -> bool:
+    """Whether objective ``a`` is better than ``b`` by more than ``floor`` (relative to ``max(|b|, 1)``)."""
+    d = (a - b) if sense == "max" else (b - a)
+    return d > floor * max(abs(b), 1.0)
+
+
+def _choose(cands: list[dict[str, Any]], sense: str, floor: float) -> tuple[dict[str, Any] | None,
+                                                                              list[dict[str, Any]]]:
+    """The chosen candidate and the candidates set aside (better than a more accurate point by more
+    than ``floor``)."""
+    acc = [max(c["residual"], EXACT * floor) for c in cands]  # residuals below EXACT * floor count as exact
+    kept = [c for c, a in zip(cands, acc) if not any(b < a and _better(c["objective"], d["objective"], sense, floor)
+                                                     for d, b in zip(cands, acc))]
+    aside = [c for c in cands if c not in kept]
+    if not kept:
+        return None, aside
+    sign = -1.0 if sense == "max" else 1.0
+    best = min(kept, key=lambda c: sign * c["objective"])
+    tied = [c for c in kept if not _better(best["objective"], c["objective"], sense, floor)]
+    chosen = min(tied, key=lambda c: (max(c["residual"], EXACT * floor), c["source"] != "reference solve",
+                                      sign * c["objective"]))
+    return chosen, aside
+
+
+def choose_reference(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any]], sense: str,
+                     default_allowance: float | None = None) -> tuple[float | None, str]:
+    """``(value, kind)`` of one instance's reference.
+
+    Parameters
+    ----------
+    ref : mapping or None
+        The instance's stored reference solve (``value``, ``kind``, ``solver``).
+    rows : iterable of mapping
+        The latest row of each of its cells (``objective``, ``feasible``, ``status``, ``max_residual``,
+        ``metrics``, ``cell_key``).
+    sense : str
+        ``"min"`` or ``"max"``.
+    default_allowance : float, optional
+        The verification allowance of rows that recorded no tolerance (default
+        :data:`psdbench.report.rules.DEFAULT_ALLOWANCE`).
+
+    Returns
+    -------
+    tuple
+        The certified value where there is one.  Otherwise, among the reference solve's point and the
+        verified ``ok`` / ``max_iter`` points: those better than a more accurate point (smaller
+        residual, those below :data:`EXACT` times the floor counting as exact; the reference solve's
+        counts as 0) by more than the floor are set aside; of the
+        rest, those within the floor of the best are ties, and the most accurate of them is the
+        reference (the reference solve first), ``best_verified``.  ``(None, "none")`` without one.
+    """
     if ref and ref.get("kind") == "certified":
         return ref["value"], "certified"
-    cands = [r["objective"] for r in rows if r["feasible"] == 1 and r["objective"] is not None
-             and r["status"] in REFERENCE_STATUSES]
-    if ref and ref.get("value") is not None:
-        cands.append(ref["value"])
-    if not cands:
-        return None, "none"
-    return (max if sense == "max" else min)(cands), "best_verified"
+    from ..report.rules import DEFAULT_ALLOWANCE
+
+    cands, floor = _candidates(ref, rows, DEFAULT_ALLOWANCE if default_allowance is None else default_allowance)
+    chosen, _ = _choose(cands, sense, floor)
+    return (None, "none") if chosen is None else (chosen["objective"], "best_verified")
+
+
+def disagreements(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any]], sense: str,
+                  default_allowance: float | None = None) -> list[dict[str, Any]]:
+    """The verified points of one instance that disagree with its best-verified reference by more than
+    the floor, from the better side: each ``objective``, ``residual``, ``source``, ``solver``,
+    ``reference`` and ``floor`` (empty for a certified reference, which they are checked against
+    as points beyond the bound)."""
+    if ref and ref.get("kind") == "certified":
+        return []
+    from ..report.rules import DEFAULT_ALLOWANCE
+
+    cands, floor = _candidates(ref, rows, DEFAULT_ALLOWANCE if default_allowance is None else default_allowance)
+    chosen, aside = _choose(cands, sense, floor)
+    if chosen is None:
+        return []
+    return [{**c, "reference": chosen["objective"], "floor": floor} for c in aside]
 
 
 def gaps(value: float | None, objective: float | None, feasible: int | None,

@@ -19,11 +19,11 @@ floor
     from the optimum.
 ranked gap
     :func:`ranked_gap`: the gap where it is ``>= 0``; ``0`` (a *tie at 0*) for a point below the
-    reference by at most the floor; below a **certified** reference by more than the floor the point
-    is *beyond the bound* (it beats a proven bound: a tolerance, not the solver, put it there) and
-    has no ranked gap.  Below a reference that is not certified (a best-verified point, which proves
-    nothing) a point is a tie at 0 whatever the distance (the reference rule lists such
-    disagreements, :mod:`psdbench.harness.reference`).
+    reference by at most the floor; below by more the point is *beyond the bound* and has no ranked
+    gap: below a **certified** reference it beats a proven bound (a tolerance, not the solver, put it
+    there); below a best-verified reference it is a point the reference rule set aside because a more
+    accurate point disagrees with it by more than the floor (:func:`psdbench.harness.reference.choose_reference`,
+    which lists it).
 reached
     A verified point reaches tolerance ``t`` when its ranked gap is ``<= t`` (:func:`reaches`); a
     cell reaches ``t`` at the first curve point that does (:func:`reach_times`), else at its wall
@@ -66,6 +66,8 @@ VERDICTS: dict[str, str] = {
     "tie at 0": "verified, below the reference by at most the floor: counted as gap 0 (reached)",
     "not reached": "verified, ranked gap above the target",
     "beyond the bound": "verified, below a certified bound by more than the floor: marked, never reached",
+    "below a more accurate point": "verified, below a best-verified reference by more than the floor (a more "
+                                   "accurate point disagrees with it): marked, never reached",
     "no gap": "no verified point, or no reference",
 }
 
@@ -125,13 +127,14 @@ def floors(frame: pd.DataFrame, default: float = DEFAULT_ALLOWANCE) -> pd.Series
 
 
 def ranked_gaps(gap: Any, floor_: Any, certified: Any) -> np.ndarray:
-    """:func:`ranked_gap` of arrays (broadcast): the gap, 0 for a tie, NaN beyond the bound or unknown."""
+    """:func:`ranked_gap` of arrays (broadcast): the gap, 0 for a tie, NaN beyond the bound or unknown.
+
+    ``certified`` is accepted for symmetry with :func:`verdict` (the cut is the same for both kinds)."""
     g = np.asarray(gap, float)
     fl = np.asarray(floor_, float)
-    cert = np.asarray(certified, bool)
+    np.asarray(certified, bool)  # the rule is the same for both kinds; the verdict's word differs
     out = np.where(g >= 0, g, 0.0)
-    beyond = cert & (g < -fl)
-    return np.where(np.isfinite(g) & ~beyond, out, np.nan)
+    return np.where(np.isfinite(g) & ~(g < -fl), out, np.nan)
 
 
 def ranked_gap(gap: float, floor_: float, certified: bool) -> float:
@@ -149,9 +152,8 @@ def ranked_gap(gap: float, floor_: float, certified: bool) -> float:
     Returns
     -------
     float
-        ``gap`` when ``gap >= 0``; ``0`` when below the reference by at most ``floor_`` (a tie at 0),
-        or below a reference that is not certified; NaN when beyond a certified bound by more than
-        ``floor_`` or when ``gap`` is NaN.
+        ``gap`` when ``gap >= 0``; ``0`` when below the reference by at most ``floor_`` (a tie at 0);
+        NaN when below it by more (beyond the bound) or when ``gap`` is NaN.
     """
     return float(ranked_gaps(gap, floor_, certified))
 
@@ -162,7 +164,7 @@ def verdict(gap: float, tol: float, floor_: float, certified: bool) -> str:
         return "no gap"
     r = ranked_gap(gap, floor_, certified)
     if not math.isfinite(r):
-        return "beyond the bound"
+        return "beyond the bound" if certified else "below a more accurate point"
     if r > tol:
         return "not reached"
     return "tie at 0" if gap < 0 else "reached"
@@ -303,11 +305,14 @@ def glossary(default_allowance: float = DEFAULT_ALLOWANCE) -> list[tuple[str, st
         ("floor", "max(certificate width, verification allowance): the allowance is the largest tolerance the "
                   f"cell's verification recorded ({default_allowance:g} where it recorded none)"),
         ("ranked gap (`ranked_gap` in results.csv)",
-         "the gap where >= 0; 0 (tie at 0) below the reference by at most the floor, or below a reference that "
-         "is not certified; empty beyond a certified bound by more than the floor or without a verified point"),
+         "the gap where >= 0; 0 (tie at 0) below the reference by at most the floor; empty below it by more "
+         "(beyond the bound) or without a verified point"),
         ("reached", "a verified point whose ranked gap is at most the target; a cell reaches it at the first such "
                     "point of its curve"),
         ("beyond the bound", "below a certified bound by more than the floor: marked, never reached"),
+        ("best-verified reference", "the reference solve's point or a verified cell's: never moved by a point within "
+                                    "the floor of it; a point better than a more accurate one by more than the floor is "
+                                    "set aside and listed"),
         ("SGM", "exp(mean log(t + shift)) - shift over one instance set, a target not reached charged at the "
                 "cell's recorded time limit; shift: the median over the set's instances of the fastest time, "
                 f"in [{MIN_SHIFT:g}, {MAX_SHIFT:g}] s"),
