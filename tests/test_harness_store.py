@@ -55,7 +55,7 @@ def test_columns_are_derived_from_cell_result():
 
 def test_history_keeps_every_run_and_results_shows_the_latest(tmp_path):
     store = Store(tmp_path / "s.sqlite")
-    assert store.schema_version() == SCHEMA_VERSION == 4
+    assert store.schema_version() == SCHEMA_VERSION == 5
     store.write_result(_row("a", "run-1", 1.0))
     store.write_result(_row("b", "run-1", 5.0))
     store.write_result(_row("a", "run-2", 2.0))

@@ -33,7 +33,8 @@ class CellResult:
     outcome; the reference fields are filled by :func:`psdbench.harness.reference.finalize` once the
     instance's cells are in; ``created_at`` when the row is stored; ``solution`` (schema 3) only
     when the run saves solutions; ``cell_id``, ``solver_code`` and ``problem_code`` (schema 4) say
-    which cell it is whatever computed it, and which code did.
+    which cell it is whatever computed it, and which code did; ``time_limit_s`` (schema 5) is the
+    cell's time limit, the time the report charges a failure at (NULL in older rows).
     """
 
     run_id: str = _col("TEXT", default="")
@@ -68,11 +69,14 @@ class CellResult:
     cell_id: str | None = _col("TEXT")
     solver_code: str | None = _col("TEXT")
     problem_code: str | None = _col("TEXT")
+    # schema 5: the cell's time limit (seconds; the run's timeout), what a failure is charged at
+    time_limit_s: float | None = _col("REAL")
 
     @classmethod
-    def for_cell(cls, cell: Any, run_id: str) -> "CellResult":
-        """The identity of a grid cell (a :class:`~psdbench.harness.grid.Cell`) in run ``run_id``."""
-        return cls(run_id=run_id, cell_key=cell.cell_key, instance_key=cell.instance_key, problem=cell.problem,
+    def for_cell(cls, cell: Any, run_id: str, time_limit_s: float | None = None) -> "CellResult":
+        """The identity of a grid cell (a :class:`~psdbench.harness.grid.Cell`) in run ``run_id``, with
+        its time limit in seconds."""
+        return cls(run_id=run_id, time_limit_s=None if time_limit_s is None else float(time_limit_s), cell_key=cell.cell_key, instance_key=cell.instance_key, problem=cell.problem,
                    dataset=cell.dataset, instance_params=dict(cell.instance_params), seed=int(cell.seed),
                    solver=cell.solver, solver_params=dict(cell.solver_params), cell_id=cell.cell_id or None,
                    solver_code=cell.solver_code or None, problem_code=cell.problem_code or None)

@@ -319,7 +319,7 @@ def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: 
     cells grouped by instance, in grid order; each claimed just before it is dispatched."""
     groups: dict[str, list[CellResult]] = {}
     for cell in todo:
-        groups.setdefault(cell.instance_key, []).append(CellResult.for_cell(cell, run_id))
+        groups.setdefault(cell.instance_key, []).append(CellResult.for_cell(cell, run_id, timeout))
     items: list[tuple] = [("ref", key, dict(grid.instances[key])) for key in refs]
     items += [("cells", bases) for bases in groups.values()]
     return run_local(items, jobs, lambda base, w: run_cell_isolated({"result": base, **extra}, timeout, memory_mb, w),
@@ -343,7 +343,7 @@ def _run_executor(grid: Grid, run_id: str, todo: list[Any], refs: list[str], job
             futures[submit(run_reference_isolated, dict(grid.instances[key]), grid.reference_timeout,
                            memory_mb)] = ("ref", key)
         for cell in todo:
-            base = CellResult.for_cell(cell, run_id)
+            base = CellResult.for_cell(cell, run_id, timeout)
             why = claim("cell", base)
             if why:
                 yield [("skipped", base, why)]

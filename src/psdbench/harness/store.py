@@ -1,6 +1,6 @@
 """The results store: an embedded SQLite database (default ``psdbench-results.sqlite``).
 
-Schema version 4 (names are stable; other tools read them):
+Schema version 5 (names are stable; other tools read them):
 
 ``history``     every run of every cell: one row per ``(cell_key, run_id)`` (unique), columns
                 :data:`RESULT_COLUMNS` (from :class:`~psdbench.harness.results.CellResult`) plus an
@@ -16,7 +16,7 @@ Schema version 4 (names are stable; other tools read them):
                 same ``cell_id``; the older row stays in ``history`` (``results --all``).
 ``runs``        machine, library versions and thread settings, once per run.
 ``refs``        the reference optimum per instance (``instance_key``), with its certificate.
-``meta``        ``schema_version`` = ``4``.
+``meta``        ``schema_version`` = ``5``.
 ``claims``      the cells concurrent runs are computing now (:mod:`~psdbench.harness.claims`);
                 empty when no run is under way.
 
@@ -25,7 +25,8 @@ writing, in one transaction: its rows are copied into ``history`` and the table 
 view.  A version-2 store gains the ``solution`` column (NULL in its rows) and the view is rebuilt
 with it.  A version-3 store gains ``cell_id``, ``solver_code`` and ``problem_code``: ``cell_id`` is
 computed for its rows from their description (the code hashes stay NULL: unknown), and the
-``current`` view is created.  Read-only opens (:class:`~psdbench.harness.inputs.ReadOnlyStore`) migrate nothing.
+``current`` view is created.  A version-4 store gains ``time_limit_s`` (NULL in its rows: the report then
+charges a failure at the longest wall time of its instance set, and says so).  Read-only opens (:class:`~psdbench.harness.inputs.ReadOnlyStore`) migrate nothing.
 
 The file is in WAL mode (``journal_mode=WAL``, ``synchronous=NORMAL``): a committed row survives
 the end of any process (``kill -9`` included) without an fsync per row; only a power loss or OS
@@ -55,7 +56,7 @@ from .results import JSON_COLUMNS, RESULT_COLUMNS, SQL_TYPES, CellResult
 
 __all__ = ["JSON_COLUMNS", "RESULT_COLUMNS", "SCHEMA_VERSION", "Store", "now"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _COLS = ", ".join(RESULT_COLUMNS)
 
 _TABLES = f"""
@@ -160,7 +161,7 @@ class Store:
 
     # ---- schema
     def _open(self) -> None:
-        """Create the version-4 schema, migrating a version-1, -2 or -3 store, in one transaction."""
+        """Create the version-5 schema, migrating a version-1 to -4 store, in one transaction."""
         con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
             con.execute("PRAGMA journal_mode=WAL")  # persistent: stored in the file

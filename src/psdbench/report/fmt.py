@@ -40,6 +40,15 @@ def fmt_num(x: Any) -> str:
     return f"{x:.3g}"
 
 
+def fmt_ratio(x: Any) -> str:
+    """A ratio of at least 1 (a scaled score, a margin): two decimals below 100 (``1.00``, ``1.06``), an
+    integer above; NaN/None as ``-``."""
+    if not isnum(x):
+        return MISSING
+    x = float(x)
+    return f"{x:.2f}" if abs(x) < 100 else f"{x:.0f}"
+
+
 def fmt_pct(mean: Any, std: Any = None) -> str:
     """A fraction as a percentage with one decimal, optionally ``± std``."""
     if not isnum(mean):

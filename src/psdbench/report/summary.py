@@ -13,7 +13,7 @@ from ..api import RankingMetric
 from . import analysis as an
 from . import rules
 from .blocks import Section, Table, Text
-from .fmt import MISSING, fmt_num
+from .fmt import MISSING, fmt_num, fmt_ratio
 
 
 def _json(v: Any) -> dict[str, Any]:
@@ -75,9 +75,9 @@ def _tie_or_margin(rec: Mapping[str, Any]) -> str:
         return "no runner-up reached it"
     ru = f"{rec['short'](rec['runner_up'])} {rec['runner_reached']}/{rec['instances']}"
     if rec["tie"]:
-        return f"tie with {ru} (x{fmt_num(rec['ratio'])} [{fmt_num(rec['low'])}-{fmt_num(rec['high'])}])"
-    spread = f" [{fmt_num(rec['low'])}-{fmt_num(rec['high'])}]" if rec["instances"] > 1 else ""
-    return f"runner-up {ru}, x{fmt_num(rec['ratio'])}{spread} slower"
+        return f"tie with {ru} (x{fmt_ratio(rec['ratio'])} [{fmt_ratio(rec['low'])}-{fmt_ratio(rec['high'])}])"
+    spread = f" [{fmt_ratio(rec['low'])}-{fmt_ratio(rec['high'])}]" if rec["instances"] > 1 else ""
+    return f"runner-up {ru}, x{fmt_ratio(rec['ratio'])}{spread} slower"
 
 
 def _gap_cell(rec: Mapping[str, Any]) -> str:

@@ -267,3 +267,21 @@ def build_tables(specs: Sequence[TableSpec], frame: pd.DataFrame) -> list[Table]
 
 __all__ = ["AGGREGATIONS", "ExtraRow", "Measure", "RowView", "Summary", "TableSpec", "any_finite", "build_table",
            "build_tables", "row_mean"]
+
+
+def reached_measure(options: Mapping[str, Any], label: str = "") -> Measure:
+    """A measure ``k1 · k2 · k3 of n``: of the ``n`` cells of a group, how many reached each target accuracy
+    (report option ``tolerances``) by the rules every generic table applies
+    (:func:`psdbench.report.analysis.reach_times`, :mod:`psdbench.report.rules`), so a family table and
+    the winners and profiles agree cell by cell."""
+    from . import analysis as an
+    from . import rules
+
+    tols = tuple(options.get("tolerances", rules.TOLERANCES))
+    allowance = float(options.get("gap_floor", rules.DEFAULT_ALLOWANCE))
+
+    def fn(cells: pd.DataFrame, group: pd.DataFrame, value: str | None, key: Key) -> str:
+        t = an.reach_times(group, tols, allowance)
+        return " · ".join(str(int(np.isfinite(t[f"t_{x:g}"].astype(float)).sum())) for x in tols) + f" of {len(group)}"
+
+    return Measure(label or "reached at " + " · ".join(f"{x:g}" for x in tols), agg=fn, fmt=str, cells="all")

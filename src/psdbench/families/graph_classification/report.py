@@ -17,7 +17,7 @@ from psdbench.families.graph_classification.report_scaling import scaling_blocks
 from psdbench.report import aggregate as agg
 from psdbench.report.blocks import SectionContext
 from psdbench.report.fmt import MISSING, fmt_num, fmt_pct, isnum, slug
-from psdbench.report.tables import ExtraRow, Measure, TableSpec, build_table
+from psdbench.report.tables import ExtraRow, Measure, TableSpec, build_table, reached_measure
 
 FAMILY = "graph-classification"
 GROUP = ["problem", "dataset", "p_graph", "p_scaling", "p_n"]
@@ -44,12 +44,13 @@ def _has(frame: pd.DataFrame, col: str) -> bool:
     return col in frame.columns and frame[col].notna().any()
 
 
-def group_spec(sub: pd.DataFrame, name: str, title: str) -> TableSpec:
+def group_spec(sub: pd.DataFrame, name: str, title: str, options: Any = None) -> TableSpec:
     """The table of one instance group (optional lower-bound and λmin(H̄) columns when recorded)."""
     measures = [Measure("cells ok/total", agg="ok_total", fmt=lambda v: v or MISSING),
                 Measure("error rate (%)", "metric_error_rate", "mean_std", _pct),
                 Measure("objective", "objective"), Measure("p*", "reference_objective"),
-                Measure("ref kind", "reference_kind", "kinds", _kinds), Measure("gap_rel", "gap_rel")]
+                Measure("ref kind", "reference_kind", "kinds", _kinds),
+                Measure("ranked gap (median)", "ranked_gap", "median"), reached_measure(options or {})]
     if _has(sub, "metric_lower_bound"):
         measures += [Measure("lower bound", "metric_lower_bound"), Measure("LB/p*", agg=_lb_ratio),
                      Measure("p* − LB", agg=_gap_lb)]
@@ -81,7 +82,8 @@ class GraphClassificationTables:
     family = FAMILY
     order = 100
     intro = ("Statistics over cells with status `ok`; error rate is mean ± std over seeds (%). "
-             "Baseline rows average over distinct instances.")
+             "Baseline rows average over distinct instances.  `ranked gap`, `reached`: the report's rules "
+             "(glossary), the same as the winners and profiles.")
 
     def render(self, context: SectionContext) -> list[Any]:
         f = context.frame
@@ -105,7 +107,7 @@ class GraphClassificationTables:
                      f"N={fmt_num(n)}")
             name = "table_" + slug(key.problem, key.dataset, key.p_graph, key.p_scaling,
                                    f"n{fmt_num(n)}" if isnum(n) else None)
-            t = build_table(group_spec(sub, name, title), sub)
+            t = build_table(group_spec(sub, name, title, context.options), sub)
             if t is not None:
                 tables.append(t)
         return tables + scaling_blocks(f)

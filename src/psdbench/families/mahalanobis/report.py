@@ -29,7 +29,8 @@ from psdbench import findings as fd
 from psdbench.report import aggregate as agg
 from psdbench.report.blocks import Finding, SectionContext
 from psdbench.report.fmt import MISSING, fmt_finite, fmt_interval, fmt_mean_std, fmt_num, fmt_sci, slug
-from psdbench.report.tables import ExtraRow, Measure, RowView, Summary, TableSpec, any_finite, build_tables, row_mean
+from psdbench.report.tables import (ExtraRow, Measure, RowView, Summary, TableSpec, any_finite, build_tables,
+                                    reached_measure, row_mean)
 
 from . import paper_values as pv
 from .paper_values import PaperValues, is_better
@@ -81,8 +82,8 @@ def _paper_measure(lookup: Any) -> Measure:
     return Measure("", agg=lambda c, g, v, k: lookup(k["dataset"]), fmt=fmt_sci, cells="all")
 
 
-def objective_specs(sub: pd.DataFrame, objective: str, lay: _Layout,
-                    authors: Any) -> list[tuple[TableSpec, pd.DataFrame]]:
+def objective_specs(sub: pd.DataFrame, objective: str, lay: _Layout, authors: Any,
+                    options: Any = None) -> list[tuple[TableSpec, pd.DataFrame]]:
     """Tables 4-5 layout for one objective (objective protocol rows), its folds, spread and ratio tables."""
     sense = str(sub["sense"].iloc[0])
     paper = lay.paper
@@ -133,12 +134,15 @@ def objective_specs(sub: pd.DataFrame, objective: str, lay: _Layout,
         n = len(agg.per_instance(c, "instance_reference"))
         return f"{n}/{c['instance_key'].nunique()} ({agg.kinds(c.loc[has_ref(c), 'instance_reference_kind']) or MISSING})"
 
-    folds = TableSpec(f"table_metric_objective_{s}_folds", f"{objective}: folds ok/total",
-                      (Measure("", "objective", "ok_total", lambda v: v or MISSING),),
+    folds = TableSpec(f"table_metric_objective_{s}_folds", f"{objective}: folds ok/total and reached",
+                      (Measure("", "objective", "ok_total", lambda v: v or MISSING),
+                       reached_measure(options or {}, "reached")),
                       extra_rows=(ExtraRow("reference p*", {"": Measure("", agg=ref_folds, fmt=str, cells="all")},
                                            shaded=False),),
-                      note="Cells with status `ok` and an objective / all cells; reference p*: folds with a "
-                           "reference / folds, with the reference kinds.", **lay.columns(**order))
+                      note="Cells with status `ok` and an objective / all cells; `reached`: folds that reached "
+                           "each target gap by the report's rules (glossary; the winners and profiles count the "
+                           "same); reference p*: folds with a reference / folds, with the reference kinds.",
+                      **lay.columns(**order))
     spread = TableSpec(f"table_metric_objective_{s}_spread", f"{objective}: final objective, mean ± std over folds",
                        (Measure("", "objective", "mean_std", lambda v: fmt_mean_std(v, fmt_sci)),),
                        note="Spread of our final objectives over `ok` folds (sample std); the paper gives means only.",
@@ -316,7 +320,7 @@ class MahalanobisTables:
         for o in lay.objectives:
             sub = f[(f["objective_name"] == o) & (f["p_protocol"] == "objective")]
             if len(sub):
-                pairs += objective_specs(sub, o, lay, authors)
+                pairs += objective_specs(sub, o, lay, authors, context.options)
                 findings += ratio_findings(sub, o, lay, str(sub["sense"].iloc[0]))
         for o in lay.objectives:
             cls = f[(f["objective_name"] == o) & (f["p_protocol"] == "classification")]

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from psdbench.report import analysis as an
+from psdbench.report import rules
 from psdbench.report.blocks import Chart, Panel, SectionContext, Series, Text
 from psdbench.report.curves import CellCurve, aggregate, cell_curve, time_grid
 from psdbench.report.fmt import fmt_num
@@ -92,7 +93,7 @@ class GapVersusTime:
         f = f.assign(_set=an.instance_sets(f))
         every = context.frame.assign(_set=an.instance_sets(context.frame))  # k/n ok counts every cell
         counts = every.groupby(["_set", "solver_label"])["status"].agg(lambda st: (int((st == "ok").sum()), len(st)))
-        floors = f["floor"]
+        floors = rules.floors(f, float(context.options.get("gap_floor", rules.DEFAULT_ALLOWANCE)))
         short = an.short_labels(sorted(context.frame["solver_label"].unique()))
         panels = []
         for s, sub in sorted(f.groupby("_set"), key=lambda kv: an.natural_key(kv[0])):

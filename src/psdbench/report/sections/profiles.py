@@ -12,7 +12,7 @@ from psdbench.report import aggregate as agg
 from psdbench.report import analysis as an
 from psdbench.report import profiles as pp
 from psdbench.report.blocks import Chart, Panel, SectionContext, Series, Table, Text
-from psdbench.report.fmt import fmt_num
+from psdbench.report.fmt import fmt_num, fmt_ratio
 
 POOLED = "all sets"
 
@@ -79,7 +79,7 @@ def sgm_frame(times: pd.DataFrame, tols: tuple[float, ...], short: dict[str, str
             shifts.append(shift)
             for lab in labels:
                 per[lab][f"gap ≤ {tol:g}: scaled SGM (reached)"] = (
-                    f"{fmt_num(tab.loc[lab, 'scaled'])} ({int(tab.loc[lab, 'reached'])}/{len(inst)})")
+                    f"{fmt_ratio(tab.loc[lab, 'scaled'])} ({int(tab.loc[lab, 'reached'])}/{len(inst)})")
                 per[lab][f"gap ≤ {tol:g}: SGM (s)"] = fmt_num(tab.loc[lab, "sgm"])
         for lab in labels:
             per[lab]["shift (s)"] = "/".join(dict.fromkeys(fmt_num(x) for x in shifts))
@@ -100,6 +100,10 @@ class PerformanceProfiles:
 
     def render(self, context: SectionContext) -> list[Any]:
         opts = context.options
+        metric = (opts.get("ranking_metrics") or {}).get(context.family)
+        if metric is not None:
+            return [Text(f"This family is ranked by its declared metric, {metric.label or metric.metric} (see the "
+                         "winners): its solvers optimise different objectives, so no profile ranks them by gap.")]
         tols = tuple(opts.get("tolerances", an.TOLERANCES))
         times = an.reach_times(context.frame, tols, float(opts.get("gap_floor", an.DEFAULT_ALLOWANCE)))
         if times.empty:
@@ -135,6 +139,6 @@ class PerformanceProfiles:
                   "shift)) - shift, a target not reached charged at the cell's time limit; shift: the median over "
                   "the set's instances of the fastest time, within [0.001, 10] s; scaled: over the set's best SGM "
                   "(1 = fastest); reached: instances reached / compared.",
-                  best="col-min"),
+                  ),
         ]
 
