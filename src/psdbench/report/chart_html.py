@@ -85,18 +85,18 @@ def _traces(s: Series, colour: str) -> list[dict[str, Any]]:
 def chart_data(chart: Chart, colours: Mapping[str, str]) -> dict[str, Any]:
     """The JSON the page's script draws from: axes, selectors and panels with their traces."""
     dims: dict[str, list[str]] = {}
+    panels, empty = [], []
     for p in chart.panels:
+        traces = [tr for s in p.series for tr in _traces(s, colours.get(s.colour_key or s.label, "#444444"))]
+        if not any(v is not None for tr in traces for v in (tr["t"].get("y") or [])):
+            empty.append(f"{p.title} ({p.empty.rstrip('.')})" if p.empty else p.title)
+            continue  # no "no data" panel: the chart says so in one sentence
+        panels.append({"title": p.title, "note": p.note, "empty": p.empty, "key": p.key, "traces": traces})
         for k, v in p.key.items():
             vals = dims.setdefault(k, [])
             if v not in vals:
                 vals.append(v)
-    panels = []
-    for p in chart.panels:
-        traces = [tr for s in p.series for tr in _traces(s, colours.get(s.colour_key or s.label, "#444444"))]
-        drawable = any(v is not None for tr in traces for v in (tr["t"].get("y") or []))
-        panels.append({"title": p.title, "note": p.note, "empty": p.empty, "key": p.key,
-                       "traces": traces if drawable else []})
-    return {"xLabel": chart.x_label, "yLabel": chart.y_label, "logX": chart.log_x, "logY": chart.log_y,
+    return {"empty": empty, "xLabel": chart.x_label, "yLabel": chart.y_label, "logX": chart.log_x, "logY": chart.log_y,
             "xAltLabel": chart.x_alt_label, "yRange": list(chart.y_range) if chart.y_range else None,
             "dims": dims, "panels": panels,
             "hasSeeds": any(s.role == "seed" for p in chart.panels for s in p.series),
@@ -119,8 +119,12 @@ def chart_html(chart: Chart, colours: Mapping[str, str], anchor: str) -> str:
         ctl.append(f'<button type="button" data-toggle="xAlt">x: {html.escape(chart.x_label)} / '
                    f'{html.escape(chart.x_alt_label)}</button>')
     payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    empty = (f'<p class="note">Nothing to draw for {len(data["empty"])} panel(s): '
+             f'{html.escape("; ".join(data["empty"]))}.</p>' if data["empty"] else "")
+    if not data["panels"]:
+        return f'<div class="chart-none" id="{anchor}">{empty}</div>'
     return (f'<div class="chart" id="{anchor}"><div class="controls">{"".join(ctl)}</div>'
-            f'<div class="panels"></div>'
+            f'<div class="panels"></div>{empty}'
             f'<script type="application/json" class="chart-data">{payload}</script></div>')
 
 
@@ -139,6 +143,7 @@ SCRIPT = r"""
       var t = Object.assign({}, tr.t);
       if (st.xAlt && tr.xalt) t.x = tr.xalt;
       if (tr.role === 'seed') t.showlegend = false;
+      if (st.hidden[group(t)]) t.visible = 'legendonly';  // what the reader hid stays hidden on a redraw
       out.push(t);
     });
     if (st.seeds) {  // one legend entry per group in per-seed mode
@@ -148,18 +153,19 @@ SCRIPT = r"""
     }
     return out;
   }
-  function legendRows(p, st) {  // one legend line per entry, below the plot
+  function legendRows(p, st) {  // a compact horizontal legend below the plot: about three entries a line
     var groups = {};
     traces(null, p, st).forEach(function (t) { if (t.showlegend !== false) groups[t.name] = 1; });
-    return Object.keys(groups).length;
+    return Math.ceil(Object.keys(groups).length / 3);
   }
+  function group(t) { return t.legendgroup || t.name; }
   function layout(d, p, st) {
     var y = {title: {text: d.yLabel}, type: st.logY ? 'log' : 'linear', automargin: true};
     if (d.yRange && !st.logY) y.range = d.yRange;
     return {title: {text: p.title, font: {size: 12}},
             xaxis: {title: {text: st.xAlt ? d.xAltLabel : d.xLabel}, type: st.logX ? 'log' : 'linear', automargin: true},
-            yaxis: y, legend: {orientation: 'v', x: 0, xanchor: 'left', y: -0.32, yanchor: 'top', font: {size: 10}},
-            height: 330 + 17 * legendRows(p, st), margin: {l: 60, r: 10, t: 40, b: 50}, hovermode: 'closest'};
+            yaxis: y, legend: {orientation: 'h', x: 0, xanchor: 'left', y: -0.3, yanchor: 'top', font: {size: 10}},
+            height: 330 + 19 * legendRows(p, st), margin: {l: 60, r: 10, t: 40, b: 50}, hovermode: 'closest'};
   }
   function draw(div) {
     var d = div._data, st = div._state, grid = div.querySelector('.panels');
@@ -182,20 +188,36 @@ SCRIPT = r"""
     pending.forEach(function (q) {
       Plotly.newPlot(q[0], traces(d, q[1], st), layout(d, q[1], st),
                      {responsive: true, displaylogo: false, showLink: false, modeBarButtonsToRemove: ['sendDataToCloud']});
+      q[0].on('plotly_restyle', function () {  // a legend click: remember what is hidden for the next redraw
+        q[0].data.forEach(function (t) {
+          if (t.showlegend === false) return;
+          if (t.visible === 'legendonly') st.hidden[group(t)] = 1; else delete st.hidden[group(t)];
+        });
+      });
     });
+  }
+  function whenOpen(div) {  // a chart inside a closed <details> is drawn when it opens (plotly needs its width)
+    var det = div.closest('details');
+    if (!det || det.open) { draw(div); return; }
+    det.addEventListener('toggle', function () { if (det.open) draw(div); });
+  }
+  function openTarget(hash) {  // a link into a closed <details> opens it
+    var el = hash && hash.length > 1 ? document.getElementById(decodeURIComponent(hash.slice(1))) : null;
+    for (var e = el; e; e = e.parentElement) { if (e.tagName === 'DETAILS') e.open = true; }
+    if (el) el.scrollIntoView();
   }
   function setup(div) {
     var d = JSON.parse(div.querySelector('script.chart-data').textContent);
     var sel = {};
     for (var k in d.dims) sel[k] = d.dims[k][0];
-    div._data = d; div._state = {sel: sel, logX: d.logX, logY: d.logY, seeds: false, xAlt: false};
+    div._data = d; div._state = {sel: sel, logX: d.logX, logY: d.logY, seeds: false, xAlt: false, hidden: {}};
     div.querySelectorAll('select[data-dim]').forEach(function (s) {
       s.addEventListener('change', function () { div._state.sel[s.dataset.dim] = d.dims[s.dataset.dim][+s.value]; draw(div); });
     });
     div.querySelectorAll('button[data-toggle]').forEach(function (b) {
       b.addEventListener('click', function () { var k = b.dataset.toggle; div._state[k] = !div._state[k]; draw(div); });
     });
-    draw(div);
+    whenOpen(div);
   }
   function sortable(table) {
     table.querySelectorAll('thead th').forEach(function (th, i) {
@@ -216,6 +238,11 @@ SCRIPT = r"""
   document.addEventListener('DOMContentLoaded', function () {
     document.querySelectorAll('table.sortable').forEach(sortable);
     if (window.Plotly) document.querySelectorAll('div.chart').forEach(setup);
+    document.querySelectorAll('a[href^="#"]').forEach(function (a) {
+      a.addEventListener('click', function () { openTarget(a.getAttribute('href')); });
+    });
+    window.addEventListener('hashchange', function () { openTarget(location.hash); });
+    openTarget(location.hash);
   });
 })();
 """

@@ -56,8 +56,17 @@ nav.toc .fam { font-weight: 600; margin-right: 0.4em; } nav.toc .sep { color: #a
 .chart .panel { flex: 1 1 440px; max-width: 680px; min-width: 0; } .chart .plot { width: 100%; }
 .chart .empty { color: #666; font-style: italic; border: 1px dashed #ccc; padding: 1em; }
 .chart .note { color: #555; font-size: 0.82em; margin: 0.2em 0 0; }
+details.front > summary h2, details.family > summary .fam-title { display: inline-block; margin: 0.5em 0; }
+details.front > summary h2 { border: none; font-size: 1.15em; }
+details.family { border-top: 1px solid #ccc; } details.family > summary { cursor: pointer; padding: 0.3em 0; }
+details.family > summary .fam-title { font-size: 1.2em; font-weight: 600; }
+details.front > summary { cursor: pointer; }
 @media (max-width: 900px) { body { margin: 0.5em; } }
 """
+
+
+#: Front sections shown closed in the HTML (their title is the summary); the winners stay open.
+COLLAPSED = ("Findings against the papers", "Run details", "Glossary")
 
 
 @dataclass
@@ -252,10 +261,29 @@ def render(doc: Document, out_dir: str | Path) -> dict[str, Path]:
         hb.append(f'<p class="glance">{inline_html(glance)}</p>')
     toc_md, toc_html = _toc(front + body, front_anchors + body_anchors)
     md += toc_md
-    hb.append(toc_html)
-    for sec, a in zip(front + body, front_anchors + body_anchors):
+    if not front:
+        hb.append(toc_html)
+    family = None
+    for i, (sec, a) in enumerate(zip(front + body, front_anchors + body_anchors)):
         m, h = _section(sec, a, o)
-        md, hb = md + m, hb + h
+        md = md + m
+        if i >= len(front) and sec.family != family:  # each family's sections: one closed <details>
+            if family is not None:
+                hb.append("</details>")
+            family = sec.family
+            n = sum(x.family == family for x in body)
+            hb.append(f'<details class="family" id="f-{html.escape(slug(family or "other").lower())}"><summary>'
+                      f'<span class="fam-title">{html.escape(family or "other")}</span> <span class="meta">{n} '
+                      f"section(s): " + html.escape(", ".join(x.title.removesuffix(f" ({family})") for x in body
+                                                              if x.family == family)) + "</span></summary>")
+        if i < len(front) and sec.title in COLLAPSED:  # details on demand: a click (or a link) opens them
+            hb += [f'<details class="front"><summary>{h[0]}</summary>'] + h[1:] + ["</details>"]
+        else:
+            hb += h
+        if i == 0 and front:  # the contents after the winners: the first screen names the winners
+            hb.append(toc_html)
+    if family is not None:
+        hb.append("</details>")
     paths = o.paths
     paths["markdown"] = out / "report.md"
     paths["markdown"].write_text("\n".join(md) + "\n", encoding="utf-8")

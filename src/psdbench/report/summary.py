@@ -127,14 +127,15 @@ def _metric_cell(rec: Mapping[str, Any], metric: RankingMetric, short: Any) -> s
 
 
 def _family_summary(cells: list[str]) -> str:
-    """``A on 6 of 8 sets; B on 1; tie 1``: the per-set winners of one family and target."""
-    won: dict[str, int] = {}
+    """``A 6 (2 tied) · B 1 · none 1`` of 8 sets: the per-set winners of one family and target."""
+    won: dict[str, list[int]] = {}
     for c in cells:
-        w = c.split("**")[1] if c.count("**") >= 2 else ""
-        key = (w + " (tie)") if w and ("tie with" in c) else (w or "no winner")
-        won[key] = won.get(key, 0) + 1
-    parts = sorted(won.items(), key=lambda kv: (-kv[1], kv[0]))
-    return "; ".join(f"{k} on {v} of {len(cells)} set(s)" for k, v in parts)
+        w = c.split("**")[1] if c.count("**") >= 2 else "none"
+        n = won.setdefault(w, [0, 0])
+        n[0] += 1
+        n[1] += "tie with" in c
+    parts = sorted(won.items(), key=lambda kv: (kv[0] == "none", -kv[1][0], kv[0]))
+    return " · ".join(f"{k} {n}" + (f" ({t} tied)" if t else "") for k, (n, t) in parts)
 
 
 def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
@@ -184,13 +185,14 @@ def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
                     row[f"gap ≤ {t:g}"] = _gap_cell(rec)
                     cells[t].append(row[f"gap ≤ {t:g}"])
             set_rows.append(row)
-        head = {"family": fam, "ranked by": (metric.label or metric.metric) if metric else "time to reach the gap"}
-        fam_rows.append({**head, **{f"gap ≤ {t:g}": _family_summary(cells[t]) for t in tols},
-                         "sets": f"[{len(cells[tols[0]])} set(s)](#s-winners-per-instance-set)"})
+        by = f", by {metric.label or metric.metric}" if metric else ""
+        fam_rows.append({"family": f"{fam} ([{len(cells[tols[0]])} sets](#s-winners-per-instance-set){by})",
+                         **{f"gap ≤ {t:g}": _family_summary(cells[t]) for t in tols}})
     front = Table("winners", "Winners per family and target accuracy", pd.DataFrame(fam_rows),
-                  "How many of the family's comparable instance sets (problem, dataset, size and structure "
-                  "parameters; seeds and folds are replicates) each configuration wins; per set below.  "
-                  "Rules: [glossary](#s-glossary).")
+                  "Sets won per configuration (of the family's comparable instance sets: problem, dataset, size and "
+                  "structure parameters; seeds and folds are replicates), fastest to reach the target gap unless "
+                  "the family is ranked by its own metric; `tied`: the runner-up was as fast on some instance.  "
+                  "Per set: [winners per instance set](#s-winners-per-instance-set); rules: [glossary](#s-glossary).")
     per_set = Table("winners_per_set", "Winners per instance set", pd.DataFrame(set_rows),
                     "Cell: **winner** reached/compared, its median seconds to reach the target; the runner-up with "
                     "its reached/compared and the margin (runner-up time / winner time, geometric mean [min-max] over "
