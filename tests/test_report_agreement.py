@@ -42,7 +42,7 @@ def mismatches(frame: pd.DataFrame, refs: pd.DataFrame, reg) -> list[str]:
     f = frame[frame["family"] == FAMILY].reset_index(drop=True)
     ctx = SectionContext(FAMILY, f, refs, reg.problems, None, opts)
     sgm = next(b for b in PerformanceProfiles().render(ctx) if isinstance(b, Table)).frame
-    short = an.short_labels(sorted(f["solver_label"].unique()))
+    short = an.tolerance_labels(f, an.short_labels(sorted(f["solver_label"].unique())))
     generic = {(s, c): [int(re.search(r"\((\d+)/\d+\)", str(r[f"gap ≤ {t:g}: scaled SGM (reached)"])).group(1))
                         for t in TOLS]
                for s, c, r in zip(sgm["instance set"], sgm["configuration"], sgm.to_dict("records"))

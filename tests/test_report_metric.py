@@ -90,14 +90,14 @@ def test_objective_tables(metric_report):
     assert list(t.columns) == ["Australian", "WDBC (sklearn copy)", "# better than pgml"]
     assert list(t.index[:3]) == [PD, "pgml", "sgml"]
     # mean over ok folds only: sgml fold 2 (objective 99) is excluded
-    assert t.loc["sgml", "Australian"] == "3.05E-01"
-    assert t.loc["pgml", "Australian"] == "5.10E-01"
-    assert t.loc[PD, "WDBC (sklearn copy)"] == "6.00E-02"
-    assert t.loc["reference p* [certified]", "Australian"] == "9.10E-02"
+    assert t.loc["sgml", "Australian"] == "0.305"
+    assert t.loc["pgml", "Australian"] == "0.51"
+    assert t.loc[PD, "WDBC (sklearn copy)"] == "0.06"
+    assert t.loc["reference p* [certified]", "Australian"] == "0.091"
     # the paper's Tables 4-5 beside ours; sklearn's copy of WDBC gets the paper's WDBC column
-    assert t.loc["paper: SGML", "Australian"] == "2.03E-01"
-    assert t.loc["paper: PGML", "WDBC (sklearn copy)"] == "2.75E-01"
-    assert t.loc["paper: PD-cone", "Australian"] == "5.21E-03"
+    assert t.loc["paper: SGML", "Australian"] == "0.203"
+    assert t.loc["paper: PGML", "WDBC (sklearn copy)"] == "0.275"
+    assert t.loc["paper: PD-cone", "Australian"] == "0.00521"
     # minimization: sgml is lower than pgml on Australian only; pd-cone on both
     assert t.loc["sgml", "# better than pgml"] == "1/2"
     assert t.loc[PD, "# better than pgml"] == "2/2"
@@ -112,11 +112,11 @@ def test_objective_tables(metric_report):
 
 def test_deml_is_maximized(metric_report):
     t = _csv(metric_report["table_metric_objective_deml"])
-    assert t.loc["pgml", "Australian"] == "8.01E+00"
+    assert t.loc["pgml", "Australian"] == "8.01"
     # max sense: sgml (10.005, 13.005) beats pgml (8.01, 12.01) on both datasets; a min sense would give 0/2
     assert t.loc["sgml", "# better than pgml"] == "2/2"
     assert t.loc[PD, "# better than pgml"] == "2/2"
-    assert t.loc["paper: SGML", "Australian"] == "9.91E+00"
+    assert t.loc["paper: SGML", "Australian"] == "9.91"
     assert t.loc["paper: HBNB", "# better than pgml"] == "0/2"  # paper HBNB < PGML on Australian and WDBC
 
     ratio = pd.read_csv(metric_report["table_metric_ratio_deml"], dtype=str, keep_default_na=False)
@@ -188,8 +188,8 @@ def test_paper_csv_rows(tmp_path, monkeypatch, data_dir):
     paths = write_report(store, tmp_path / "out")
     t = _csv(paths["table_metric_objective_mcml"])
     # the authors' CSV (obj_arXiv_final) differs from the paper text for SGML; it has no PGML
-    assert t.loc["paper CSV: SGML", "Australian"] == "1.74E-01"
-    assert t.loc["paper: SGML", "Australian"] == "2.03E-01"
+    assert t.loc["paper CSV: SGML", "Australian"] == "0.174"
+    assert t.loc["paper: SGML", "Australian"] == "0.203"
     assert "paper CSV: PGML" not in t.index and "paper CSV: HBNB" not in t.index
     md = paths["markdown"].read_text(encoding="utf-8")
     assert f"Data: SGML authors' objective table (obj_arXiv_final.tgn as CSV) read from `{data_dir / pv.OBJECTIVE_CSV}`" in md
@@ -245,7 +245,7 @@ def test_mixed_store_and_all_failed(tmp_path, monkeypatch):
     t = _csv(paths["table_metric_objective_lsml"])
     assert list(t.columns) == ["Liverdisorders"]  # no pgml: no "better than" column
     assert t.loc["sgml", "Liverdisorders"] == "-"
-    assert t.loc["paper: SGML", "Liverdisorders"] == "3.90E-02"
+    assert t.loc["paper: SGML", "Liverdisorders"] == "0.039"
     assert _csv(paths["table_metric_objective_lsml_folds"]).loc["sgml", "Liverdisorders"] == "0/2"
     assert "table_metric_ratio_lsml" not in paths  # no pd-cone
 

@@ -140,7 +140,7 @@ def test_winners_are_per_instance_set_with_runner_up_and_margin():
     sec = winners_section(f, {"tolerances": (1e-2,)})
     fam = sec[0].blocks[0].frame
     assert fam["family"].tolist() == ["graph-classification ([2 sets](#s-winners-per-instance-set))"]
-    assert fam["gap ≤ 0.01"].tolist() == ["gdpa-lp-elim 1 · scs 1"]
+    assert fam["gap ≤ 0.01"].tolist() == ["gdpa-lp-elim [tol 0.0001]: 1; scs [tol 0.0001]: 1"]
     per = sec[1].blocks[0].frame
     assert per["reference"].eq("certified interval").all()
 
@@ -152,7 +152,7 @@ def test_the_sgm_of_one_set_does_not_move_when_another_set_is_added():
     knn_rows = both[both["instance set"].str.contains("knn")].reset_index(drop=True)
     pd.testing.assert_frame_equal(only_knn.reset_index(drop=True), knn_rows[only_knn.columns])
     # scs's failure on one seed is charged at that cell's own 120 s limit
-    scs = knn_rows.set_index("configuration").loc["scs"]
+    scs = knn_rows.set_index("configuration").loc["scs [tol 0.0001]"]
     want = rules.shifted_geomean([1.2, 1.2, 120.0], 120.0, 0.019)
     assert scs["gap ≤ 0.01: SGM (s)"] == f"{want:.3g}" and scs["limit"] == "recorded"
 
@@ -169,7 +169,7 @@ def test_no_winner_by_gap_against_a_competitors_own_objective_and_a_declared_met
     f = f.assign(metric_f_measure=np.where(f["solver"] == "scs", 0.66, 0.60))
     per = winners_section(f, {"tolerances": (1e-2,), "ranking_metrics": {
         "graph-classification": RankingMetric("f_measure", "max", "F-measure")}})[1].blocks[0].frame
-    assert per["gap ≤ 0.01"].iloc[0].startswith("by F-measure: **scs** 0.66")
+    assert per["gap ≤ 0.01"].iloc[0].startswith("by F-measure: **scs [tol 0.0001]** 0.66")
 
 
 def test_a_version_4_store_is_read_and_its_failures_charged_at_the_sets_longest_time(tmp_path):
@@ -190,6 +190,27 @@ def test_a_version_4_store_is_read_and_its_failures_charged_at_the_sets_longest_
     df = Store(path).results_frame()
     assert "time_limit_s" in df.columns and df["time_limit_s"].isna().all() and len(df) == 15
     knn = _sgm_table(_frame(df.to_dict("records")))
-    scs = knn[knn["instance set"].str.contains("knn")].set_index("configuration").loc["scs"]
+    scs = knn[knn["instance set"].str.contains("knn")].set_index("configuration").loc["scs [tol 0.0001]"]
     assert scs["limit"].startswith("longest wall time")
     assert scs["gap ≤ 0.01: SGM (s)"] == f"{rules.shifted_geomean([1.2, 1.2, 1.2], 1.2, 0.019):.3g}"
+
+
+def test_one_vocabulary_with_the_solvers_word_and_the_configured_tolerance():
+    from psdbench import api
+    from psdbench.harness.results import solver_word
+    from psdbench.report import failures_frame
+
+    assert solver_word("solver reported an inaccurate solution (cvxpy status optimal_inaccurate)") == \
+        "optimal_inaccurate"
+    assert solver_word(api.REJECTED + ": x (solver: pdFEAS)") == "pdFEAS"
+    assert solver_word("", {"solver_status": "solved"}) == "solved" and solver_word("deadline") == ""
+    assert rules.stopping_tolerance({"eps_abs": 1e-4, "max_iters": 100}) == 1e-4
+    assert rules.stopping_tolerance({"tol": 1e-5, "eps_abs": 1e-4}) == 1e-5 and rules.stopping_tolerance({}) is None
+    assert rules.configured_for(1e-4, 1e-6) == "configured for 0.0001" and rules.configured_for(1e-8, 1e-6) == ""
+    # SCS at its default eps (1e-4) rejected by a 1e-6 verification asked for less: the table says so
+    row = _row("k0", "scs", 1.0, 1e-3, KNN, tolerances={"max_dimacs_error": 1e-6}, feasible=0)
+    row.update(status="infeasible", message=api.REJECTED + ": DIMACS err1 = 8e-5, needs <= 1e-6 (solver: solved)")
+    fails = failures_frame(_frame([row, _row("k0", "gdpa-lp-elim", 0.1, 0.0, KNN)]))
+    assert fails["outcome"].tolist() == ["rejected (configured for 0.0001)"]
+    assert fails["solver's word"].tolist() == ["solved"]
+    assert an.tolerance_labels(_frame([row]), {"scs": "scs"}) == {"scs": "scs [tol 0.0001]"}

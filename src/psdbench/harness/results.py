@@ -187,6 +187,20 @@ def outcome(status: str, message: str | None = "") -> str:
     return str(status)
 
 
+def solver_word(message: str | None, metrics: Mapping[str, Any] | None = None) -> str:
+    """The solver's own status word for a cell, where it gave one: ``metrics["solver_status"]`` (a
+    solver's ``info["status"]``), else the ``cvxpy status X`` or ``(solver: X)`` its message quotes; ``""``."""
+    import re
+
+    m = metrics if isinstance(metrics, Mapping) else {}
+    for k in ("solver_status", "solver_phase", "solver_termination"):
+        if isinstance(m.get(k), str) and m[k].strip():
+            return m[k].strip()
+    msg = str(message or "")
+    hit = re.search(r"cvxpy status (\w+)", msg) or re.search(r"\(solver: ([^);]{1,60})\)", msg)
+    return hit.group(1).strip() if hit else ""
+
+
 def outcome_column(frame: Any) -> Any:
     """:func:`outcome` of every row of a results frame (columns ``status`` and ``message``), a Series."""
     msg = frame["message"] if "message" in frame else [""] * len(frame)

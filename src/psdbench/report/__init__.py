@@ -27,7 +27,9 @@ import pandas as pd
 from .blocks import Figure, Section, SectionContext, Table, Text
 from .fmt import MISSING, first_line
 from ..harness.reference import annotate
-from ..harness.results import outcome_column
+from ..harness.results import outcome_column, solver_word
+from . import rules
+from .analysis import stop_tolerances
 from .frame import drop_superseded, tidy_frame
 from .render import Document, render
 from .plot import colour_map
@@ -68,17 +70,30 @@ def results_csv_frame(raw: pd.DataFrame, frame: pd.DataFrame | None = None) -> p
 
 
 def failures_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """The cells of a tidy frame whose status is not ``ok``, with what happened
-    (:func:`psdbench.harness.results.outcome`: ``rejected``, ``solver infeasible``, ``inaccurate``, ...)
-    and the first line of their message."""
+    """The cells of a tidy frame whose status is not ``ok``: what happened in the one vocabulary
+    (:func:`psdbench.harness.results.outcome`: ``rejected``, ``solver infeasible``, ``inaccurate``, ...,
+    with ``configured for t`` where the configuration asked for less than verification allows,
+    :func:`psdbench.report.rules.configured_for`), the solver's own word beside it
+    (:func:`psdbench.harness.results.solver_word`) and the first line of the message."""
     f = frame[frame["status"] != "ok"]
+    words = outcome_column(f) if len(f) else pd.Series(dtype=str)
+    if len(f):
+        tols = stop_tolerances(f)
+        # only against a tolerance the cell's verification recorded
+        allow = [rules.allowance(m.get("tolerances") if isinstance(m, dict) else None, float("inf"))
+                 for m in f.get("metrics", pd.Series([{}] * len(f), index=f.index))]
+        extra = [rules.configured_for(None if t != t else t, a) if w == "rejected" else ""
+                 for w, t, a in zip(words, tols, allow)]
+        words = pd.Series([f"{w} ({e})" if e else w for w, e in zip(words, extra)], index=f.index)
+    metrics = f["metrics"] if "metrics" in f.columns else pd.Series([{}] * len(f), index=f.index)
     out = pd.DataFrame({
         "solver": f["solver_label"], "problem": f["problem"], "dataset": f["dataset"],
         "params": f["instance_params"].map(lambda d: ", ".join(f"{k}={d[k]}" for k in sorted(d))),
-        "seed": f["seed"].map(lambda s: MISSING if pd.isna(s) else str(int(s))), "status": f["status"],
-        "outcome": outcome_column(f) if len(f) else pd.Series(dtype=str), "message": f["message"].map(first_line),
+        "seed": f["seed"].map(lambda s: MISSING if pd.isna(s) else str(int(s))), "outcome": words,
+        "solver's word": [solver_word(m, d) or MISSING for m, d in zip(f["message"], metrics)],
+        "message": f["message"].map(first_line),
     })
-    return out.sort_values(["status", "solver", "dataset"], kind="stable").reset_index(drop=True)
+    return out.sort_values(["outcome", "solver", "dataset"], kind="stable").reset_index(drop=True)
 
 
 def _title(section: Any, name: str) -> str:

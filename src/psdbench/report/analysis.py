@@ -26,9 +26,14 @@ from .rules import DEFAULT_ALLOWANCE, TOLERANCES
 REPLICATE_PARAMS: tuple[str, ...] = ("fold", "folds", "rep", "repeat", "replicate", "split", "trial", "seed")
 
 
+def _value(v: Any) -> str:
+    """A parameter value for reading: an integral float as an integer (``n=20``, not ``n=20.0``)."""
+    return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else str(v)
+
+
 def set_key(params: dict[str, Any]) -> str:
     """``k=v, ...`` over the instance parameters that are not replicates (sorted by name)."""
-    return ", ".join(f"{k}={params[k]}" for k in sorted(params) if k not in REPLICATE_PARAMS)
+    return ", ".join(f"{k}={_value(params[k])}" for k in sorted(params) if k not in REPLICATE_PARAMS)
 
 
 def instance_sets(frame: pd.DataFrame) -> pd.Series:
@@ -296,3 +301,20 @@ def reference_sources(frame: pd.DataFrame, refs: pd.DataFrame | None) -> pd.Seri
             label = "best verified: " + ", ".join(sorted(own["solver_label"].unique())) if len(own) else "best verified"
         out[g.index] = label
     return out
+
+
+def stop_tolerances(frame: pd.DataFrame) -> pd.Series:
+    """Per row, its configuration's own stopping tolerance (:func:`psdbench.report.rules.stopping_tolerance`
+    of its ``s_<name>`` columns, defaults filled in; NaN when it has none)."""
+    cols = [c for c in frame.columns if c.startswith("s_")]
+    vals = [rules.stopping_tolerance({c[2:]: v for c, v in zip(cols, row) if v is not None and v == v})
+            for row in frame[cols].itertuples(index=False, name=None)] if cols else [None] * len(frame)
+    return pd.Series([math.nan if v is None else v for v in vals], index=frame.index, dtype=float)
+
+
+def tolerance_labels(frame: pd.DataFrame, short: dict[str, str]) -> dict[str, str]:
+    """``short`` labels with each configuration's own stopping tolerance (``scs [tol 0.0001]``) where it
+    has one, for legends and tables."""
+    tol = stop_tolerances(frame).groupby(frame["solver_label"]).first() if len(frame) else pd.Series(dtype=float)
+    return {lab: s + (f" [tol {tol[lab]:g}]" if lab in tol.index and np.isfinite(tol[lab]) else "")
+            for lab, s in short.items()}

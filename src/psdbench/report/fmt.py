@@ -60,8 +60,9 @@ def fmt_pct(mean: Any, std: Any = None) -> str:
 
 
 def fmt_sci(x: Any) -> str:
-    """Two-decimal scientific notation ``2.03E-01``; NaN/None as ``-``."""
-    return fmt_finite(x, ".2E")
+    """Three significant digits for reading (``0.203``, ``0.00521``, ``8.01``; exponent only below 1e-4 or
+    from 1e6, lower case: ``1.2e-05``), never ``E`` notation; NaN/None as ``-``."""
+    return fmt_finite(x, ".3g")
 
 
 def fmt_mean_std(x: Any, fmt: Any = fmt_num) -> str:

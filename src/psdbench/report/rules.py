@@ -47,9 +47,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["DEFAULT_ALLOWANCE", "MAX_SHIFT", "MIN_SHIFT", "TOLERANCES", "VERDICTS", "allowance", "floor",
+__all__ = ["DEFAULT_ALLOWANCE", "MAX_SHIFT", "MIN_SHIFT", "TOLERANCES", "VERDICTS", "allowance", "configured_for", "floor",
            "floors", "glossary", "margin", "ranked_gap", "ranked_gaps", "reach_times_of_curve", "reaches",
-           "set_shift", "shifted_geomean", "verdict"]
+           "set_shift", "shifted_geomean", "stopping_tolerance", "verdict"]
 
 #: The target accuracies (ranked gap) of the winners matrix and the profiles.
 TOLERANCES: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
@@ -298,6 +298,28 @@ def margin(winner: Sequence[float], runner_up: Sequence[float], limits: Any) -> 
     return float(np.exp(np.mean(np.log(q)))), float(q.min()), float(q.max()), bool(len(q) > 1 and q.min() <= 1.0)
 
 
+#: Solver parameters that set a configuration's own stopping tolerance, the first present wins.
+STOP_PARAMS: tuple[str, ...] = ("tol", "eps_abs", "eps", "gap_tol", "tol_gap_rel", "reltol", "epsilonStar",
+                                "convergence_tol")
+
+
+def stopping_tolerance(params: Mapping[str, Any]) -> float | None:
+    """A configuration's own stopping tolerance: the first of :data:`STOP_PARAMS` among its parameters
+    (defaults filled in) that is a positive number; ``None`` when it has none."""
+    for k in STOP_PARAMS:
+        v = params.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0:
+            return float(v)
+    return None
+
+
+def configured_for(stop_tol: float | None, allowance_: float) -> str:
+    """``"configured for 1e-4"`` when a configuration asked for less than its verification allows
+    (its stopping tolerance looser than the allowance), else ``""``: a point such a configuration
+    returns and verification rejects asked for less, it did not fail."""
+    return f"configured for {stop_tol:g}" if stop_tol is not None and stop_tol > allowance_ else ""
+
+
 def glossary(default_allowance: float = DEFAULT_ALLOWANCE) -> list[tuple[str, str]]:
     """``(term, definition)`` of every rule above, for the report's one glossary."""
     return [
@@ -316,6 +338,9 @@ def glossary(default_allowance: float = DEFAULT_ALLOWANCE) -> list[tuple[str, st
         ("SGM", "exp(mean log(t + shift)) - shift over one instance set, a target not reached charged at the "
                 "cell's recorded time limit; shift: the median over the set's instances of the fastest time, "
                 f"in [{MIN_SHIFT:g}, {MAX_SHIFT:g}] s"),
+        ("configured for t", "a configuration whose own stopping tolerance t (its first parameter among "
+                             + ", ".join(STOP_PARAMS) + ") is looser than the verification allowance: its "
+                             "rejected points asked for less, they are not a failure of the method"),
         ("margin", "geometric mean over the set's instances of runner-up time / winner time [min-max]; a tie when "
                    "the runner-up was at least as fast on some instance"),
     ]

@@ -127,7 +127,7 @@ def _metric_cell(rec: Mapping[str, Any], metric: RankingMetric, short: Any) -> s
 
 
 def _family_summary(cells: list[str]) -> str:
-    """``A 6 (2 tied) · B 1 · none 1`` of 8 sets: the per-set winners of one family and target."""
+    """``A: 6 (2 tied); B: 1; none: 1`` of 8 sets: the per-set winners of one family and target."""
     won: dict[str, list[int]] = {}
     for c in cells:
         w = c.split("**")[1] if c.count("**") >= 2 else "none"
@@ -135,7 +135,7 @@ def _family_summary(cells: list[str]) -> str:
         n[0] += 1
         n[1] += "tie with" in c
     parts = sorted(won.items(), key=lambda kv: (kv[0] == "none", -kv[1][0], kv[0]))
-    return " · ".join(f"{k} {n}" + (f" ({t} tied)" if t else "") for k, (n, t) in parts)
+    return "; ".join(f"{k}: {n}" + (f" ({t} tied)" if t else "") for k, (n, t) in parts)
 
 
 def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
@@ -154,7 +154,7 @@ def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
     source = an.reference_sources(frame, refs)
     for fam in sorted(frame["family"].unique()):
         f = frame[frame["family"] == fam]
-        short_map = an.short_labels(sorted(f["solver_label"].unique()))
+        short_map = an.tolerance_labels(f, an.short_labels(sorted(f["solver_label"].unique())))
         short = short_map.get
         sets = an.instance_sets(f)
         metric = declared.get(fam)

@@ -94,7 +94,7 @@ class GapVersusTime:
         every = context.frame.assign(_set=an.instance_sets(context.frame))  # k/n ok counts every cell
         counts = every.groupby(["_set", "solver_label"])["status"].agg(lambda st: (int((st == "ok").sum()), len(st)))
         floors = rules.floors(f, float(context.options.get("gap_floor", rules.DEFAULT_ALLOWANCE)))
-        short = an.short_labels(sorted(context.frame["solver_label"].unique()))
+        short = an.tolerance_labels(context.frame, an.short_labels(sorted(context.frame["solver_label"].unique())))
         panels = []
         for s, sub in sorted(f.groupby("_set"), key=lambda kv: an.natural_key(kv[0])):
             series = []

@@ -108,7 +108,7 @@ class PerformanceProfiles:
         times = an.reach_times(context.frame, tols, float(opts.get("gap_floor", an.DEFAULT_ALLOWANCE)))
         if times.empty:
             return [Text("No cell has a reference objective: no profile.")]
-        short = an.short_labels(sorted(times["solver_label"].unique()))
+        short = an.tolerance_labels(context.frame, an.short_labels(sorted(times["solver_label"].unique())))
         perf, data = [], []
         for scope, t in scopes(times):
             common, left = an.common_instances(t)

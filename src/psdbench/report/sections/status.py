@@ -36,8 +36,8 @@ class StatusSummary:
         n_inst = f["instance_key"].nunique()
         shown = [c for c in statuses if c in OUTCOMES]
         return [Table(f"status_{context.family}", "Cells per configuration and outcome", out,
-                      f"{len(f)} cell(s) on {n_inst} instance(s) of {f['problem'].nunique()} problem(s).  "
-                      + "  ".join(f"`{c}`: {OUTCOMES[c]}." for c in shown))]
+                      f"{len(f)} cell(s) on {n_inst} instance(s) of {f['problem'].nunique()} problem(s).  Outcomes "
+                      f"({', '.join(f'`{c}`' for c in shown)}): see the [glossary](#s-glossary).")]
 
 
 class Failures:
