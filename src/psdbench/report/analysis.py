@@ -313,7 +313,7 @@ def stop_tolerances(frame: pd.DataFrame) -> pd.Series:
 
 
 def tolerance_labels(frame: pd.DataFrame, short: dict[str, str]) -> dict[str, str]:
-    """``short`` labels with each configuration's own stopping tolerance (``scs [tol 0.0001]``) where it
+    """``short`` labels with each configuration's own stopping tolerance (``solver [tol 0.0001]``) where it
     has one, for legends and tables."""
     tol = stop_tolerances(frame).groupby(frame["solver_label"]).first() if len(frame) else pd.Series(dtype=float)
     return {lab: s + (f" [tol {tol[lab]:g}]" if lab in tol.index and np.isfinite(tol[lab]) else "")

@@ -91,6 +91,7 @@ class GapVersusTime:
         if f.empty:
             return [Text("No cell has a reference objective: no gap to draw.")]
         f = f.assign(_set=an.instance_sets(f))
+        sources = an.reference_sources(f, context.refs)
         every = context.frame.assign(_set=an.instance_sets(context.frame))  # k/n ok counts every cell
         counts = every.groupby(["_set", "solver_label"])["status"].agg(lambda st: (int((st == "ok").sum()), len(st)))
         floors = rules.floors(f, float(context.options.get("gap_floor", rules.DEFAULT_ALLOWANCE)))
@@ -104,7 +105,8 @@ class GapVersusTime:
                 k, n = counts[(s, lab)]
                 series += config_series(g, f"{short[lab]} · {k}/{n} ok", lab, floors)
             partial = [f"{short[lab]} ({int(m)}/{n_inst})" for lab, m in ran.items() if m < n_inst]
-            note = (f"{n_inst} instance(s); gap floor {fmt_num(float(floors[sub.index].max()))}"
+            kinds = "; ".join(sorted(set(sources[sub.index])))
+            note = (f"{n_inst} instance(s); reference: {kinds}; floor {fmt_num(float(floors[sub.index].max()))}"
                     + (f"; ran on only some instances: {', '.join(partial)}" if partial else ""))
             panels.append(Panel(s, series, note, "No verified point in this set: nothing to draw.",
                                 {"instance set": s}))

@@ -65,14 +65,16 @@ def data_panel(cost: pd.DataFrame, title: str, note: str, key: dict[str, str], s
     return Panel(title, series, note, "", key)
 
 
-def sgm_frame(times: pd.DataFrame, tols: tuple[float, ...], short: dict[str, str]) -> pd.DataFrame:
+def sgm_frame(times: pd.DataFrame, tols: tuple[float, ...], short: dict[str, str],
+              references: dict[str, str] | None = None) -> pd.DataFrame:
     """Per instance set and compared configuration (:func:`psdbench.report.analysis.compared`): the scaled
     shifted geometric mean (reached k/n) and the SGM seconds per tolerance, each set on its own
     (:func:`psdbench.report.analysis.set_scores`), with the set's shift."""
     rows = []
     for s, g in sorted(times.groupby("set"), key=lambda kv: an.natural_key(kv[0])):
         labels, inst, left = an.compared(g)
-        per = {lab: {"instance set": s, "configuration": short[lab]} for lab in labels}
+        per = {lab: {"instance set": s, "reference": (references or {}).get(s, ""), "configuration": short[lab]}
+               for lab in labels}
         shifts = []
         for tol in tols:
             tab, shift = an.set_scores(g, tol)
@@ -119,7 +121,10 @@ class PerformanceProfiles:
                 key = {"instances": scope}
                 perf.append(performance_panel(cost, f"{scope}: gap ≤ {tol:g}", note, key, short))
                 data.append(data_panel(cost, f"{scope}: gap ≤ {tol:g}", note, key, short))
-        frame = sgm_frame(times, tols, short)
+        f = context.frame
+        src = an.reference_sources(f, context.refs)
+        refs = src.groupby(an.instance_sets(f)).agg(lambda k: "; ".join(sorted(set(k)))).to_dict() if len(f) else {}
+        frame = sgm_frame(times, tols, short, refs)
         fam = context.family
         return [
             Chart(f"performance_profiles_{fam}", "Performance profiles (time to reach each accuracy)", perf,
