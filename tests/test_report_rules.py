@@ -214,3 +214,15 @@ def test_one_vocabulary_with_the_solvers_word_and_the_configured_tolerance():
     assert fails["outcome"].tolist() == ["rejected (configured for 0.0001)"]
     assert fails["solver's word"].tolist() == ["solved"]
     assert an.tolerance_labels(_frame([row]), {"scs": "scs"}) == {"scs": "scs [tol 0.0001]"}
+
+
+def test_the_sgm_table_says_a_rejected_configuration_asked_for_less():
+    from psdbench import api
+
+    rows = _two_sets()
+    rej = _row("knn0", "scs", 1.2, 1e-3, KNN, tolerances={"max_dimacs_error": 1e-6}, feasible=0)
+    rej.update(status="infeasible", message=api.REJECTED + ": DIMACS err1 = 8e-5, needs <= 1e-6")
+    rows = [r for r in rows if r["cell_key"] != "knn0-scs"] + [rej]
+    t = _sgm_table(_frame(rows))
+    note = t[t["instance set"].str.contains("knn")].set_index("configuration").loc["scs [tol 0.0001]", "note"]
+    assert note == "1 rejected: configured for 0.0001"

@@ -318,3 +318,24 @@ def tolerance_labels(frame: pd.DataFrame, short: dict[str, str]) -> dict[str, st
     tol = stop_tolerances(frame).groupby(frame["solver_label"]).first() if len(frame) else pd.Series(dtype=float)
     return {lab: s + (f" [tol {tol[lab]:g}]" if lab in tol.index and np.isfinite(tol[lab]) else "")
             for lab, s in short.items()}
+
+
+def configured_notes(frame: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """Per (instance set, configuration) with points verification rejected though the configuration
+    asked for less than verification allows (:func:`psdbench.report.rules.configured_for`):
+    ``"2 rejected: configured for 0.0001"``."""
+    from ..harness.results import outcome_column
+
+    if frame.empty:
+        return {}
+    rej = frame[outcome_column(frame) == "rejected"]
+    if rej.empty:
+        return {}
+    tols = stop_tolerances(rej)
+    out: dict[tuple[str, str], list] = {}
+    for s, lab, t, m in zip(instance_sets(rej), rej["solver_label"], tols, rej["metrics"]):
+        what = rules.configured_for(None if t != t else float(t), rules.allowance(
+            m.get("tolerances") if isinstance(m, dict) else None, math.inf))
+        if what:
+            out.setdefault((s, lab), []).append(what)
+    return {k: f"{len(v)} rejected: {v[0]}" for k, v in out.items()}

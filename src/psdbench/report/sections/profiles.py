@@ -66,7 +66,8 @@ def data_panel(cost: pd.DataFrame, title: str, note: str, key: dict[str, str], s
 
 
 def sgm_frame(times: pd.DataFrame, tols: tuple[float, ...], short: dict[str, str],
-              references: dict[str, str] | None = None) -> pd.DataFrame:
+              references: dict[str, str] | None = None,
+              notes: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """Per instance set and compared configuration (:func:`psdbench.report.analysis.compared`): the scaled
     shifted geometric mean (reached k/n) and the SGM seconds per tolerance, each set on its own
     (:func:`psdbench.report.analysis.set_scores`), with the set's shift."""
@@ -86,6 +87,7 @@ def sgm_frame(times: pd.DataFrame, tols: tuple[float, ...], short: dict[str, str
         for lab in labels:
             per[lab]["shift (s)"] = "/".join(dict.fromkeys(fmt_num(x) for x in shifts))
             per[lab]["limit"] = "recorded" if g["limit_recorded"].all() else "longest wall time (not recorded)"
+            per[lab]["note"] = (notes or {}).get((s, lab), "")
         rows += list(per.values())
         rows += [{"instance set": s, "configuration": f"{short[lab]}: left out (ran part of the set)"} for lab in left]
     return pd.DataFrame(rows).fillna("")
@@ -124,7 +126,7 @@ class PerformanceProfiles:
         f = context.frame
         src = an.reference_sources(f, context.refs)
         refs = src.groupby(an.instance_sets(f)).agg(lambda k: "; ".join(sorted(set(k)))).to_dict() if len(f) else {}
-        frame = sgm_frame(times, tols, short, refs)
+        frame = sgm_frame(times, tols, short, refs, an.configured_notes(f))
         fam = context.family
         return [
             Chart(f"performance_profiles_{fam}", "Performance profiles (time to reach each accuracy)", perf,
