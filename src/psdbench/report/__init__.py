@@ -29,7 +29,7 @@ from .fmt import MISSING, first_line
 from ..harness.reference import annotate
 from ..harness.results import outcome_column, solver_word
 from . import rules
-from .analysis import stop_tolerances
+from .analysis import param_text, stop_tolerances
 from .frame import drop_superseded, tidy_frame
 from .render import Document, render
 from .plot import colour_map
@@ -88,7 +88,7 @@ def failures_frame(frame: pd.DataFrame) -> pd.DataFrame:
     metrics = f["metrics"] if "metrics" in f.columns else pd.Series([{}] * len(f), index=f.index)
     out = pd.DataFrame({
         "solver": f["solver_label"], "problem": f["problem"], "dataset": f["dataset"],
-        "params": f["instance_params"].map(lambda d: ", ".join(f"{k}={d[k]}" for k in sorted(d))),
+        "params": f["instance_params"].map(param_text),
         "seed": f["seed"].map(lambda s: MISSING if pd.isna(s) else str(int(s))), "outcome": words,
         "solver's word": [solver_word(m, d) or MISSING for m, d in zip(f["message"], metrics)],
         "message": f["message"].map(first_line),

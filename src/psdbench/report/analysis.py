@@ -31,6 +31,11 @@ def _value(v: Any) -> str:
     return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else str(v)
 
 
+def param_text(params: dict[str, Any]) -> str:
+    """``k=v, ...`` over every parameter (sorted by name), values for reading."""
+    return ", ".join(f"{k}={_value(params[k])}" for k in sorted(params))
+
+
 def set_key(params: dict[str, Any]) -> str:
     """``k=v, ...`` over the instance parameters that are not replicates (sorted by name)."""
     return ", ".join(f"{k}={_value(params[k])}" for k in sorted(params) if k not in REPLICATE_PARAMS)

@@ -8,6 +8,7 @@ import pandas as pd
 
 from psdbench.harness.results import OUTCOMES, outcome_column
 from psdbench.report import failures_frame
+from psdbench.report import analysis as an
 from psdbench.report import rules
 from psdbench.report.blocks import SectionContext, Table, Text
 from psdbench.report.fmt import fmt_num
@@ -80,7 +81,7 @@ class BelowCertified:
         verdicts = [rules.verdict(g, 0.0, fl, c) for g, fl, c in zip(b["gap"].astype(float), b["floor"], certified)]
         out = pd.DataFrame({
             "solver": b["solver_label"], "dataset": b["dataset"],
-            "params": b["instance_params"].map(lambda d: ", ".join(f"{k}={d[k]}" for k in sorted(d))),
+            "params": b["instance_params"].map(an.param_text),
             "seed": b["seed"].map(lambda s: "" if pd.isna(s) else str(int(s))), "outcome": outcome_column(b),
             "objective": b["objective"].map(lambda v: f"{v:.10g}"),
             "reference": b["reference_objective"].map(lambda v: f"{v:.10g}"),
