@@ -196,10 +196,19 @@ SCRIPT = r"""
       });
     });
   }
-  function whenOpen(div) {  // a chart inside a closed <details> is drawn when it opens (plotly needs its width)
+  function shown(div) { var det = div.closest('details'); return (!det || det.open) && !div.closest('[hidden]'); }
+  function whenOpen(div) {  // a chart in a closed <details> or a hidden slot is drawn when shown (plotly needs its width)
     var det = div.closest('details');
-    if (!det || det.open) { draw(div); return; }
-    det.addEventListener('toggle', function () { if (det.open) draw(div); });
+    if (shown(div)) draw(div);
+    if (det) det.addEventListener('toggle', function () { if (shown(div)) draw(div); });
+  }
+  function chartArea(area) {  // one chart at a time: the "chart" selector
+    var sel = area.querySelector('select.chart-kind'), slots = area.querySelectorAll(':scope > .chart-slot');
+    sel.addEventListener('change', function () {
+      slots.forEach(function (s, i) { s.hidden = i !== +sel.value; });
+      var c = slots[+sel.value].querySelector('div.chart');
+      if (c && c._data && shown(c)) draw(c);
+    });
   }
   function openTarget(hash) {  // a link into a closed <details> opens it
     var el = hash && hash.length > 1 ? document.getElementById(decodeURIComponent(hash.slice(1))) : null;
@@ -237,6 +246,7 @@ SCRIPT = r"""
   }
   document.addEventListener('DOMContentLoaded', function () {
     document.querySelectorAll('table.sortable').forEach(sortable);
+    document.querySelectorAll('div.chart-area').forEach(chartArea);
     if (window.Plotly) document.querySelectorAll('div.chart').forEach(setup);
     document.querySelectorAll('a[href^="#"]').forEach(function (a) {
       a.addEventListener('click', function () { openTarget(a.getAttribute('href')); });

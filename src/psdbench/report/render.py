@@ -61,6 +61,7 @@ details.front > summary h2 { border: none; font-size: 1.15em; }
 details.family { border-top: 1px solid #ccc; } details.family > summary { cursor: pointer; padding: 0.3em 0; }
 details.family > summary .fam-title { font-size: 1.2em; font-weight: 600; }
 details.front > summary { cursor: pointer; }
+.chart-area { border: 1px solid #ddd; padding: 0.4em 0.8em; margin: 0.6em 0; } .chart-area .kind { font-size: 0.9em; }
 @media (max-width: 900px) { body { margin: 0.5em; } }
 """
 
@@ -99,6 +100,8 @@ class _Out:
     paths: dict[str, Path] = field(default_factory=dict)
     taken: set[str] = field(default_factory=lambda: {"results.csv", "failures.csv"})
     charts: int = 0
+    #: while set, a chart's HTML goes here (title, html) instead of into its section: the family's one chart area
+    area: list[tuple[str, str]] | None = None
 
 
 def findings_frame(items: list[tuple[Finding, str, str]], link: bool) -> pd.DataFrame:
@@ -159,6 +162,9 @@ def _block(b: Any, o: _Out) -> tuple[list[str], list[str]]:
         md = [f"### {b.title}", "", f"![{b.title}]({name}.png)", ""] + ([cap, ""] if cap else [])
         hb = [f"<h3>{html.escape(b.title)}</h3>", chart_html(b, o.colours, f"chart-{o.charts}")]
         hb += [f'<p class="caption">{inline_html(b.caption)}</p>'] if b.caption else []
+        if o.area is not None:
+            o.area.append((b.title, "\n".join(hb[1:])))
+            return md, []
         return md, hb
     if isinstance(b, Figure):
         name = _unique(b.name, o.taken, "png")
@@ -219,6 +225,24 @@ def _toc(sections: list[Section], anchors: list[str]) -> tuple[list[str], str]:
     return md + [""], "".join(hb) + "</ul></nav>"
 
 
+def _family_html(family: str, body: list[Section], sections_html: list[str], o: _Out) -> list[str]:
+    """One family's closed ``<details>``: its one chart area (a ``chart`` selector showing one chart at a
+    time; each chart keeps its own instance-set selector and axis toggles), then its sections' tables."""
+    titles = [x.title.removesuffix(f" ({family})") for x in body if x.family == family]
+    out = [f'<details class="family" id="f-{html.escape(slug(family or "other").lower())}"><summary>'
+           f'<span class="fam-title">{html.escape(family or "other")}</span> <span class="meta">'
+           f'{len(titles)} section(s): {html.escape(", ".join(titles))}</span></summary>']
+    area = o.area or []
+    if area:
+        opts = "".join(f'<option value="{i}">{html.escape(t)}</option>' for i, (t, _) in enumerate(area))
+        out.append(f'<div class="chart-area"><label class="kind">chart <select class="chart-kind">{opts}</select>'
+                   "</label>")
+        out += [f'<div class="chart-slot"{" hidden" if i else ""}>{h}</div>' for i, (_, h) in enumerate(area)]
+        out.append("</div>")
+    o.area = []
+    return out + sections_html + ["</details>"]
+
+
 def render(doc: Document, out_dir: str | Path) -> dict[str, Path]:
     """Write ``report.md``, ``report.html`` and every table's CSV and figure's PNG; return the paths by name.
 
@@ -263,27 +287,27 @@ def render(doc: Document, out_dir: str | Path) -> dict[str, Path]:
     md += toc_md
     if not front:
         hb.append(toc_html)
-    family = None
+    family, fam_html = None, []
     for i, (sec, a) in enumerate(zip(front + body, front_anchors + body_anchors)):
-        m, h = _section(sec, a, o)
-        md = md + m
         if i >= len(front) and sec.family != family:  # each family's sections: one closed <details>
             if family is not None:
-                hb.append("</details>")
-            family = sec.family
-            n = sum(x.family == family for x in body)
-            hb.append(f'<details class="family" id="f-{html.escape(slug(family or "other").lower())}"><summary>'
-                      f'<span class="fam-title">{html.escape(family or "other")}</span> <span class="meta">{n} '
-                      f"section(s): " + html.escape(", ".join(x.title.removesuffix(f" ({family})") for x in body
-                                                              if x.family == family)) + "</span></summary>")
-        if i < len(front) and sec.title in COLLAPSED:  # details on demand: a click (or a link) opens them
+                hb += _family_html(family, body, fam_html, o)
+            family, fam_html, o.area = sec.family, [], []
+        m, h = _section(sec, a, o)
+        md = md + m
+        if i >= len(front):
+            has_content = any(not x.startswith(("<h2", "<p>")) for x in h[1:]) or len(h) > 2
+            fam_html += h if has_content else [f'<a id="{a}" class="moved"></a>']  # its charts are in the area
+            continue
+        if sec.title in COLLAPSED:  # details on demand: a click (or a link) opens them
             hb += [f'<details class="front"><summary>{h[0]}</summary>'] + h[1:] + ["</details>"]
         else:
             hb += h
-        if i == 0 and front:  # the contents after the winners: the first screen names the winners
+        if i == 0:  # the contents after the winners: the first screen names the winners
             hb.append(toc_html)
     if family is not None:
-        hb.append("</details>")
+        hb += _family_html(family, body, fam_html, o)
+    o.area = None
     paths = o.paths
     paths["markdown"] = out / "report.md"
     paths["markdown"].write_text("\n".join(md) + "\n", encoding="utf-8")

@@ -19,14 +19,19 @@ BAND = (0.25, 0.75)
 MAX_SEED_LINES, SEED_POINTS = 40, 60
 
 
+def display_floor(floor: float) -> float:
+    """Where a log axis draws a gap of 0 (a tie): ``min(floor, DEFAULT_ALLOWANCE)``; positive gaps
+    above it are drawn as they are (the floor cuts below the reference only)."""
+    return min(floor, rules.DEFAULT_ALLOWANCE)
+
+
 def split_curve(r: Any, floor: float) -> tuple[CellCurve, list[tuple[float, float]]]:
     """A cell's drawable curve (gaps floored at ``floor``) and its points beyond the certified bound
     as ``(time, gap)`` (negative gaps, never drawn as reached)."""
     raw = cell_curve(r.curve, float(r.reference_objective), r.sense, floor=-np.inf)
-    certified = "certified" in str(r.reference_kind or "")
-    beyond = (raw.gap < -floor) if certified else np.zeros(len(raw.gap), bool)
+    beyond = np.isfinite(raw.gap) & (raw.gap < -floor)  # the rules' cut (report/rules.py)
     keep = ~beyond
-    return (CellCurve(raw.t[keep], np.maximum(raw.gap[keep], floor), raw.repaired),
+    return (CellCurve(raw.t[keep], np.maximum(raw.gap[keep], display_floor(floor)), raw.repaired),
             list(zip(raw.t[beyond].tolist(), raw.gap[beyond].tolist())))
 
 
@@ -44,12 +49,12 @@ def config_series(g: pd.DataFrame, label: str, key: str, floors: pd.Series) -> l
                 finals.append((float(c.t[0]), float(c.gap[0])))
             beyond += b
         elif bool(r.verified) and np.isfinite(r.gap) and np.isfinite(r.wall_time_s) and r.wall_time_s > 0:
-            if bool(r.below_certified):
+            if float(r.gap) < -fl:  # beyond the bound by the rules
                 beyond.append((float(r.wall_time_s), float(r.gap)))
             else:
-                finals.append((float(r.wall_time_s), max(float(r.gap), fl)))
+                finals.append((float(r.wall_time_s), max(float(r.gap), display_floor(fl))))
     out: list[Series] = []
-    floor = float(floors[g.index].max()) if len(g) else 0.0
+    floor = display_floor(float(floors[g.index].max())) if len(g) else 0.0
     if curves:
         grid = time_grid(curves)
         med, lo, hi = aggregate(curves, grid, *BAND)
@@ -115,8 +120,9 @@ class GapVersusTime:
                    f"{int(BAND[1] * 100)} % band shaded; the HTML's `lines` button shows one line per cell instead.  "
                    "Only verified points are drawn; `(repaired)`: some were mapped to feasible points by the "
                    "problem's repair.  Diamonds: verified cells with one point (no curve), at (time, gap).  "
-                   "Crosses: points beyond the certified bound, drawn at the floor (hover: by how much).  Gaps "
-                   "below the floor (the certificate's width) are ties and drawn at it.")
+                   "Crosses: points beyond the bound (below the reference by more than the floor), drawn at the "
+                   "bottom (hover: by how much).  Points below the reference by at most the floor are ties at 0, "
+                   "drawn at min(floor, 1e-7); the glossary states the rules.")
         return [Chart(f"gap_vs_time_{context.family}", "Relative objective gap versus time", panels,
                       "time since solve start (s)", "gap / max(|ref|, 1)", log_x=True, log_y=True, caption=caption)]
 
