@@ -2,10 +2,10 @@
 
 Loads a generated store's ``report.html`` from disk with every network request refused, and checks:
 no console or page error, the winners on the first screen of a page at most 15,000 px tall, every
-family's charts drawn when its section (a tab) is opened, each chosen in its one chart area, no "no data" panel, no request leaves the
-file, changing a selector changes the traces drawn, clicking a legend entry hides a trace and the
-log / linear toggle changes an axis without showing it again, and no table is wider than an 800 px
-page.
+family's charts drawn when its section (a tab) is opened, each chosen in its one chart area, no
+"no data" panel, no request leaves the file, changing a selector changes the traces drawn, clicking
+a legend entry hides a trace and the log / linear toggle changes an axis without showing it again,
+and no table is wider than an 800 px page.
 Skipped when Playwright or Chromium is missing (``.ci/run`` installs both).
 """
 
