@@ -86,7 +86,8 @@ class BelowCertified:
             "objective": b["objective"].map(lambda v: f"{v:.10g}"),
             "reference": b["reference_objective"].map(lambda v: f"{v:.10g}"),
             "reference kind": b["reference_kind"],
-            "gap": b["gap"].map(fmt_num), "floor": b["floor"].map(fmt_num), "verdict": verdicts,
+            "gap": b["gap"].map(fmt_num), "floor": b["floor"].map(fmt_num),
+            "ranked gap": b["ranked_gap"].map(fmt_num), "verdict": verdicts,
             "min_eig": b["min_eig"].map(fmt_num), "max_residual": b["max_residual"].map(fmt_num),
         }).reset_index(drop=True)
         n_tie = sum(v == "tie at 0" for v in verdicts)
