@@ -1,0 +1,205 @@
+"""The Dask backend: cells and references as tasks of a ``distributed`` cluster, however it was started.
+
+* **Where cells run.**  Workers as Dask deploys them (``dask worker``, dask-jobqueue,
+  dask-kubernetes, a ``LocalCluster``) run under a nanny and are daemonic processes, which
+  :mod:`multiprocessing` forbids to start children.  Each Dask worker thread therefore keeps one
+  long-lived :class:`~psdbench.harness.process.CellWorker` whose process is a fresh interpreter
+  started by :mod:`subprocess` (:class:`~psdbench.harness.spawned.SpawnContext`), held by a
+  :class:`CellPool` worker plugin that the client registers for the run.  Cells run in it as on
+  the local backend: one deadline, the worker's own hard kill, the memory cap (``RLIMIT_AS``), a
+  fresh process after any fault.  The memory cap is the grid's ``memory_mb``, else
+  :data:`~psdbench.harness.limits.MEMORY_SHARE` of the Dask worker's own memory limit split
+  between its threads, computed on the worker.
+* **Before any work** (:func:`preflight`) every worker starts its cell process once and answers
+  with what it cannot do; a worker that cannot run cells ends the run with one line naming it and
+  why (:class:`~psdbench.harness.limits.MachineError`, exit 3).
+* **Data.**  The client loads each dataset of the grid and scatters it once; a cell's task
+  receives it and the worker builds the instance from it, so workers need no ``PSDBENCH_DATA``
+  and build from the very content the instance key hashed.  A reference is one task per
+  instance, whatever the number of workers.
+* **Worker loss.**  A task whose worker dies (``kill -9``, the nanny restarting it) is run again
+  by the scheduler on another worker; one the scheduler gives up on (``KilledWorker``, after
+  ``distributed.scheduler.allowed-failures`` losses) is stored ``crashed`` with ``harness: worker
+  lost`` (computed again by the next run).  Each cell is one future, hence one row.
+* **Scheduler loss** raises :class:`~psdbench.harness.limits.MachineError` (exit 3): rows already
+  committed stay, claims are released by the runner.
+* **Ctrl-C**: the client's pending tasks are cancelled and every worker's running cell process is
+  killed (:func:`cancel_running`) before the client closes.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import threading
+from typing import Any, Callable
+
+from distributed import WorkerPlugin, get_worker
+
+from .limits import MEMORY_SHARE, MachineError
+from .process import CellWorker
+
+PLUGIN = "psdbench-cells"
+
+
+class CellPool(WorkerPlugin):
+    """One long-lived cell worker per Dask worker thread and memory cap, for one run."""
+
+    def __init__(self, memory_mb: int | None) -> None:
+        self.memory_mb = memory_mb
+
+    def setup(self, worker: Any) -> None:
+        self.workers: dict[int, CellWorker] = {}
+        self.cancel = threading.Event()
+        self.lock = threading.Lock()
+        limit = getattr(getattr(worker, "memory_manager", None), "memory_limit", None)
+        if not limit:
+            import psutil
+
+            limit = psutil.virtual_memory().total
+        threads = max(1, int(getattr(worker.state, "nthreads", 1) or 1))
+        self.cap = int(self.memory_mb or MEMORY_SHARE * limit / threads / 2**20)
+
+    def teardown(self, worker: Any) -> None:
+        self.cancel.set()
+        for w in list(self.workers.values()):
+            w.close()
+
+    def worker(self) -> CellWorker:
+        """This thread's cell worker (started on first use, from a fresh interpreter)."""
+        from .spawned import SpawnContext
+
+        me = threading.get_ident()
+        with self.lock:
+            if me not in self.workers:
+                self.workers[me] = CellWorker(self.cap, cancel=self.cancel, context=SpawnContext())
+            return self.workers[me]
+
+
+def _pool() -> CellPool:
+    return get_worker().plugins[PLUGIN]
+
+
+def _noop(task: Any, emit: Any, cache: Any = None) -> str:
+    """A task that only proves the cell process started and answers."""
+    return "ok"
+
+
+def probe() -> str:
+    """On a worker, before any work: start this thread's cell process and run a no-op in it; "" if
+    it works, else why not."""
+    pool = _pool()
+    if not mp.get_all_start_methods():  # pragma: no cover - no process can start
+        return "no process start method"
+    out = pool.worker().run(_noop, {}, 60.0)
+    if out.outcome != "result":
+        return f"its cell process does not run ({out.message}) under a memory cap of {pool.cap} MiB"
+    return ""
+
+
+def cancel_running() -> None:
+    """On a worker: kill every running cell process of this run (Ctrl-C of the client)."""
+    try:
+        _pool().cancel.set()
+    except (KeyError, ValueError):
+        pass
+
+
+def run_cell(task: dict[str, Any], timeout: float, dataset: Any = None) -> Any:
+    """A Dask task: one cell in this thread's cell worker."""
+    from .runner import run_cell_isolated
+
+    pool = _pool()
+    w = pool.worker()
+    return run_cell_isolated({**task, "dataset_data": dataset}, timeout, pool.cap, w)
+
+
+def run_reference(task: dict[str, Any], timeout: float, dataset: Any = None) -> Any:
+    """A Dask task: one instance's reference in this thread's cell worker."""
+    from .runner import run_reference_isolated
+
+    pool = _pool()
+    return run_reference_isolated({**task, "dataset_data": dataset}, timeout, pool.cap, in_worker=pool.worker())
+
+
+class Cluster:
+    """The client side of a run: connect (or start a ``LocalCluster``), register the pool, check
+    the workers, ship the datasets, submit, and close."""
+
+    def __init__(self, scheduler: Any, jobs: int, memory_mb: int | None) -> None:
+        from distributed import Client, LocalCluster
+
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)  # lost connections are reported by us
+        self.own: Any = None
+        if scheduler is None:
+            self.own = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+            self.client = Client(self.own)
+        elif hasattr(scheduler, "scheduler_address"):  # a cluster object (LocalCluster, SLURMCluster, ...)
+            self.client = Client(scheduler)
+        elif hasattr(scheduler, "submit") and hasattr(scheduler, "register_plugin"):  # a Client
+            self.client = scheduler
+        else:
+            self.client = Client(str(scheduler), timeout="10s")
+        self.closing = False
+        self.client.register_plugin(CellPool(memory_mb), name=PLUGIN)
+        self.datasets: dict[str, Any] = {}
+
+    def preflight(self) -> None:
+        """Every worker starts its cell process; one line naming those that cannot, and why."""
+        workers = list(self.client.scheduler_info().get("workers", {}))
+        if not workers:
+            self.client.wait_for_workers(1, timeout=60)
+            workers = list(self.client.scheduler_info().get("workers", {}))
+        futs = {w: self.client.submit(probe, workers=[w], allow_other_workers=False, pure=False) for w in workers}
+        bad = []
+        for w, f in futs.items():
+            try:
+                why = f.result()
+            except Exception as exc:  # e.g. psdbench not importable there
+                why = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+            if why:
+                bad.append(f"{w}: {why}")
+        if bad:
+            raise MachineError(f"Dask workers cannot run cells: {'; '.join(bad)}")
+
+    def ship(self, names: list[str], load: Callable[[str], Any]) -> None:
+        """Scatter each dataset once (the workers then need no data folder of their own)."""
+        for name in names:
+            if name not in self.datasets:
+                self.datasets[name] = self.client.scatter(load(name), hash=False)
+
+    def submit(self, what: str, task: dict[str, Any], timeout: float, dataset: str) -> Any:
+        fn = run_reference if what == "ref" else run_cell
+        return self.client.submit(fn, task, timeout, self.datasets.get(dataset), pure=False)
+
+    def lost(self) -> bool:
+        """Whether the client has lost its scheduler."""
+        return self.client.status not in ("running", "connecting", "newly-created")
+
+    def close(self, interrupted: bool = False) -> None:
+        self.closing = True
+        try:
+            if interrupted and not self.lost():
+                self.client.run(cancel_running)
+        except Exception:  # the workers or scheduler are gone: nothing left to cancel
+            pass
+        try:
+            self.client.close(timeout=10)
+        except Exception:
+            pass
+        if self.own is not None:
+            try:
+                self.own.close(timeout=10)
+            except Exception:
+                pass
+
+
+def is_worker_lost(exc: BaseException) -> bool:
+    """A task the scheduler gave up on because its workers died."""
+    return type(exc).__name__ == "KilledWorker"
+
+
+def pid() -> int:
+    """This worker's process id (tests kill it)."""
+    return os.getpid()
