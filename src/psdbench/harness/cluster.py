@@ -132,18 +132,20 @@ class Cluster:
 
         logging.getLogger("distributed").setLevel(logging.CRITICAL)  # lost connections are reported by us
         self.own: Any = None
+        self.own_client = True
         if scheduler is None:
-            self.own = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+            self.own = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=":0")
             self.client = Client(self.own)
         elif hasattr(scheduler, "scheduler_address"):  # a cluster object (LocalCluster, SLURMCluster, ...)
             self.client = Client(scheduler)
         elif hasattr(scheduler, "submit") and hasattr(scheduler, "register_plugin"):  # a Client
-            self.client = scheduler
+            self.client, self.own_client = scheduler, False
         else:
             self.client = Client(str(scheduler), timeout="10s")
         self.closing = False
         self.client.register_plugin(CellPool(memory_mb), name=PLUGIN)
         self.datasets: dict[str, Any] = {}
+        self.submitted: list[Any] = []
 
     def preflight(self) -> None:
         """Every worker starts its cell process; one line naming those that cannot, and why."""
@@ -171,23 +173,30 @@ class Cluster:
 
     def submit(self, what: str, task: dict[str, Any], timeout: float, dataset: str) -> Any:
         fn = run_reference if what == "ref" else run_cell
-        return self.client.submit(fn, task, timeout, self.datasets.get(dataset), pure=False)
+        fut = self.client.submit(fn, task, timeout, self.datasets.get(dataset), pure=False)
+        self.submitted.append(fut)
+        return fut
 
     def lost(self) -> bool:
         """Whether the client has lost its scheduler."""
         return self.client.status not in ("running", "connecting", "newly-created")
 
     def close(self, interrupted: bool = False) -> None:
+        """Kill the running cells (``interrupted``), end the workers' cell processes, close what we opened."""
         self.closing = True
-        try:
-            if interrupted and not self.lost():
-                self.client.run(cancel_running)
-        except Exception:  # the workers or scheduler are gone: nothing left to cancel
-            pass
-        try:
-            self.client.close(timeout=10)
-        except Exception:
-            pass
+        if not self.lost():
+            try:
+                if interrupted:
+                    self.client.cancel(self.submitted, force=True)
+                    self.client.run(cancel_running)
+                self.client.unregister_worker_plugin(PLUGIN)  # its teardown ends the cell processes
+            except Exception:  # workers or scheduler gone: nothing left to end
+                pass
+        if self.own_client:
+            try:
+                self.client.close(timeout=10)
+            except Exception:
+                pass
         if self.own is not None:
             try:
                 self.own.close(timeout=10)
