@@ -130,7 +130,7 @@ class Cluster:
     def __init__(self, scheduler: Any, jobs: int, memory_mb: int | None) -> None:
         from distributed import Client, LocalCluster
 
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)  # lost connections are reported by us
+        quiet_logs()
         self.own: Any = None
         self.own_client = True
         if scheduler is None:
@@ -177,9 +177,10 @@ class Cluster:
         self.submitted.append(fut)
         return fut
 
-    def lost(self) -> bool:
-        """Whether the client has lost its scheduler."""
-        return self.client.status not in ("running", "connecting", "newly-created")
+    def lost(self, exc: BaseException | None = None) -> bool:
+        """Whether the client has lost its scheduler (``exc``: what a future raised)."""
+        return ("scheduler-connection-lost" in str(exc or "")
+                or self.client.status not in ("running", "newly-created"))
 
     def close(self, interrupted: bool = False) -> None:
         """Kill the running cells (``interrupted``), end the workers' cell processes, close what we opened."""
@@ -202,6 +203,14 @@ class Cluster:
                 self.own.close(timeout=10)
             except Exception:
                 pass
+
+
+def quiet_logs() -> None:
+    """Dask's client logs a lost connection or a closing cluster with tracebacks on stderr; the run
+    reports those in its own one line, so only critical records go through."""
+    for name in ["distributed", "tornado", "asyncio"] + [n for n in logging.root.manager.loggerDict
+                                                        if n.startswith("distributed.")]:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def is_worker_lost(exc: BaseException) -> bool:

@@ -347,7 +347,7 @@ def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: i
             try:
                 res = fut.result()
             except Exception as exc:  # the task did not return: its worker was lost, or the scheduler
-                if cluster.lost():
+                if cluster.lost(exc):
                     raise MachineError(f"the Dask scheduler went away ({scheduler or 'local cluster'}): "
                                        "finished cells are stored, re-run to complete the rest") from None
                 why = ("worker lost: " if is_worker_lost(exc) else "executor: ") + f"{type(exc).__name__}: {exc}"
