@@ -130,13 +130,14 @@ def env(tmp_path_factory):
 class Cluster:
     """``dask scheduler`` and ``dask worker --nworkers 2 --nthreads 1`` subprocesses on 127.0.0.1."""
 
-    def __init__(self, env, cwd):
+    def __init__(self, env, cwd, scheduler_env=None):
         self.port = _free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
         worker_env = {k: v for k, v in env.items() if k != "PSDBENCH_DATA"}  # the data is shipped
         bin_dir = Path(sys.executable).parent
         self.scheduler = subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port",
-                                           str(self.port), "--no-dashboard"], env=worker_env, cwd=cwd,
+                                           str(self.port), "--no-dashboard"], env={**worker_env, **(scheduler_env or {})},
+                                          cwd=cwd,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         self.workers = subprocess.Popen([str(bin_dir / "dask"), "worker", self.address, "--nworkers", "2",
                                          "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"], env=worker_env,
@@ -262,6 +263,37 @@ def test_scheduler_gone_exits_3_with_one_line_and_the_store_intact(env, tmp_path
             assert con.execute("PRAGMA quick_check").fetchone()[0] == "ok"
             assert con.execute("SELECT count(*) FROM claims").fetchone()[0] == 0  # released
             assert con.execute("SELECT finished_at IS NOT NULL FROM runs").fetchone()[0] == 1
+        mark.unlink()
+    finally:
+        c.stop()
+
+
+def test_worker_lost_for_good_is_crashed_worker_lost_and_the_resume_completes(env, tmp_path):
+    """A scheduler that gives up on a task at its first lost worker (allowed-failures = 0): the cells
+    that were on it are stored crashed, "harness: worker lost", and the next run computes them."""
+    c = Cluster(env, tmp_path, {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"})
+    try:
+        (tmp_path / "g.toml").write_text(BLOCK_GRID)
+        db = tmp_path / "r.sqlite"
+        mark = Path(env["PSDBENCH_TEST_MARKS"]) / "blocked"
+        args = [sys.executable, "-m", "psdbench.cli", "run", "--report", "", "--quiet", "--grid", tmp_path / "g.toml",
+                "--db", db, "--backend", "dask", "--scheduler", c.address]
+        run = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(mark, run)
+        os.kill(int(mark.read_text()), signal.SIGKILL)
+        out, err = run.communicate(timeout=600)
+        assert run.returncode == 0, err
+        df = Store(db).results_frame()
+        assert len(df) == 6 and df.cell_key.is_unique
+        lost = df[df.status == "crashed"]
+        # the killed cell, and the cells the scheduler had queued on that worker
+        assert len(lost) >= 1 and all(m.startswith("harness: worker lost") for m in lost.message), df.message
+        c.wait_for_workers(2)  # the nanny restarted the worker
+        again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0, again.stderr
+        assert f"({len(lost)} run now" in again.stdout  # only the lost cells
+        df = Store(db).results_frame()
+        assert len(df) == 6 and set(df.status) == {"ok"}
         mark.unlink()
     finally:
         c.stop()

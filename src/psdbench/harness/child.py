@@ -121,7 +121,9 @@ def run_task(fn: Callable[..., Any], task: dict[str, Any], outbox: Outbox, alarm
 
     def emit(msg: tuple) -> None:
         if msg[0] == "solved":  # verification and re-scoring get `post` seconds from now
-            alarm.arm(max(task["deadline"] + task["grace"], time.monotonic() + task["post"]))
+            kill_at = max(task["deadline"] + task["grace"], time.monotonic() + task["post"])
+            alarm.arm(kill_at)
+            msg = (*msg, kill_at)  # the runner takes the same instant
         outbox.emit(msg)
 
     try:

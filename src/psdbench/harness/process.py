@@ -234,12 +234,19 @@ def _with_deadline(task: dict[str, Any], timeout: float, start: float) -> dict[s
 
 def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float,
              cancel: threading.Event | None = None, memory_mb: int | None = None) -> Isolated:
-    """Wait for the task's result, collecting checkpoints; kill ``proc`` at deadline + grace, or
-    within :data:`CANCEL_POLL` s of ``cancel`` being set (outcome ``"cancelled"``).  With a
-    ``memory_mb`` cap, sample the process's address space every :data:`MEMORY_POLL` s."""
+    """Wait for the task's result, collecting checkpoints, until the worker returns, dies or is
+    killed; or within :data:`CANCEL_POLL` s of ``cancel`` being set (outcome ``"cancelled"``).  With a
+    ``memory_mb`` cap, sample the process's address space every :data:`MEMORY_POLL` s.
+
+    The worker ends itself at its kill instant (deadline + grace, or ``post`` s after the solver
+    returned: :mod:`psdbench.harness.child`); this process kills it only when it is still there
+    ``grace`` s after that instant *as this process saw it pass*: a runner that was stopped or
+    starved first reads what the worker sent meanwhile (a result waiting behind checkpoints).
+    """
     timeout, grace, post = task["timeout"], task["grace"], task["post"]
     out = Isolated(outcome="crashed", grace_s=grace)
     kill_at = task["deadline"] + grace
+    late_since = None  # when this process first saw kill_at past
     solved = False
     from multiprocessing.connection import wait as wait_for
 
@@ -249,23 +256,23 @@ def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float,
             proc.join()
             out.outcome, out.message = "cancelled", "killed: the run was interrupted"
             break
-        wait = kill_at - time.monotonic()
+        now = time.monotonic()
+        if now >= kill_at and late_since is None:
+            late_since = now
+        wait = (kill_at - now) if late_since is None else (late_since + grace - now)
         if cancel is not None:
             wait = min(wait, CANCEL_POLL)
         if memory_mb:
             wait = min(wait, MEMORY_POLL)
             out.vm_mb = max(out.vm_mb, _vm_mb(proc.pid))
-        # read what is there even past the deadline: a runner that was stopped or slow finds the
-        # results its worker sent meanwhile, and kills only a task still running
         ready = wait_for([recv, proc.sentinel], timeout=max(wait, 0.0))
-        if not ready and (cancel is not None or memory_mb) and time.monotonic() < kill_at:
-            continue
         if not ready:
-            proc.kill()
+            now = time.monotonic()
+            if late_since is None or now < late_since + grace:
+                continue
+            proc.kill()  # the worker's own kill did not happen
             proc.join()
             out.outcome = "killed"
-            out.message = (f"killed at the {timeout:g} s deadline + {grace:g} s grace" if not solved else
-                           f"killed {post:g} s after the solver returned (verification did not end)")
             break
         if recv not in ready and not recv.poll(0):
             break  # the process died with nothing left to read (a child it forked may hold the pipe open)
@@ -282,14 +289,17 @@ def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float,
             cps = out.checkpoints
             out.checkpoints = cps[:1] + cps[1:-1:2] + cps[-1:]
         if msg[0] == "solved":
-            kill_at, solved = max(kill_at, time.monotonic() + post), True
+            solved = True
+            kill_at = max(kill_at, float(msg[3]) if len(msg) > 3 else time.monotonic() + post)
+            late_since = None if time.monotonic() < kill_at else late_since
     if out.outcome == "crashed":
         proc.join(timeout=10)
         if proc.exitcode == -signal.SIGALRM:  # the worker's own hard deadline (harness/child.py)
             out.outcome = "killed"
-            out.message = (f"killed at the {timeout:g} s deadline + {grace:g} s grace" if not solved else
-                           f"killed {post:g} s after the solver returned (verification did not end)")
-    # a killed task ran until its kill instant: a runner stopped past it adds nothing to its time
+    if out.outcome == "killed":
+        out.message = (f"killed at the {timeout:g} s deadline + {grace:g} s grace" if not solved else
+                       f"killed {post:g} s after the solver returned (verification did not end)")
+    # a killed task ran until its kill instant: a runner late past it adds nothing to its time
     end = min(time.monotonic(), kill_at) if out.outcome == "killed" else time.monotonic()
     out.wall_time_s = end - start
     return out
