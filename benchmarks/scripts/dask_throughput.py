@@ -36,8 +36,14 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness_overhead import _env, grid_text  # noqa: E402  (the same grid and plugin)
+
+
+def _overhead_script() -> object:
+    """``harness_overhead.py`` beside this script (the same grid and plugin)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import harness_overhead
+
+    return harness_overhead
 
 
 def _free_port() -> int:
@@ -75,7 +81,7 @@ def _run(args: list[str], env: dict[str, str]) -> float:
 
 def measure(cells: int, extra: list[str], name: str, work: Path, env: dict[str, str]) -> dict[str, float]:
     grid = work / f"grid-{cells}.toml"
-    grid.write_text(grid_text(cells))
+    grid.write_text(_overhead_script().grid_text(cells))
     db = work / f"{name}.sqlite"
     args = ["--grid", str(grid), "--db", str(db), *extra]
     run = _run(args, env)
@@ -100,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="psdbench-dask-throughput-") as tmp:
         work = Path(tmp)
-        env = _env(work, None)
+        env = _overhead_script()._env(work, None)
         rows.append(measure(args.cells, ["--jobs", "2"], "local-jobs2", work, env))
         address, procs = start_cluster({k: v for k, v in env.items() if k != "PSDBENCH_DATA"}, work)
         try:

@@ -1,9 +1,9 @@
 """Worker processes: the forkserver context, one-shot isolated calls and long-lived cell workers.
 
-* :func:`run_isolated` runs one function in a fresh process (references, checkpoint verification,
-  the Dask backend's cells).
+* :func:`run_isolated` runs one function in a fresh process (references, checkpoint verification).
 * :class:`CellWorker` is a long-lived process (the first ones forked from the grid's process while
-  it has one thread, :func:`fork_context`; replacements from the fork server) that runs many tasks in turn, each under its own
+  it has one thread, :func:`fork_context`; replacements from the fork server; on Dask, spawned:
+  :mod:`psdbench.harness.spawned`) that runs many tasks in turn, each under its own
   deadline (``deadline = time.monotonic() + timeout`` when the runner sends it) and the process's
   memory cap.  A task that is killed (deadline + grace), crashes the process, raises
   ``MemoryError``, leaves a thread running or grows the process beyond a quarter of its memory

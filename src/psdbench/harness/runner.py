@@ -16,7 +16,9 @@ in a long-lived worker that is replaced after any fault.
   (``timeout`` / ``crashed``) and the next cell gets a fresh worker; so does the cell after a
   ``MemoryError``, a thread left running or an address space grown past a quarter of the cap's
   headroom.
-* Dask backend: each cell submitted to a ``distributed`` cluster runs in a fresh process.
+* Dask backend (:mod:`psdbench.harness.cluster`): each reference and cell is a task of a
+  ``distributed`` cluster, run in the long-lived worker the Dask worker thread keeps (a fresh
+  interpreter: Dask's nanny workers are daemonic and may not fork multiprocessing children).
 * Concurrent runs on one store: a cell (or reference) is claimed in the store just before it is
   dispatched (:mod:`psdbench.harness.claims`); one that another live run holds or has stored
   meanwhile is skipped and counted so.  Claims of dead runs are taken over.
@@ -342,19 +344,22 @@ def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: i
                 yield [("skipped", base, why)]
                 continue
             futures[cluster.submit("cell", {"result": base, **extra}, timeout, cell.dataset)] = ("cell", base)
-        for fut in as_completed(list(futures)):
-            what, obj = futures[fut]
-            try:
-                res = fut.result()
-            except Exception as exc:  # the task did not return: its worker was lost, or the scheduler
-                if cluster.lost(exc):
-                    raise MachineError(f"the Dask scheduler went away ({scheduler or 'local cluster'}): "
-                                       "finished cells are stored, re-run to complete the rest") from None
-                why = ("worker lost: " if is_worker_lost(exc) else "executor: ") + f"{type(exc).__name__}: {exc}"
-                res = {"status": Status.CRASHED.value, "message": harness_failure(why)}
-                if what == "cell":
-                    res = replace(obj, **res)
-            yield [(what, obj, res)]
+        for finished in as_completed(list(futures)).batches():  # what finished together: one commit
+            batch = []
+            for fut in finished:
+                what, obj = futures[fut]
+                try:
+                    res = fut.result()
+                except Exception as exc:  # the task did not return: its worker was lost, or the scheduler
+                    if cluster.lost(exc):
+                        raise MachineError(f"the Dask scheduler went away ({scheduler or 'local cluster'}): "
+                                           "finished cells are stored, re-run to complete the rest") from None
+                    why = ("worker lost: " if is_worker_lost(exc) else "executor: ") + f"{type(exc).__name__}: {exc}"
+                    res = {"status": Status.CRASHED.value, "message": harness_failure(why)}
+                    if what == "cell":
+                        res = replace(obj, **res)
+                batch.append((what, obj, res))
+            yield batch
         interrupted = False
     except OSError as exc:  # the scheduler did not answer the client
         raise MachineError(f"the Dask scheduler {scheduler} cannot be reached: {exc}") from None
