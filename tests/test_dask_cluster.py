@@ -244,6 +244,32 @@ def test_worker_killed_mid_cell_leaves_every_cell_one_row(cluster, env, tmp_path
     cluster.wait_for_workers(2)
 
 
+@pytest.mark.slow  # a cluster or two runs of its own: ~40-90 s on 2 shared cores
+def test_ctrl_c_stores_finished_cells_without_tracebacks_and_the_resume_completes(cluster, env, tmp_path):
+    (tmp_path / "g.toml").write_text(BLOCK_GRID)
+    db = tmp_path / "r.sqlite"
+    mark = Path(env["PSDBENCH_TEST_MARKS"]) / "blocked"
+    args = [sys.executable, "-m", "psdbench.cli", "run", "--report", "", "--quiet", "--grid", tmp_path / "g.toml",
+            "--db", db, "--backend", "dask", "--scheduler", cluster.address]
+    run = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(mark, run)  # a cell is running
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=600)
+    assert run.returncode == 130, err
+    assert err.strip().splitlines() == ["psdbench: interrupted; finished cells are stored, re-run to complete the rest"]
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
+        stored = con.execute("SELECT count(*) FROM history").fetchone()[0]
+    assert stored < 6  # the blocked cell was not stored
+    again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert f"({6 - stored} run now" in again.stdout
+    df = Store(db).results_frame()
+    assert len(df) == 6 and set(df.status) == {"ok"}
+    mark.unlink()
+
+
+@pytest.mark.slow  # a cluster or two runs of its own: ~40-90 s on 2 shared cores
 def test_scheduler_gone_exits_3_with_one_line_and_the_store_intact(env, tmp_path):
     c = Cluster(env, tmp_path)
     try:
@@ -268,6 +294,7 @@ def test_scheduler_gone_exits_3_with_one_line_and_the_store_intact(env, tmp_path
         c.stop()
 
 
+@pytest.mark.slow  # a cluster or two runs of its own: ~40-90 s on 2 shared cores
 def test_worker_lost_for_good_is_crashed_worker_lost_and_the_resume_completes(env, tmp_path):
     """A scheduler that gives up on a task at its first lost worker (allowed-failures = 0): the cells
     that were on it are stored crashed, "harness: worker lost", and the next run computes them."""
