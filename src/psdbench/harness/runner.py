@@ -231,17 +231,25 @@ def run_grid(
     harness: list[str] = []  # messages of the cells the harness failed
 
     def claim(what: str, obj: Any) -> str:
-        key = f"ref:{obj}" if what == "ref" else obj.cell_key
+        return claim_all([(what, obj)])[0]
+
+    def claim_all(items: list[tuple[str, Any]]) -> list[str]:
+        """Claim references and cells in one transaction each for re-runs and new ones: "" or why not."""
+        keys = [f"ref:{obj}" if what == "ref" else obj.cell_key for what, obj in items]
+        refused: dict[str, str] = {}
         try:
-            return store.claim([key], run_id, last if key in redo else since).get(key, "")
+            for part, seq in (([k for k in keys if k in redo], last), ([k for k in keys if k not in redo], since)):
+                if part:
+                    refused.update(store.claim(part, run_id, seq))
         except sqlite3.Error as exc:  # not computed now; a later resume does it
-            return f"claim failed ({exc})"
+            return [f"claim failed ({exc})"] * len(keys)
+        return [refused.get(k, "") for k in keys]
 
     try:
         if backend not in ("local", "dask"):
             raise PsdbenchError(f"unknown backend {backend!r} (local | dask)")
         finished = (_run_local(grid, run_id, todo, refs, jobs, timeout, memory_mb, claim, extra) if backend == "local"
-                    else _run_dask(grid, run_id, todo, refs, jobs, timeout, scheduler, claim, extra))
+                    else _run_dask(grid, run_id, todo, refs, jobs, timeout, scheduler, claim_all, extra))
         try:
             for batch in finished:
                 cells = [replace(res, created_at=now()) for what, _, res in batch if what == "cell"]
@@ -311,7 +319,7 @@ def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: 
 
 
 def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
-              scheduler: Any, claim: Callable[[str, Any], str],
+              scheduler: Any, claim: Callable[[list[tuple[str, Any]]], list[str]],
               extra: dict[str, Any]) -> Iterator[list[tuple[str, Any, Any]]]:
     """The Dask backend (:mod:`psdbench.harness.cluster`): every reference and cell a task of its
     own, run in the cell workers the Dask workers keep, claimed when it is submitted."""
@@ -330,20 +338,19 @@ def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: i
         cluster.preflight()  # before any work: workers that cannot run cells, and why
         cluster.ship(sorted({spec["dataset"] for spec in grid.instances.values()}), _loader())
         futures: dict[Any, tuple[str, Any]] = {}
-        for key in refs:
-            why = claim("ref", key)
+        items = [("ref", key) for key in refs] + [("cell", CellResult.for_cell(cell, run_id)) for cell in todo]
+        whys = claim(items)  # all at once: they are all dispatched now
+        skipped = [("skipped", obj, why) for (_, obj), why in zip(items, whys) if why]
+        if skipped:
+            yield skipped
+        for (what, obj), why in zip(items, whys):
             if why:
-                yield [("skipped", key, why)]
                 continue
-            spec = dict(grid.instances[key])
-            futures[cluster.submit("ref", spec, grid.reference_timeout, spec["dataset"])] = ("ref", key)
-        for cell in todo:
-            base = CellResult.for_cell(cell, run_id)
-            why = claim("cell", base)
-            if why:
-                yield [("skipped", base, why)]
-                continue
-            futures[cluster.submit("cell", {"result": base, **extra}, timeout, cell.dataset)] = ("cell", base)
+            if what == "ref":
+                spec = dict(grid.instances[obj])
+                futures[cluster.submit("ref", spec, grid.reference_timeout, spec["dataset"])] = ("ref", obj)
+            else:
+                futures[cluster.submit("cell", {"result": obj, **extra}, timeout, obj.dataset)] = ("cell", obj)
         for finished in as_completed(list(futures)).batches():  # what finished together: one commit
             batch = []
             for fut in finished:
