@@ -130,7 +130,7 @@ def env(tmp_path_factory):
 class Cluster:
     """``dask scheduler`` and ``dask worker --nworkers 2 --nthreads 1`` subprocesses on 127.0.0.1."""
 
-    def __init__(self, env, cwd, scheduler_env=None):
+    def __init__(self, env, cwd, scheduler_env=None, worker_args=("--nworkers", "2")):
         self.port = _free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
         worker_env = {k: v for k, v in env.items() if k != "PSDBENCH_DATA"}  # the data is shipped
@@ -139,11 +139,11 @@ class Cluster:
                                            str(self.port), "--no-dashboard"], env={**worker_env, **(scheduler_env or {})},
                                           cwd=cwd,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        self.workers = subprocess.Popen([str(bin_dir / "dask"), "worker", self.address, "--nworkers", "2",
+        self.workers = subprocess.Popen([str(bin_dir / "dask"), "worker", self.address, *worker_args,
                                          "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"], env=worker_env,
                                         cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         start_new_session=True)
-        self.wait_for_workers(2)
+        self.wait_for_workers(2 if "2" in worker_args else 1)
 
     def wait_for_workers(self, n):
         with distributed.Client(self.address, timeout="120s") as c:
@@ -322,5 +322,25 @@ def test_worker_lost_for_good_is_crashed_worker_lost_and_the_resume_completes(en
         df = Store(db).results_frame()
         assert len(df) == 6 and set(df.status) == {"ok"}
         mark.unlink()
+    finally:
+        c.stop()
+
+
+@pytest.mark.slow  # a cluster of its own
+def test_workers_that_cannot_run_cells_are_named_before_any_work(env, tmp_path):
+    """A worker whose memory limit leaves a cell process less than it needs: one line, exit 3, no cell."""
+    c = Cluster(env, tmp_path, worker_args=("--nworkers", "1", "--memory-limit", "700MB"))
+    try:
+        (tmp_path / "g.toml").write_text(GRID)
+        db = tmp_path / "r.sqlite"
+        out = psdbench(env, "--grid", tmp_path / "g.toml", "--db", db, "--backend", "dask", "--scheduler",
+                       c.address, check=False)
+        assert out.returncode == 3, out.stderr
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("psdbench: error: Dask workers cannot run cells: tcp://127.0.0.1:")
+        assert "MiB a cell process needs there" in lines[0]
+        with sqlite3.connect(db) as con:
+            assert con.execute("SELECT count(*) FROM history").fetchone()[0] == 0
+            assert con.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
     finally:
         c.stop()

@@ -30,7 +30,6 @@
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
 import os
 import threading
 from typing import Any, Callable
@@ -81,20 +80,24 @@ def _pool() -> CellPool:
     return get_worker().plugins[PLUGIN]
 
 
-def _noop(task: Any, emit: Any, cache: Any = None) -> str:
-    """A task that only proves the cell process started and answers."""
-    return "ok"
+def _need(task: Any, emit: Any, cache: Any = None) -> int:
+    """In a cell process: the memory cap it needs (its address space + the headroom to work)."""
+    from .limits import worker_need_mb
+
+    return worker_need_mb()
 
 
 def probe() -> str:
-    """On a worker, before any work: start this thread's cell process and run a no-op in it; "" if
-    it works, else why not."""
+    """On a worker, before any work: start this thread's cell process and ask it what memory cap
+    it needs; "" if it runs and fits, else why not."""
     pool = _pool()
-    if not mp.get_all_start_methods():  # pragma: no cover - no process can start
-        return "no process start method"
-    out = pool.worker().run(_noop, {}, 60.0)
+    out = pool.worker().run(_need, {}, 120.0)
     if out.outcome != "result":
         return f"its cell process does not run ({out.message}) under a memory cap of {pool.cap} MiB"
+    if out.value > pool.cap:
+        return (f"a cell's memory cap of {pool.cap} MiB (80 % of the worker's memory limit per thread, or [run] "
+                f"memory_mb) is below the {out.value} MiB a cell process needs there; raise the worker's "
+                "--memory-limit or memory_mb")
     return ""
 
 

@@ -63,25 +63,28 @@ class SpawnProcess:
         payload = pickle.dumps((self.target, tuple(args)), protocol=pickle.HIGHEST_PROTOCOL)
         r, w = os.pipe()
         ready_r, ready_w = os.pipe()
+        # the process's end: a pidfd (Linux >= 5.3), else EOF of a pipe the child holds open until it ends
+        alive_r, alive_w = (None, None) if hasattr(os, "pidfd_open") else os.pipe()
         env = dict(os.environ, **{k: "1" for k in THREAD_VARS})
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        keep = (r, ready_w, *fds) + ((alive_w,) if alive_w is not None else ())
         try:
-            self._popen = subprocess.Popen(
-                [sys.executable, "-m", "psdbench.harness.spawned", str(r), str(ready_w)],
-                pass_fds=(r, ready_w, *fds), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
-                close_fds=True)
+            self._popen = subprocess.Popen([sys.executable, "-m", "psdbench.harness.spawned", str(r), str(ready_w)],
+                                           pass_fds=keep, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                           env=env, close_fds=True)
         finally:
             os.close(r)
             os.close(ready_w)
+            if alive_w is not None:
+                os.close(alive_w)
         self.pid = self._popen.pid
-        self.sentinel = os.pidfd_open(self.pid) if hasattr(os, "pidfd_open") else ready_r
+        self.sentinel = os.pidfd_open(self.pid) if alive_r is None else alive_r
         with os.fdopen(w, "wb") as fh:
             fh.write(payload)
         try:
             wait([ready_r, self.sentinel], timeout=START_TIMEOUT)  # imports done, or the child died
         finally:
-            if self.sentinel != ready_r:
-                os.close(ready_r)
+            os.close(ready_r)
 
     @property
     def exitcode(self) -> int | None:
