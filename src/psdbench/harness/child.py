@@ -101,6 +101,10 @@ class Outbox:
                 self._busy = True
             try:
                 self.conn.send(msg)
+            except (BrokenPipeError, ConnectionResetError, EOFError):
+                raise  # the runner is gone: orphaned() ends the process
+            except Exception:  # noqa: S110 - a checkpoint that cannot be sent (unpicklable, no memory) is dropped
+                pass
             finally:
                 with self._cond:
                     self._busy = False
