@@ -30,7 +30,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from typing import Any, Callable
 
@@ -145,7 +144,6 @@ class Cluster:
             self.client, self.own_client = scheduler, False
         else:
             self.client = Client(str(scheduler), timeout="10s")
-        self.closing = False
         self.client.register_plugin(CellPool(memory_mb), name=PLUGIN)
         self.datasets: dict[str, Any] = {}
         self.submitted: list[Any] = []
@@ -187,7 +185,6 @@ class Cluster:
 
     def close(self, interrupted: bool = False) -> None:
         """Kill the running cells (``interrupted``), end the workers' cell processes, close what we opened."""
-        self.closing = True
         if not self.lost():
             try:
                 if interrupted:
@@ -219,8 +216,3 @@ def quiet_logs() -> None:
 def is_worker_lost(exc: BaseException) -> bool:
     """A task the scheduler gave up on because its workers died."""
     return type(exc).__name__ == "KilledWorker"
-
-
-def pid() -> int:
-    """This worker's process id (tests kill it)."""
-    return os.getpid()

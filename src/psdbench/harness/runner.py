@@ -4,8 +4,9 @@ in a long-lived worker that is replaced after any fault.
 * One deadline: when the runner sends a cell to a worker it sets ``deadline = time.monotonic() +
   timeout`` (monotonic time is system-wide on Linux, so worker and runner agree); the worker's
   :class:`~psdbench.api.Budget` ends there (building the instance counts against the deadline
-  of the cell that builds it) and the runner kills the worker at ``deadline + grace``
-  (:func:`grace_for`).  A solver that stops at the deadline returns its point (status
+  of the cell that builds it) and the worker ends itself at ``deadline + grace``
+  (:func:`grace_for`, :mod:`psdbench.harness.child`); the runner kills it if it is still there
+  ``grace`` s after it saw that instant pass.  A solver that stops at the deadline returns its point (status
   ``timeout``, verified as usual); a killed worker's last checkpoints (iterates its
   ``TraceRecorder`` kept, streamed over the pipe) are verified in a short second process and the
   best verified one is recorded with status ``timeout``.
@@ -65,7 +66,8 @@ from .reference import finalize, reference_key, reference_record
 from .results import CellResult
 from .store import Store, now
 
-from .limits import MEMORY_SHARE, MachineError, harness_failure, is_harness_failure, plan_workers, worker_need_mb  # noqa: F401
+from .limits import (MEMORY_SHARE, MachineError, harness_failure, is_harness_failure, plan_workers,  # noqa: F401
+                     worker_need_mb)
 
 
 def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
@@ -101,7 +103,8 @@ def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | Non
 
 
 def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
-                           cancel: threading.Event | None = None, in_worker: CellWorker | None = None) -> dict[str, Any]:
+                           cancel: threading.Event | None = None,
+                           in_worker: CellWorker | None = None) -> dict[str, Any]:
     """The reference of one instance in its own process (or in ``in_worker``), with the same
     deadline mechanism."""
     iso = (run_isolated(worker.run_reference, task, timeout, memory_mb, cancel) if in_worker is None

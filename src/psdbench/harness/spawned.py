@@ -13,9 +13,10 @@ start.  The target and its arguments travel pickled over a pipe; a
 :class:`multiprocessing.connection.Connection` among the arguments is passed as its file
 descriptor.  :meth:`SpawnProcess.start` returns once the child has imported the worker and every
 plugin (:mod:`psdbench.harness.preload`), so that start-up is harness time, before any deadline.
-Measured (``benchmarks/scripts/dask_throughput.py``): a start costs about as much as one fork
-server start-up (seconds, once per Dask worker thread and after each fault); the cells then run in
-that long-lived process as on the local backend.
+Measured on the shared 2-core machine (load 10): a start with its imports 14.5 s, the fork
+server's first start 11.4 s; so it is paid once per Dask worker thread (and after each fault,
+where the fork server forks in milliseconds), and the cells then run in that long-lived process
+as on the local backend.
 """
 
 from __future__ import annotations
