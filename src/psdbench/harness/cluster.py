@@ -44,8 +44,8 @@ PLUGIN = "psdbench-cells"
 class CellPool(WorkerPlugin):
     """One long-lived cell worker per Dask worker thread and memory cap, for one run."""
 
-    def __init__(self, memory_mb: int | None) -> None:
-        self.memory_mb = memory_mb
+    def __init__(self, memory_mb: int | None, preload: tuple[str, ...] | None = None) -> None:
+        self.memory_mb, self.preload = memory_mb, preload
 
     def setup(self, worker: Any) -> None:
         self.workers: dict[int, CellWorker] = {}
@@ -71,8 +71,23 @@ class CellPool(WorkerPlugin):
         me = threading.get_ident()
         with self.lock:
             if me not in self.workers:
-                self.workers[me] = CellWorker(self.cap, cancel=self.cancel, context=SpawnContext())
+                self.workers[me] = CellWorker(self.cap, cancel=self.cancel, context=SpawnContext(self.preload))
             return self.workers[me]
+
+
+def plugin_modules(problems: list[str], solvers: list[str]) -> tuple[str, ...]:
+    """The modules the cells of these problems and solvers import (their plugins' modules and
+    ``preload`` lists): what a worker's cell process imports before its first cell.  Datasets are
+    shipped, so no dataset plugin is needed there."""
+    from ..registry import discover
+
+    reg = discover(preload=False)
+    mods: list[str] = []
+    for obj in [reg.problem(p) for p in problems] + [reg.solver(s) for s in solvers]:
+        for m in [obj.__module__ if isinstance(obj, type) else type(obj).__module__, *getattr(obj, "preload", ())]:
+            if m not in mods:
+                mods.append(m)
+    return tuple(mods)
 
 
 def _pool() -> CellPool:
@@ -129,7 +144,8 @@ class Cluster:
     """The client side of a run: connect (or start a ``LocalCluster``), register the pool, check
     the workers, ship the datasets, submit, and close."""
 
-    def __init__(self, scheduler: Any, jobs: int, memory_mb: int | None) -> None:
+    def __init__(self, scheduler: Any, jobs: int, memory_mb: int | None,
+                 preload: tuple[str, ...] | None = None) -> None:
         from distributed import Client, LocalCluster
 
         quiet_logs()
@@ -144,7 +160,7 @@ class Cluster:
             self.client, self.own_client = scheduler, False
         else:
             self.client = Client(str(scheduler), timeout="10s")
-        self.client.register_plugin(CellPool(memory_mb), name=PLUGIN)
+        self.client.register_plugin(CellPool(memory_mb, preload), name=PLUGIN)
         self.datasets: dict[str, Any] = {}
         self.submitted: list[Any] = []
 

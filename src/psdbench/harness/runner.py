@@ -327,7 +327,7 @@ def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: i
     """The Dask backend (:mod:`psdbench.harness.cluster`): every reference and cell a task of its
     own, run in the cell workers the Dask workers keep, claimed when it is submitted."""
     try:
-        from .cluster import Cluster, is_worker_lost
+        from .cluster import Cluster, is_worker_lost, plugin_modules
     except ImportError:
         raise PsdbenchError("the dask backend needs 'distributed': pip install 'psdbench[dask]'") from None
     from distributed import as_completed
@@ -337,7 +337,9 @@ def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: i
     cluster = None
     interrupted = True
     try:
-        cluster = Cluster(scheduler, jobs, grid.memory_mb)
+        preload = plugin_modules(sorted({c.problem for c in todo} | {grid.instances[k]["problem"] for k in refs}),
+                                 sorted({c.solver for c in todo}))
+        cluster = Cluster(scheduler, jobs, grid.memory_mb, preload)
         cluster.preflight()  # before any work: workers that cannot run cells, and why
         cluster.ship(sorted({spec["dataset"] for spec in grid.instances.values()}), _loader())
         futures: dict[Any, tuple[str, Any]] = {}

@@ -45,8 +45,9 @@ class SpawnProcess:
     ``Process`` that :mod:`psdbench.harness.process` uses: ``start``, ``pid``, ``sentinel``,
     ``exitcode`` (negative: the signal), ``is_alive``, ``kill``, ``join``."""
 
-    def __init__(self, target: Callable[..., Any], args: tuple = (), daemon: bool = True) -> None:
-        self.target, self.args = target, args
+    def __init__(self, target: Callable[..., Any], args: tuple = (), daemon: bool = True,
+                 preload: tuple[str, ...] | None = None) -> None:
+        self.target, self.args, self.preload = target, args, preload
         self.pid: int | None = None
         self.sentinel: int | None = None
         self._popen: subprocess.Popen | None = None
@@ -61,7 +62,7 @@ class SpawnProcess:
                 args.append(_Fd(a.fileno(), a.readable, a.writable))
             else:
                 args.append(a)
-        payload = pickle.dumps((self.target, tuple(args)), protocol=pickle.HIGHEST_PROTOCOL)
+        payload = pickle.dumps((self.target, tuple(args), self.preload), protocol=pickle.HIGHEST_PROTOCOL)
         r, w = os.pipe()
         ready_r, ready_w = os.pipe()
         # the process's end: a pidfd (Linux >= 5.3), else EOF of a pipe the child holds open until it ends
@@ -117,9 +118,17 @@ class SpawnProcess:
 
 
 class SpawnContext:
-    """``Pipe`` and ``Process`` as :mod:`psdbench.harness.process` uses them, processes spawned."""
+    """``Pipe`` and ``Process`` as :mod:`psdbench.harness.process` uses them, processes spawned.
 
-    Process = SpawnProcess
+    ``preload``: the modules a child imports before it says it is ready (the plugins a run's grid
+    uses); default every registered plugin's (:mod:`psdbench.harness.preload`).
+    """
+
+    def __init__(self, preload: tuple[str, ...] | None = None) -> None:
+        self.preload = tuple(preload) if preload is not None else None
+
+    def Process(self, target: Callable[..., Any], args: tuple = (), daemon: bool = True) -> SpawnProcess:  # noqa: N802
+        return SpawnProcess(target, args, daemon, self.preload)
 
     @staticmethod
     def Pipe(duplex: bool = True) -> tuple[Connection, Connection]:  # noqa: N802 (multiprocessing's name)
@@ -127,13 +136,22 @@ class SpawnContext:
 
 
 def _main(payload_fd: int, ready_fd: int) -> None:
-    """The child: read ``(target, args)``, import what cells need, say so, run the target."""
+    """The child: read ``(target, args, preload)``, import what cells need, say so, run the target."""
+    import importlib
+
     with os.fdopen(payload_fd, "rb") as fh:
-        target, args = pickle.load(fh)
+        target, args, preload = pickle.load(fh)
     args = tuple(Connection(a.fd, readable=a.readable, writable=a.writable) if isinstance(a, _Fd) else a
                  for a in args)
-    from . import preload  # noqa: F401  (the worker and every plugin, before any deadline starts)
-
+    if preload is None:
+        from . import preload as _everything  # noqa: F401  (the worker and every plugin)
+    else:
+        from . import worker  # noqa: F401
+        for name in preload:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: S112 - a broken plugin fails its own cells, with their traceback
+                continue
     os.write(ready_fd, b"1")
     os.close(ready_fd)
     target(*args)
