@@ -23,13 +23,16 @@
   lost`` (computed again by the next run).  Each cell is one future, hence one row.
 * **Scheduler loss** raises :class:`~psdbench.harness.limits.MachineError` (exit 3): rows already
   committed stay, claims are released by the runner.
-* **Ctrl-C**: the client's pending tasks are cancelled and every worker's running cell process is
-  killed (:func:`cancel_running`) before the client closes.
+* **Ctrl-C**: every worker's running cell process is killed (:func:`cancel_running`), the tasks
+  left return at once without running, and the client closes; a ``LocalCluster`` psdbench starts
+  has its worker processes ignore SIGINT (a terminal's Ctrl-C reaches the whole process group).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import threading
 from typing import Any, Callable
 
@@ -39,6 +42,8 @@ from .limits import MEMORY_SHARE, MachineError
 from .process import CellWorker
 
 PLUGIN = "psdbench-cells"
+#: Dask's logging level of ``distributed`` for the worker processes of a LocalCluster psdbench starts.
+QUIET_ENV = "DASK_LOGGING__DISTRIBUTED"
 
 
 class CellPool(WorkerPlugin):
@@ -152,7 +157,22 @@ class Cluster:
         self.own: Any = None
         self.own_client = True
         if scheduler is None:
-            self.own = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=":0")
+            # its worker processes start with SIGINT ignored: a terminal's Ctrl-C reaches the whole
+            # process group, and only this process should answer it (closing the cluster)
+            # and log errors only (the run reports in its own lines)
+            main = threading.current_thread() is threading.main_thread()
+            old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+            level = os.environ.get(QUIET_ENV)
+            os.environ[QUIET_ENV] = "error"
+            try:
+                self.own = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=":0")
+            finally:
+                if main:
+                    signal.signal(signal.SIGINT, old)
+                if level is None:
+                    os.environ.pop(QUIET_ENV, None)
+                else:
+                    os.environ[QUIET_ENV] = level
             self.client = Client(self.own)
         elif hasattr(scheduler, "scheduler_address"):  # a cluster object (LocalCluster, SLURMCluster, ...)
             self.client = Client(scheduler)
@@ -203,8 +223,7 @@ class Cluster:
         """Kill the running cells (``interrupted``), end the workers' cell processes, close what we opened."""
         if not self.lost():
             try:
-                if interrupted:
-                    self.client.cancel(self.submitted, force=True)
+                if interrupted:  # running cells killed; the tasks left return at once ("cancelled"), unstored
                     self.client.run(cancel_running)
                 self.client.unregister_worker_plugin(PLUGIN)  # its teardown ends the cell processes
             except Exception:  # workers or scheduler gone: nothing left to end

@@ -11,8 +11,11 @@ copies a process running an event loop, a profiler thread and a thread pool, who
 could inherit held), a small address space under the memory cap, BLAS on one thread from the
 start.  The target and its arguments travel pickled over a pipe; a
 :class:`multiprocessing.connection.Connection` among the arguments is passed as its file
-descriptor.  :meth:`SpawnProcess.start` returns once the child has imported the worker and every
-plugin (:mod:`psdbench.harness.preload`), so that start-up is harness time, before any deadline.
+descriptor.  The child leads a session of its own from its first instruction (a terminal's Ctrl-C
+never reaches it while it imports; the runner kills its process group).
+:meth:`SpawnProcess.start` returns once the child has imported the worker and the plugins (the
+grid's, or every one: :mod:`psdbench.harness.preload`), so that start-up is harness time, before
+any deadline.
 Measured on the shared 2-core machine (load 10): a start with its imports 14.5 s, the fork
 server's first start 11.4 s; so it is paid once per Dask worker thread (and after each fault,
 where the fork server forks in milliseconds), and the cells then run in that long-lived process
@@ -73,7 +76,7 @@ class SpawnProcess:
         try:
             self._popen = subprocess.Popen([sys.executable, "-m", "psdbench.harness.spawned", str(r), str(ready_w)],
                                            pass_fds=keep, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                           env=env, close_fds=True)
+                                           env=env, close_fds=True, start_new_session=True)
         finally:
             os.close(r)
             os.close(ready_w)
