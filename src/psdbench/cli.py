@@ -1,8 +1,11 @@
 """Command line: ``psdbench run | list | info | results | report | compare``.
 
-Exit codes: 0 success (failed cells are results), 2 bad input (config, plugin, data, paths: a
+Exit codes: 0 success (failed cells are results, but not when every cell run failed for a harness
+reason), 2 bad input (config, plugin, data, paths: a
 one-line message before any work starts and before any file is changed), 3 the machine's
-condition (a full disk, a file-size limit, an I/O error: :mod:`psdbench.oserrors`), 1 internal
+condition (a full disk, a file-size limit, an I/O error: :mod:`psdbench.oserrors`; Dask workers
+that cannot run cells, a scheduler that went away, every cell failed by the harness:
+:class:`~psdbench.harness.limits.MachineError`), 1 internal
 error; 130 on Ctrl-C, 128 + the signal on SIGTERM / SIGHUP / SIGQUIT (:mod:`psdbench.signals`),
 141 when standard output is a closed pipe.
 ``psdbench`` without arguments prints the help.  The read commands (``results``, ``report``,
@@ -166,6 +169,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for name, why in prep.registry.broken.items():  # plugins first imported by the cells or the report
             if name not in reported:
                 print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
+        failed = summary.get("harness_failed")
+        if failed:  # every cell run now failed for a harness reason: not a success (stored, re-run next time)
+            from .harness.limits import MachineError
+
+            raise MachineError(f"all {summary.get('ran', 0)} cells run now failed in the harness, not in a solver "
+                               f"({failed}); they are computed again by the next run")
     finally:
         store.close()  # checkpoints the WAL: the file alone holds the run, and later reads leave it as is
     return 0
@@ -328,8 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0, 1, 2 or 3; 130 on Ctrl-C, 128 + the signal on
     SIGTERM / SIGHUP / SIGQUIT, 141 on a closed standard output)."""
     from . import preflight
-    from .harness.limits import cut_line
-    from .oserrors import EXIT_PIPE, describe, quiet_stdout
+    from .harness.limits import MachineError, cut_line
+    from .oserrors import EXIT_MACHINE, EXIT_PIPE, describe, quiet_stdout
     from .signals import exit_status, interrupted_line, stops_gracefully
 
     parser = _parser()
@@ -349,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     except PsdbenchError as exc:
         print(f"psdbench: error: {cut_line(str(exc))}", file=sys.stderr)
         return 2
+    except MachineError as exc:  # a cluster that cannot run cells or went away, every cell failed by the harness
+        print(f"psdbench: error: {cut_line(str(exc))}", file=sys.stderr)
+        return EXIT_MACHINE
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP / SIGQUIT (signals.Terminated)

@@ -89,7 +89,7 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
         solvers: list[str] | None = None, datasets: list[str] | None = None, problems: list[str] | None = None,
         db: str | Path = DEFAULT_DB, jobs: int | None = None, timeout: float | None = None, force: bool = False,
         backend: str = "local", progress: bool = False, save_solutions: bool | None = None,
-        ref_cache: str | Path | bool = True, yes: bool = False) -> pd.DataFrame:
+        ref_cache: str | Path | bool = True, yes: bool = False, scheduler: Any = None) -> pd.DataFrame:
     """Run a grid (resuming from ``db``) and return its cells' results.
 
     Parameters
@@ -114,6 +114,11 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
         folder, or ``False`` for none.
     yes : bool
         Run a grid of more than :data:`~psdbench.harness.limits.MAX_CELLS` cells.
+    scheduler : str, cluster or Client, optional
+        With ``backend="dask"``: a scheduler address (``"tcp://HOST:8786"``), a cluster object
+        (dask-jobqueue's ``SLURMCluster``, a ``LocalCluster``, ...) or a ``distributed.Client``;
+        default: a ``LocalCluster`` of ``jobs`` workers.  A cluster or client passed in is left
+        running.
 
     Returns
     -------
@@ -135,6 +140,12 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
         timeout = positive_seconds(timeout, "timeout")
     if backend not in ("local", "dask"):
         raise PsdbenchError(f"backend must be 'local' or 'dask', not {backend!r}")
+    if scheduler is not None and backend != "dask":
+        raise PsdbenchError("scheduler needs backend='dask' (the local backend has no scheduler)")
+    if isinstance(scheduler, str):
+        from .preflight import check_scheduler
+
+        check_scheduler(scheduler)
     p = prepare(grid, suite=suite, solvers=solvers, datasets=datasets, problems=problems, db=db,
                 save_solutions=save_solutions, yes=yes)
     jobs, _, notes = plan_workers(jobs, p.grid.memory_mb)
@@ -143,7 +154,8 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
     store = Store(p.db)
     try:
         run_grid(p.grid, store, jobs=jobs, backend=backend, timeout=timeout, force=force, progress=progress,
-                 command="psdbench.run(...)", save_solutions=p.grid.save_solutions, ref_cache=ref_cache)
+                 command="psdbench.run(...)", save_solutions=p.grid.save_solutions, ref_cache=ref_cache,
+                 scheduler=scheduler)
         from .harness.reference import annotate
 
         df = annotate(store.results_frame(), store.references_frame())

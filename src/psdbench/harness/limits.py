@@ -39,6 +39,11 @@ MAX_ECHO = 200
 HARNESS_PREFIX = "harness: "
 
 
+class MachineError(Exception):
+    """The run cannot go on because of the machine or the cluster it runs on (exit status 3): Dask
+    workers that cannot run cells, a scheduler that went away, every cell failed by the harness."""
+
+
 def vm_mb() -> float:
     """This process's address space (``VmSize``, what ``RLIMIT_AS`` caps) in MiB; 0 without /proc."""
     try:

@@ -1,9 +1,9 @@
 """Worker processes: the forkserver context, one-shot isolated calls and long-lived cell workers.
 
-* :func:`run_isolated` runs one function in a fresh process (references, checkpoint verification,
-  the Dask backend's cells).
+* :func:`run_isolated` runs one function in a fresh process (references, checkpoint verification).
 * :class:`CellWorker` is a long-lived process (the first ones forked from the grid's process while
-  it has one thread, :func:`fork_context`; replacements from the fork server) that runs many tasks in turn, each under its own
+  it has one thread, :func:`fork_context`; replacements from the fork server; on Dask, spawned:
+  :mod:`psdbench.harness.spawned`) that runs many tasks in turn, each under its own
   deadline (``deadline = time.monotonic() + timeout`` when the runner sends it) and the process's
   memory cap.  A task that is killed (deadline + grace), crashes the process, raises
   ``MemoryError``, leaves a thread running or grows the process beyond a quarter of its memory
@@ -28,18 +28,18 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import re
-import resource
+import signal
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .lifetime import kill_group, orphaned, own_group, quiet_signals, reap_descendants, watch_parent
+from .child import THREAD_VARS, HardDeadline, Outbox, run_task, setup
+from .lifetime import kill_group, orphaned, reap_descendants
 
 _CTX = None
 
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 #: Imported by the fork server: the worker and every registered plugin's modules (:mod:`.preload`).
 BASE_PRELOAD = ["psdbench.harness.preload"]
 MAX_CHECKPOINTS = 64
@@ -130,41 +130,14 @@ def post_for(timeout: float) -> float:
     return max(2.0, float(timeout))
 
 
-def _setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
-    """Child-side setup: import path, parent watch, one BLAS thread, memory cap, quiet output.
-
-    A solver's own printing (a library's banner, an iteration log) is discarded: on the run's
-    terminal it would break the progress line and the summary on stdout.  What a solver reports
-    goes into its row (status, message, trace); to watch it print, call it in-process
-    (:func:`psdbench.testing.check_solver`).  Python warnings are ignored for the same reason.
-    """
-    sys.path[:] = path  # plugins made importable after the forkserver started are found too
-    quiet_signals()
-    own_group()
-    watch_parent(parent)
-    os.environ.update({k: "1" for k in THREAD_VARS})
-    sys.stdout.flush()
-    quiet = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(quiet, 1)  # file descriptor 1 itself: C libraries (HiGHS, SCS) print there
-    os.close(quiet)
-    import warnings
-
-    warnings.simplefilter("ignore")  # solver chatter would break the progress line; statuses carry it
-    if memory_mb:
-        limit = int(memory_mb) * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1)
-
-
 def _child(fn: Callable[..., Any], task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str],
            parent: int) -> None:
-    _setup(memory_mb, path, parent)
+    setup(memory_mb, path, parent)
+    outbox, alarm = Outbox(conn), HardDeadline()
 
     def body() -> None:
-        result = fn(task, conn.send)
-        conn.send(("result", result))
+        result = run_task(fn, task, outbox, alarm)
+        outbox.send(("result", result))
         conn.close()
 
     orphaned(body)
@@ -187,7 +160,7 @@ def _serve(conn: Any, memory_mb: int | None, path: list[str], parent: int) -> No
     should be replaced (``MemoryError``, a thread left running, address space past
     :data:`RECYCLE_SHARE` of the headroom under the cap).
     """
-    _setup(memory_mb, path, parent)
+    setup(memory_mb, path, parent)
     orphaned(lambda: _serve_loop(conn, memory_mb))
 
 
@@ -195,6 +168,7 @@ def _serve_loop(conn: Any, memory_mb: int | None) -> None:
     from .shared import WorkerCache
 
     cache = WorkerCache()
+    outbox, alarm = Outbox(conn), HardDeadline()
     threads0 = threading.active_count()
     vm0 = _vm_mb()
     headroom = (float(memory_mb) - vm0) if memory_mb else None
@@ -206,7 +180,7 @@ def _serve_loop(conn: Any, memory_mb: int | None) -> None:
         if msg is None:
             break
         fn, task = msg
-        value = fn(task, conn.send, cache)
+        value = run_task(fn, task, outbox, alarm, cache)
         reap_descendants()  # processes the task started do not outlive it
         why = ""
         if "MemoryError" in str(getattr(value, "message", "") or "")[:200]:
@@ -215,7 +189,7 @@ def _serve_loop(conn: Any, memory_mb: int | None) -> None:
             why = "a thread is still running"
         elif headroom is not None and _vm_mb() - vm0 > RECYCLE_SHARE * headroom:
             why = "address space grew past its share of the memory cap"
-        conn.send(("result", value, why))
+        outbox.send(("result", value, why))
     conn.close()
 
 
@@ -260,12 +234,19 @@ def _with_deadline(task: dict[str, Any], timeout: float, start: float) -> dict[s
 
 def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float,
              cancel: threading.Event | None = None, memory_mb: int | None = None) -> Isolated:
-    """Wait for the task's result, collecting checkpoints; kill ``proc`` at deadline + grace, or
-    within :data:`CANCEL_POLL` s of ``cancel`` being set (outcome ``"cancelled"``).  With a
-    ``memory_mb`` cap, sample the process's address space every :data:`MEMORY_POLL` s."""
+    """Wait for the task's result, collecting checkpoints, until the worker returns, dies or is
+    killed; or within :data:`CANCEL_POLL` s of ``cancel`` being set (outcome ``"cancelled"``).  With a
+    ``memory_mb`` cap, sample the process's address space every :data:`MEMORY_POLL` s.
+
+    The worker ends itself at its kill instant (deadline + grace, or ``post`` s after the solver
+    returned: :mod:`psdbench.harness.child`); this process kills it only when it is still there
+    ``grace`` s after that instant *as this process saw it pass*: a runner that was stopped or
+    starved first reads what the worker sent meanwhile (a result waiting behind checkpoints).
+    """
     timeout, grace, post = task["timeout"], task["grace"], task["post"]
     out = Isolated(outcome="crashed", grace_s=grace)
     kill_at = task["deadline"] + grace
+    late_since = None  # when this process first saw kill_at past
     solved = False
     from multiprocessing.connection import wait as wait_for
 
@@ -275,21 +256,23 @@ def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float,
             proc.join()
             out.outcome, out.message = "cancelled", "killed: the run was interrupted"
             break
-        wait = kill_at - time.monotonic()
+        now = time.monotonic()
+        if now >= kill_at and late_since is None:
+            late_since = now
+        wait = (kill_at - now) if late_since is None else (late_since + grace - now)
         if cancel is not None:
             wait = min(wait, CANCEL_POLL)
         if memory_mb:
             wait = min(wait, MEMORY_POLL)
             out.vm_mb = max(out.vm_mb, _vm_mb(proc.pid))
-        ready = wait_for([recv, proc.sentinel], timeout=max(wait, 0.0)) if wait > 0 else []
-        if not ready and (cancel is not None or memory_mb) and time.monotonic() < kill_at:
-            continue
+        ready = wait_for([recv, proc.sentinel], timeout=max(wait, 0.0))
         if not ready:
-            proc.kill()
+            now = time.monotonic()
+            if late_since is None or now < late_since + grace:
+                continue
+            proc.kill()  # the worker's own kill did not happen
             proc.join()
             out.outcome = "killed"
-            out.message = (f"killed at the {timeout:g} s deadline + {grace:g} s grace" if not solved else
-                           f"killed {post:g} s after the solver returned (verification did not end)")
             break
         if recv not in ready and not recv.poll(0):
             break  # the process died with nothing left to read (a child it forked may hold the pipe open)
@@ -306,8 +289,19 @@ def _collect(proc: Any, recv: Any, task: dict[str, Any], start: float,
             cps = out.checkpoints
             out.checkpoints = cps[:1] + cps[1:-1:2] + cps[-1:]
         if msg[0] == "solved":
-            kill_at, solved = max(kill_at, time.monotonic() + post), True
-    out.wall_time_s = time.monotonic() - start
+            solved = True
+            kill_at = max(kill_at, float(msg[3]) if len(msg) > 3 else time.monotonic() + post)
+            late_since = None if time.monotonic() < kill_at else late_since
+    if out.outcome == "crashed":
+        proc.join(timeout=10)
+        if proc.exitcode == -signal.SIGALRM:  # the worker's own hard deadline (harness/child.py)
+            out.outcome = "killed"
+    if out.outcome == "killed":
+        out.message = (f"killed at the {timeout:g} s deadline + {grace:g} s grace" if not solved else
+                       f"killed {post:g} s after the solver returned (verification did not end)")
+    # a killed task ran until its kill instant: a runner late past it adds nothing to its time
+    end = min(time.monotonic(), kill_at) if out.outcome == "killed" else time.monotonic()
+    out.wall_time_s = end - start
     return out
 
 
@@ -345,7 +339,6 @@ def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, m
     finally:
         recv.close()
     proc.join(timeout=10)
-    out.wall_time_s = time.monotonic() - start
     if out.outcome == "crashed":
         _died(proc, out, memory_mb)
     kill_group(proc.pid)  # whatever the task started ends with it
@@ -362,6 +355,9 @@ class CellWorker:
     cancel : threading.Event, optional
         Set when the run is interrupted: the running task's process (and its group) is killed at
         once, and no new process is started.
+    context : optional
+        Where its processes come from (default: the fork server, :func:`_context`); inside a
+        daemonic process (a Dask nanny's worker) :class:`~psdbench.harness.spawned.SpawnContext`.
 
     Attributes
     ----------
@@ -369,8 +365,8 @@ class CellWorker:
         How many processes this worker has started (1 + replacements).
     """
 
-    def __init__(self, memory_mb: int | None, cancel: threading.Event | None = None) -> None:
-        self.memory_mb, self.cancel = memory_mb, cancel
+    def __init__(self, memory_mb: int | None, cancel: threading.Event | None = None, context: Any = None) -> None:
+        self.memory_mb, self.cancel, self.context = memory_mb, cancel, context
         self.proc: Any = None
         self.conn: Any = None
         self.started = 0
@@ -381,7 +377,7 @@ class CellWorker:
         self._start(ctx)
 
     def _start(self, ctx: mp.context.BaseContext | None = None) -> None:
-        ctx = ctx or _context()
+        ctx = ctx or self.context or _context()
         mine, theirs = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_serve, args=(theirs, self.memory_mb, list(sys.path), os.getpid()),
                                 daemon=True)

@@ -4,8 +4,9 @@ in a long-lived worker that is replaced after any fault.
 * One deadline: when the runner sends a cell to a worker it sets ``deadline = time.monotonic() +
   timeout`` (monotonic time is system-wide on Linux, so worker and runner agree); the worker's
   :class:`~psdbench.api.Budget` ends there (building the instance counts against the deadline
-  of the cell that builds it) and the runner kills the worker at ``deadline + grace``
-  (:func:`grace_for`).  A solver that stops at the deadline returns its point (status
+  of the cell that builds it) and the worker ends itself at ``deadline + grace``
+  (:func:`grace_for`, :mod:`psdbench.harness.child`); the runner kills it if it is still there
+  ``grace`` s after it saw that instant pass.  A solver that stops at the deadline returns its point (status
   ``timeout``, verified as usual); a killed worker's last checkpoints (iterates its
   ``TraceRecorder`` kept, streamed over the pipe) are verified in a short second process and the
   best verified one is recorded with status ``timeout``.
@@ -16,7 +17,9 @@ in a long-lived worker that is replaced after any fault.
   (``timeout`` / ``crashed``) and the next cell gets a fresh worker; so does the cell after a
   ``MemoryError``, a thread left running or an address space grown past a quarter of the cap's
   headroom.
-* Dask backend: each cell submitted to a ``distributed`` cluster runs in a fresh process.
+* Dask backend (:mod:`psdbench.harness.cluster`): each reference and cell is a task of a
+  ``distributed`` cluster, run in the long-lived worker the Dask worker thread keeps (a fresh
+  interpreter: Dask's nanny workers are daemonic and may not fork multiprocessing children).
 * Concurrent runs on one store: a cell (or reference) is claimed in the store just before it is
   dispatched (:mod:`psdbench.harness.claims`); one that another live run holds or has stored
   meanwhile is skipped and counted so.  Claims of dead runs are taken over.
@@ -45,7 +48,6 @@ import sys
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from typing import Any, Callable, Iterator
 
@@ -64,7 +66,8 @@ from .reference import finalize, reference_key, reference_record
 from .results import CellResult
 from .store import Store, now
 
-from .limits import MEMORY_SHARE, harness_failure, is_harness_failure, plan_workers, worker_need_mb  # noqa: F401
+from .limits import (MEMORY_SHARE, MachineError, harness_failure, is_harness_failure, plan_workers,  # noqa: F401
+                     worker_need_mb)
 
 
 def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
@@ -89,9 +92,9 @@ def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | Non
         message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
     out = replace(base, status=status.value, message=message, wall_time_s=iso.wall_time_s)
     if status is Status.TIMEOUT and iso.checkpoints:
-        check = run_isolated(worker.verify_checkpoints, {**task, "result": out, "checkpoints": iso.checkpoints},
-                             max(10.0, min(float(timeout), 120.0)), memory_mb,
-                             in_worker.cancel if in_worker is not None else None)
+        vtask, vtimeout = {**task, "result": out, "checkpoints": iso.checkpoints}, max(10.0, min(float(timeout), 120.0))
+        check = (run_isolated(worker.verify_checkpoints, vtask, vtimeout, memory_mb) if in_worker is None
+                 else in_worker.run(worker.verify_checkpoints, vtask, vtimeout))  # its next process
         if check.outcome == "result":
             out = check.value
         else:
@@ -100,9 +103,12 @@ def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | Non
 
 
 def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
-                           cancel: threading.Event | None = None) -> dict[str, Any]:
-    """The reference of one instance in its own process, with the same deadline mechanism."""
-    iso = run_isolated(worker.run_reference, task, timeout, memory_mb, cancel)
+                           cancel: threading.Event | None = None,
+                           in_worker: CellWorker | None = None) -> dict[str, Any]:
+    """The reference of one instance in its own process (or in ``in_worker``), with the same
+    deadline mechanism."""
+    iso = (run_isolated(worker.run_reference, task, timeout, memory_mb, cancel) if in_worker is None
+           else in_worker.run(worker.run_reference, task, timeout))
     if iso.outcome == "result":
         return iso.value
     status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
@@ -162,36 +168,6 @@ def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -
     return machine, versions, threads
 
 
-def _executor(backend: str, jobs: int, scheduler: str | None) -> tuple[Callable, Callable, Callable]:
-    """Return ``submit(fn, *args) -> future``, ``as_completed`` and ``shutdown``."""
-    if backend == "local":
-        pool = ThreadPoolExecutor(max_workers=jobs)
-        return ((lambda fn, *a: pool.submit(fn, *a)), as_completed,
-                (lambda: pool.shutdown(wait=False, cancel_futures=True)))
-    if backend == "dask":
-        try:
-            import dask
-            from distributed import Client, LocalCluster
-            from distributed import as_completed as dask_as_completed
-        except ImportError:
-            raise PsdbenchError("the dask backend needs 'distributed': pip install 'psdbench[dask]'") from None
-        # Each task starts its own worker process (timeouts, crashes): dask workers must not be daemons.
-        dask.config.set({"distributed.worker.daemon": False})
-        if scheduler:
-            client = Client(scheduler)
-        else:
-            client = Client(LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True))
-
-        def shutdown() -> None:
-            cluster = client.cluster
-            client.close()
-            if cluster is not None:
-                cluster.close()
-
-        return (lambda fn, *a: client.submit(fn, *a, pure=False)), dask_as_completed, shutdown
-    raise PsdbenchError(f"unknown backend {backend!r} (local | dask)")
-
-
 def run_grid(
     grid: Grid,
     store: Store,
@@ -201,7 +177,7 @@ def run_grid(
     force: bool = False,
     progress: bool = True,
     command: str = "",
-    scheduler: str | None = None,
+    scheduler: Any = None,
     summary: dict[str, Any] | None = None,
     save_solutions: bool | None = None,
     ref_cache: str | os.PathLike | bool | None = True,
@@ -213,12 +189,16 @@ def run_grid(
     <psdbench.harness.progress.Progress.summary>`): ``ran``, ``elsewhere`` (cells another run on
     the store held or stored meanwhile), ``status`` (cells per status), ``code_changed``
     (``{"solver NAME" | "problem NAME": cells}``: cells run again because that code changed,
-    :func:`code_changes`) and ``refs_reused`` / ``refs_rejected`` (references taken from the
-    reference cache / cache entries not trusted).  ``save_solutions`` (default: the grid's) keeps
+    :func:`code_changes`), ``refs_reused`` / ``refs_rejected`` (references taken from the
+    reference cache / cache entries not trusted) and ``harness_failed`` (the first message when
+    every cell run now failed for a harness reason, else "").  ``save_solutions`` (default: the grid's) keeps
     each cell's returned point beside the store (:mod:`psdbench.harness.solutions`).
     ``ref_cache``: the reference cache (:meth:`ReferenceCache.resolve
     <psdbench.harness.refcache.ReferenceCache.resolve>`: ``True`` the default folder, a folder,
-    or ``False`` for none).
+    or ``False`` for none).  ``scheduler`` (Dask backend): a scheduler address, a cluster object
+    (``LocalCluster``, dask-jobqueue's ``SLURMCluster``, ...) or a ``Client``; ``None`` starts a
+    ``LocalCluster`` of ``jobs`` workers.  A lost scheduler, or workers that cannot run cells, raise
+    :class:`~psdbench.harness.limits.MachineError`.
     """
     jobs, memory_mb, _ = plan_workers(jobs, grid.memory_mb)  # the caller shows the notes (psdbench run)
     timeout = float(timeout or grid.timeout)
@@ -251,18 +231,28 @@ def run_grid(
             store.write_many([], reused)
             refs = [k for k in refs if k not in {r["instance_key"] for r in reused}]
     prog = Progress(len(todo), len(refs), enabled=progress)
+    harness: list[str] = []  # messages of the cells the harness failed
 
     def claim(what: str, obj: Any) -> str:
-        key = f"ref:{obj}" if what == "ref" else obj.cell_key
+        return claim_all([(what, obj)])[0]
+
+    def claim_all(items: list[tuple[str, Any]]) -> list[str]:
+        """Claim references and cells in one transaction each for re-runs and new ones: "" or why not."""
+        keys = [f"ref:{obj}" if what == "ref" else obj.cell_key for what, obj in items]
+        refused: dict[str, str] = {}
         try:
-            return store.claim([key], run_id, last if key in redo else since).get(key, "")
+            for part, seq in (([k for k in keys if k in redo], last), ([k for k in keys if k not in redo], since)):
+                if part:
+                    refused.update(store.claim(part, run_id, seq))
         except sqlite3.Error as exc:  # not computed now; a later resume does it
-            return f"claim failed ({exc})"
+            return [f"claim failed ({exc})"] * len(keys)
+        return [refused.get(k, "") for k in keys]
 
     try:
+        if backend not in ("local", "dask"):
+            raise PsdbenchError(f"unknown backend {backend!r} (local | dask)")
         finished = (_run_local(grid, run_id, todo, refs, jobs, timeout, memory_mb, claim, extra) if backend == "local"
-                    else _run_executor(grid, run_id, todo, refs, jobs, timeout, memory_mb, backend, scheduler, claim,
-                                       extra))
+                    else _run_dask(grid, run_id, todo, refs, jobs, timeout, scheduler, claim_all, extra))
         try:
             for batch in finished:
                 cells = [replace(res, created_at=now()) for what, _, res in batch if what == "cell"]
@@ -279,6 +269,8 @@ def run_grid(
                         prog.reference()
                     else:
                         prog.cell(res.status)
+                        if is_harness_failure(res.status, res.message):
+                            harness.append(str(res.message).splitlines()[0] if res.message else "")
         finally:
             finished.close()  # an interrupted run: running tasks killed, nothing more stored
     finally:
@@ -287,8 +279,10 @@ def run_grid(
         finalize(store, {k: grid.senses.get(spec["problem"], "min") for k, spec in grid.instances.items()})
         store.finish_run(run_id)
         if summary is not None:
+            ran = prog.summary()["ran"]
             summary.update(prog.summary(), code_changed=changed, refs_reused=len(reused),
-                           refs_rejected=cache.rejected if cache is not None else 0)
+                           refs_rejected=cache.rejected if cache is not None else 0,
+                           harness_failed=harness[0] if ran and len(harness) == ran else "")
     return run_id
 
 
@@ -327,37 +321,67 @@ def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: 
                      memory_mb, claim)
 
 
-def _run_executor(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
-                  memory_mb: int | None, backend: str, scheduler: str | None,
-                  claim: Callable[[str, Any], str], extra: dict[str, Any]) -> Iterator[list[tuple[str, Any, Any]]]:
-    """An executor backend (Dask): every reference and cell a task of its own, in a fresh process,
-    claimed when it is submitted."""
-    submit, completed, shutdown = _executor(backend, jobs, scheduler)
-    futures: dict[Any, tuple[str, Any]] = {}
+def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
+              scheduler: Any, claim: Callable[[list[tuple[str, Any]]], list[str]],
+              extra: dict[str, Any]) -> Iterator[list[tuple[str, Any, Any]]]:
+    """The Dask backend (:mod:`psdbench.harness.cluster`): every reference and cell a task of its
+    own, run in the cell workers the Dask workers keep, claimed when it is submitted."""
     try:
-        for key in refs:
-            why = claim("ref", key)
+        from .cluster import Cluster, is_worker_lost, plugin_modules
+    except ImportError:
+        raise PsdbenchError("the dask backend needs 'distributed': pip install 'psdbench[dask]'") from None
+    from distributed import as_completed
+
+    if not todo and not refs:  # a fully resumed run starts no cluster
+        return
+    cluster = None
+    interrupted = True
+    try:
+        preload = plugin_modules(sorted({c.problem for c in todo} | {grid.instances[k]["problem"] for k in refs}),
+                                 sorted({c.solver for c in todo}))
+        cluster = Cluster(scheduler, jobs, grid.memory_mb, preload)
+        cluster.preflight()  # before any work: workers that cannot run cells, and why
+        cluster.ship(sorted({spec["dataset"] for spec in grid.instances.values()}), _loader())
+        futures: dict[Any, tuple[str, Any]] = {}
+        items = [("ref", key) for key in refs] + [("cell", CellResult.for_cell(cell, run_id, timeout)) for cell in todo]
+        whys = claim(items)  # all at once: they are all dispatched now
+        skipped = [("skipped", obj, why) for (_, obj), why in zip(items, whys) if why]
+        if skipped:
+            yield skipped
+        for (what, obj), why in zip(items, whys):
             if why:
-                yield [("skipped", key, why)]
                 continue
-            futures[submit(run_reference_isolated, dict(grid.instances[key]), grid.reference_timeout,
-                           memory_mb)] = ("ref", key)
-        for cell in todo:
-            base = CellResult.for_cell(cell, run_id, timeout)
-            why = claim("cell", base)
-            if why:
-                yield [("skipped", base, why)]
-                continue
-            futures[submit(run_cell_isolated, {"result": base, **extra}, timeout, memory_mb)] = ("cell", base)
-        for fut in completed(list(futures)):
-            what, obj = futures[fut]
-            try:
-                res = fut.result()
-            except Exception as exc:  # the executor itself failed: record, go on
-                res = {"status": Status.CRASHED.value,
-                       "message": harness_failure(f"executor: {type(exc).__name__}: {exc}")}
-                if what == "cell":
-                    res = replace(obj, **res)
-            yield [(what, obj, res)]
+            if what == "ref":
+                spec = dict(grid.instances[obj])
+                futures[cluster.submit("ref", spec, grid.reference_timeout, spec["dataset"])] = ("ref", obj)
+            else:
+                futures[cluster.submit("cell", {"result": obj, **extra}, timeout, obj.dataset)] = ("cell", obj)
+        for finished in as_completed(list(futures)).batches():  # what finished together: one commit
+            batch = []
+            for fut in finished:
+                what, obj = futures[fut]
+                try:
+                    res = fut.result()
+                except Exception as exc:  # the task did not return: its worker was lost, or the scheduler
+                    if cluster.lost(exc):
+                        raise MachineError(f"the Dask scheduler went away ({scheduler or 'local cluster'}): "
+                                           "finished cells are stored, re-run to complete the rest") from None
+                    why = ("worker lost: " if is_worker_lost(exc) else "executor: ") + f"{type(exc).__name__}: {exc}"
+                    res = {"status": Status.CRASHED.value, "message": harness_failure(why)}
+                    if what == "cell":
+                        res = replace(obj, **res)
+                batch.append((what, obj, res))
+            yield batch
+        interrupted = False
+    except OSError as exc:  # the scheduler did not answer the client
+        raise MachineError(f"the Dask scheduler {scheduler} cannot be reached: {exc}") from None
     finally:
-        shutdown()
+        if cluster is not None:
+            cluster.close(interrupted=interrupted)
+
+
+def _loader() -> Callable[[str], Any]:
+    """Load a dataset by name in this process (to ship it to the workers)."""
+    from ..registry import discover
+
+    return discover().load_dataset

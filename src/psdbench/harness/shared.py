@@ -93,9 +93,10 @@ class WorkerCache:
             store.popitem(last=False)
         return value
 
-    def dataset(self, name: str) -> Any:
-        """The dataset ``name``, loaded once and made read-only."""
-        return self._get(self._datasets, name, lambda: freeze(self.registry().load_dataset(name)), MAX_DATASETS)
+    def dataset(self, name: str, given: Any = None) -> Any:
+        """The dataset ``name``, loaded once (or ``given``: shipped by the client) and made read-only."""
+        load = (lambda: given) if given is not None else (lambda: self.registry().load_dataset(name))
+        return self._get(self._datasets, name, lambda: freeze(load()), MAX_DATASETS)
 
     def instance(self, key: str, build: Callable[[], Any]) -> Any:
         """The instance with key ``key`` (``build()`` on a miss), made read-only."""

@@ -55,10 +55,13 @@ def _finite(variables: Mapping[str, Any]) -> bool:
     return all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in variables.values())
 
 
-def _build(cell: CellResult | Mapping[str, Any], cache: WorkerCache | None = None) -> tuple[Any, Any, Any]:
+def _build(cell: CellResult | Mapping[str, Any], cache: WorkerCache | None = None,
+           dataset: Any = None) -> tuple[Any, Any, Any]:
     """``(registry, problem, instance)`` of a cell or an instance spec; the instance is read-only.
 
     With a ``cache``, the registry, dataset and instance (by ``instance_key``) are reused.
+    ``dataset``: the dataset itself, shipped by the client (the Dask backend), used instead of
+    loading it here.
     """
     get = cell.get if isinstance(cell, Mapping) else (lambda k: getattr(cell, k))
     if cache is None:
@@ -66,12 +69,12 @@ def _build(cell: CellResult | Mapping[str, Any], cache: WorkerCache | None = Non
 
         reg = discover()
         problem = reg.problem(get("problem"))
-        return reg, problem, freeze(problem.build(reg.load_dataset(get("dataset")), get("instance_params"),
-                                                  get("seed")))
+        ds = dataset if dataset is not None else reg.load_dataset(get("dataset"))
+        return reg, problem, freeze(problem.build(ds, get("instance_params"), get("seed")))
     reg = cache.registry()
     problem = reg.problem(get("problem"))
     key = get("instance_key") if not isinstance(cell, Mapping) else None
-    build = (lambda: problem.build(cache.dataset(get("dataset")), get("instance_params"), get("seed")))
+    build = (lambda: problem.build(cache.dataset(get("dataset"), dataset), get("instance_params"), get("seed")))
     return reg, problem, (cache.instance(key, build) if key else freeze(build()))
 
 
@@ -235,7 +238,7 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
     """
     out: CellResult = task["result"]
     try:
-        reg, _, instance = _build(out, cache)
+        reg, _, instance = _build(out, cache, task.get("dataset_data"))
         solver = reg.solver(out.solver)
         why = skip_reason(solver, instance)
         if why is not None:
@@ -287,7 +290,7 @@ def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None,
     """
     out: CellResult = task["result"]
     try:
-        _, problem, instance = _build(out, cache)
+        _, problem, instance = _build(out, cache, task.get("dataset_data"))
         maximize = problem_sense(problem) == "max"
         scored = []
         for t, v in task["checkpoints"]:
@@ -326,7 +329,7 @@ def run_reference(task: Mapping[str, Any], emit: Emit | None = None,
                   cache: WorkerCache | None = None) -> dict[str, Any]:
     """Compute the certified reference of one instance, within the task's deadline."""
     try:
-        _, _, instance = _build(task, cache)
+        _, _, instance = _build(task, cache, task.get("dataset_data"))
         budget = _budget(task, None)
         t0 = time.perf_counter()
         left = budget.remaining()
