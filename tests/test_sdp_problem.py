@@ -34,6 +34,7 @@ def _direct_errors(C, As, b, X, y, Z):
     pobj, dobj = np.sum(C * X), b @ y
     den = 1 + abs(pobj) + abs(dobj)
     return [np.linalg.norm(AX - b) / nb, max(0, -np.linalg.eigvalsh(X)[0] / nb),
+            # one PSD block: DIMACS's block norm is its Frobenius norm
             np.linalg.norm(Aty + Z - C, "fro") / nc, max(0, -np.linalg.eigvalsh(Z)[0] / nc),
             (pobj - dobj) / den, np.sum(X * Z) / den]
 
@@ -49,8 +50,15 @@ def test_dimacs_errors_at_the_optimum_and_perturbed():
     P = rng.standard_normal(C.shape) * 1e-3
     Xp, Zp, yp = X + (P + P.T), Z - 2e-3 * np.eye(len(C)) + np.outer(P[0], P[0]), y + 1e-3
     e = dimacs_errors(d, Xp.ravel(), yp, Zp.ravel())
-    assert np.allclose(e.err, _direct_errors(C, [np.eye(len(C))], np.array([1.0]), Xp, yp, Zp), rtol=1e-10, atol=1e-15)
-    assert e.max_err > 1e-4 and e.flag == "a"
+    direct = _direct_errors(C, [np.eye(len(C))], np.array([1.0]), Xp, yp, Zp)
+    assert np.allclose(e.err[:5], direct[:5], rtol=1e-10, atol=1e-15)
+    # err6 is defined only for X and Z in the cone (DIMACS): Xp (rank one plus noise) is not
+    assert e.err[1] > 0 and np.isnan(e.err[5]) and "err6" not in e.as_dict()
+    assert e.max_err == pytest.approx(max(abs(v) for v in direct[:5])) and e.max_err > 1e-4 and e.flag == "a"
+    inside = dimacs_errors(d, (Xp + 1.0 * np.eye(len(C))).ravel(), yp, (Zp + 1.0 * np.eye(len(C))).ravel())
+    assert inside.err[1] == inside.err[3] == 0.0
+    assert inside.err[5] == pytest.approx(_direct_errors(C, [np.eye(len(C))], np.array([1.0]), Xp + np.eye(len(C)), yp,
+                                                         Zp + np.eye(len(C)))[5], rel=1e-12)
     # Z omitted: Z = C - A*(y), err3 = 0
     e2 = dimacs_errors(d, Xp.ravel(), yp)
     assert e2.err[2] == 0.0 and np.isclose(e2.min_eig_Z, w[0] - yp[0])

@@ -104,10 +104,11 @@ class SdpInstance:
             return Feasibility(ok=False, min_eig=float("nan"), max_residual=float("inf"), tolerances=tols,
                                details={**details, "point": 0.0},
                                checks=[Check("a primal-dual point (X, y) returned", 0.0, 1.0, ">=")])
-        checks = [Check(f"DIMACS {name}", float(abs(v)), self.tol) for name, v in zip(DIMACS_NAMES, e.err)]
+        # err6 is not defined when X or Z leaves the cone (err2 or err4 > 0, which their checks judge)
+        checks = [Check(f"DIMACS {name}", float(abs(v)), self.tol) for name, v in zip(DIMACS_NAMES, e.err) if v == v]
         return Feasibility(ok=all(c.ok for c in checks), min_eig=min(e.min_eig_X, e.min_eig_Z),
                            max_residual=e.max_err, tolerances=tols, checks=checks,
-                           details={f"err{k + 1}": float(v) for k, v in enumerate(e.err)})
+                           details={f"err{k + 1}": float(v) for k, v in enumerate(e.err) if v == v})
 
     def _certificates(self, solution: Solution) -> dict[str, float]:
         out: dict[str, float] = {}
