@@ -124,3 +124,30 @@ def test_err3_equals_csdps_dimacs_value_on_truss(data_dir, tmp_path, name):
     assert float(f"{e.err[2]:.1e}") == float(f"{printed[2]:.1e}"), (e.err[2], printed[2])
     whole = float(np.linalg.norm(d.At_op(y) + z - d.c_dense())) / (1 + d.norm_C_inf())
     assert whole < e.err[2] / 1.5
+
+
+# ------------------------------------------------------------------------------ SCS-form residuals
+def test_scs_form_residuals_against_the_cone_form_built_explicitly():
+    """kkt.py's residuals equal solver_benchmarks' ``cone_residuals`` formulas evaluated on the SCS
+    form built with svec matrices (min -b'y s.t. svec(A*(y)) + s = svec(C), s = svec(Z); the cone's
+    dual variable svec(X)): an independent path through :func:`.svec.stacked_svec`."""
+    from psdbench.families.sdp.kkt import scs_residuals
+    from psdbench.families.sdp.svec import stacked_svec
+
+    d, x, y, z = _hand_case((-2,))
+    rng = np.random.default_rng(0)
+    x = x + 0.01 * d.stack([(lambda G: G + G.T)(rng.standard_normal((2, 2))), rng.standard_normal(2)])
+    T, _, _ = stacked_svec(d.block_sizes, "scs")
+    A = T @ d.A.T.toarray()  # columns: svec(A_k)
+    b, s, ys = T @ d.c_dense(), T @ z, T @ x
+    q = -d.b
+    Ax, Aty = A @ y, A.T @ ys
+    inf = lambda v: float(np.max(np.abs(v)))  # noqa: E731
+    pobj, dobj = float(q @ y), float(-b @ ys)
+    want = {"scs_primal_res_rel": inf(Ax + s - b) / (1 + max(inf(Ax), inf(s), inf(b))),
+            "scs_dual_res_rel": inf(q + Aty) / (1 + max(inf(Aty), inf(q))),
+            "scs_gap_rel": abs(pobj - dobj) / (1 + abs(pobj) + abs(dobj))}
+    got = scs_residuals(d, x, y, z)
+    assert {k: got[k] for k in want} == pytest.approx(want, rel=1e-12)
+    assert got["kkt_worst_rel"] == max(want.values()) and got["scs_primal_res_rel"] > 0.1
+    assert scs_residuals(d, x, y)["scs_primal_res_rel"] == 0.0  # no Z: s = svec(C - A*(y))

@@ -155,9 +155,15 @@ class SdpData:
         eye = self.identity()
         w = lsqr(self.A.T.tocsr(), eye, atol=1e-15, btol=1e-15, iter_lim=max(100, 10 * self.m))[0]
         resid = float(np.max(np.abs(self.At_op(w) - eye))) if eye.size else 0.0
-        bound = float(w @ self.b) if resid <= tol * (1 + float(np.max(np.abs(w), initial=0.0))) else None
-        self._cache["trace"] = bound
+        ok = resid <= tol * (1 + float(np.max(np.abs(w), initial=0.0)))
+        bound = float(w @ self.b) if ok else None
+        self._cache["trace"], self._cache["trace_w"] = bound, (w if ok else None)
         return bound
+
+    def trace_weights(self) -> np.ndarray | None:
+        """The ``w`` with ``A*(w) = I`` (to rounding) behind :meth:`trace_bound`, ``None`` where there is none."""
+        self.trace_bound()
+        return self._cache["trace_w"]
 
     def norm_b_inf(self) -> float:
         """``||b||_inf``."""

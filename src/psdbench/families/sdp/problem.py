@@ -20,8 +20,10 @@ Objective: ``<C, X>`` recomputed from ``X``.  Verification: the six DIMACS error
 (:mod:`.errors`), verified when the largest is at most ``tol`` (default 1e-6).  Metrics: ``err1``
 ... ``err6``, ``max_err``, ``flag_a`` / ``flag_f`` (Mittelmann's flags as 0 / 1), ``dual_obj``,
 ``published`` (the SDPLIB table's value in this sign convention, shown beside, never the
-reference) and, for a certificate, ``cert_primal_infeasible`` / ``cert_dual_infeasible`` (1 when
-the certificate holds from the data) with its violation.
+reference), the SCS page's relative KKT residuals ``scs_primal_res_rel``, ``scs_dual_res_rel``,
+``scs_gap_rel`` and their largest ``kkt_worst_rel`` (:mod:`.kkt`) and, for a certificate,
+``cert_primal_infeasible`` / ``cert_dual_infeasible`` (1 when the certificate holds from the
+data) with its violation.
 
 Datasets: ``payload["sdp"]`` (an :class:`.data.SdpData`), or ``payload["path"]`` of an SDPA file,
 or ``payload["generator"]`` (:mod:`.generators`, drawn with the instance's ``n`` and seed).
@@ -41,6 +43,7 @@ from . import KIND
 from .contract import SdpKind
 from .data import SdpData
 from .errors import dimacs_errors, dual_infeasibility_holds, primal_infeasibility_holds
+from .kkt import scs_residuals
 
 
 #: What each of the six DIMACS errors measures (:mod:`.errors`), as verification messages name them.
@@ -131,6 +134,8 @@ class SdpInstance:
         e = self._errors(solution)
         if e is not None:
             out.update(e.as_dict())
+            x, y, z = (self._vec(solution, k) for k in ("X", "y", "Z"))
+            out.update(scs_residuals(self.data, x, y, z))  # the SCS page's measures (:mod:`.kkt`)
         out.update(self._certificates(solution))
         return out
 
