@@ -292,3 +292,17 @@ def test_disagreeing_solves_the_most_accurate_decides():
     assert out["message"].startswith("the most accurate point's value")
     assert "DISAGREE: sdpa -1.001 (max err 1.5e-08), cvxopt -1 (max err 3.7e-07)" in out["message"]
     assert "the most accurate (sdpa) decides" in out["message"]
+
+
+def test_info_lists_the_helpers_a_solver_reads_an_instance_with(registry):
+    """``psdbench info sdp/standard``: block splitting, stacking and the dense C, with their shapes."""
+    from psdbench.describe import info_lines
+
+    out = "\n".join(info_lines(registry, "sdp/standard"))
+    helpers = out[out.index("helpers a solver uses to read an instance:"):]
+    for line in ("split(x: np.ndarray) -> list[np.ndarray]  Blocks of a stacked (N,) vector",
+                 "stack(blocks: list[np.ndarray]) -> np.ndarray", "c_dense() -> np.ndarray  ``C`` as a dense stacked vector (N,)",
+                 "A_op(x: np.ndarray) -> np.ndarray  ``A(X) = (<A_i, X>)_i``: stacked ``x`` (N,) -> (m,)",
+                 "A: sp.csr_matrix", "scipy.sparse.csr_matrix of shape (m, N)"):
+        assert line in helpers, line
+    assert "_cache" not in helpers
