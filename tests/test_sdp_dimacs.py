@@ -14,7 +14,7 @@ import pytest
 
 from psdbench.families.sdp.data import SdpData, from_blocks
 from psdbench.families.sdp.errors import block_norm, dimacs_errors
-from psdbench.families.sdp.sdpa_io import read_sdpa
+from psdbench.families.sdp.sdpa_io import read_csdp_solution, read_sdpa
 
 
 def _hand_case(lp_blocks: tuple[int, ...]) -> tuple[SdpData, np.ndarray, np.ndarray, np.ndarray]:
@@ -73,24 +73,6 @@ def _run_csdp(problem: Path, work: Path, params: dict[str, float] | None = None)
     return [float(t) for t in m.group(1).split()], sol
 
 
-def _read_csdp_solution(d: SdpData, sol: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CSDP's solution file as (X, y, Z) of sdp/standard: y = -CSDP's y (C = -F0), matrix 1 = Z, 2 = X."""
-    lines = sol.read_text().split("\n")
-    y = -np.array(lines[0].split(), dtype=float)
-    mats = {k: [np.zeros((s, s)) if s > 0 else np.zeros(-s) for s in d.block_sizes] for k in (1, 2)}
-    for ln in lines[1:]:
-        if not ln.strip():
-            continue
-        k, b, i, j, v = ln.split()
-        k, b, i, j, v = int(k), int(b) - 1, int(i) - 1, int(j) - 1, float(v)
-        B = mats[k][b]
-        if B.ndim == 1:
-            B[i] = v
-        else:
-            B[i, j] = B[j, i] = v
-    return d.stack(mats[2]), y, d.stack(mats[1])
-
-
 def _same_printed(ours: float, printed: float) -> bool:
     """``ours`` prints as CSDP's ``%.2e`` (three significant digits, one unit of the last for rounding)."""
     return abs(ours - printed) <= 0.011 * abs(printed)
@@ -104,7 +86,7 @@ def test_against_csdps_printed_errors_on_a_loose_point(data_dir, tmp_path):
     prob = data_dir / "sdplib" / "truss1.dat-s"
     d = read_sdpa(prob)
     printed, sol = _run_csdp(prob, tmp_path, {"axtol": 1e-3, "atytol": 1e-3, "objtol": 1e-3})
-    e = dimacs_errors(d, *_read_csdp_solution(d, sol))
+    e = dimacs_errors(d, *read_csdp_solution(d, sol))
     for k in (2, 4, 5):
         assert printed[k] > 1e-12 and _same_printed(e.err[k], printed[k]), (k, e.err[k], printed[k])
     assert e.err[0] < 1e-12 and printed[0] < 1e-12
@@ -119,7 +101,7 @@ def test_err3_equals_csdps_dimacs_value_on_truss(data_dir, tmp_path, name):
     prob = data_dir / "sdplib" / f"{name}.dat-s"
     d = read_sdpa(prob)
     printed, sol = _run_csdp(prob, tmp_path)
-    x, y, z = _read_csdp_solution(d, sol)
+    x, y, z = read_csdp_solution(d, sol)
     e = dimacs_errors(d, x, y, z)
     assert float(f"{e.err[2]:.1e}") == float(f"{printed[2]:.1e}"), (e.err[2], printed[2])
     whole = float(np.linalg.norm(d.At_op(y) + z - d.c_dense())) / (1 + d.norm_C_inf())

@@ -258,6 +258,29 @@ def _is_float(tok: str) -> bool:
     return True
 
 
+def read_csdp_solution(data: SdpData, path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A solution file CSDP writes for an SDPA problem, as ``(X, y, Z)`` of :mod:`.data`'s form.
+
+    CSDP solves ``max tr(F_0 X)`` s.t. ``tr(F_i X) = c_i`` (its ``C = F_0``): its first line is its
+    ``y`` (ours is ``-y``, as ``C = -F_0``), then ``k block i j value`` lines, matrix 1 its ``Z``
+    (``A*(y) - F_0``, ours too) and matrix 2 its ``X`` (ours), one triangle of each.
+    """
+    lines = Path(path).read_text().split("\n")
+    y = -np.array(lines[0].split(), dtype=float)
+    mats = {k: [np.zeros((s, s)) if s > 0 else np.zeros(-s) for s in data.block_sizes] for k in (1, 2)}
+    for ln in lines[1:]:
+        tok = ln.split()
+        if not tok:
+            continue
+        k, b, i, j = (int(t) for t in tok[:4])
+        B = mats[k][b - 1]
+        if B.ndim == 1:
+            B[i - 1] = float(tok[4])
+        else:
+            B[i - 1, j - 1] = B[j - 1, i - 1] = float(tok[4])
+    return data.stack(mats[2]), y, data.stack(mats[1])
+
+
 def write_sdpa(data: SdpData, path: str | Path) -> None:
     """Write :class:`SdpData` as an SDPA sparse file (``F_0 = -C``, ``F_i = A_i``, ``c = b``; upper triangles)."""
     lines = [f"{data.m}", f"{len(data.block_sizes)}", " ".join(str(s) for s in data.block_sizes),
