@@ -48,7 +48,7 @@ from .kkt import scs_residuals
 
 #: What each of the six DIMACS errors measures (:mod:`.errors`), as verification messages name them.
 DIMACS_NAMES = ("err1 (primal residual ||A(X) - b||)", "err2 (primal cone: -lambda_min(X))",
-                "err3 (dual residual ||A*(y) + Z - C||)", "err4 (dual cone: -lambda_min(Z))",
+                "err3 (dual residual ||A*(y) + Z - C||, summed over blocks)", "err4 (dual cone: -lambda_min(Z))",
                 "err5 (relative duality gap)", "err6 (complementarity <X, Z>)")
 
 
@@ -192,11 +192,14 @@ Variables a solution carries (stacked vectors in that layout):
   X_ray  (N,)  optional certificate that (D) is infeasible: X psd, A(X) = 0, <C, X> < 0
 
 Verified when the largest of the six DIMACS errors (relative residuals of A(X) = b, X psd,
-A*(y) + Z = C, Z psd, the duality gap and <X, Z>) is at most tol; metrics flag_a (> 1e-4) and
-flag_f (> 1e-2, failed), each error, and the published value beside.
-Reference: two interior-point solves that must agree; certified where the data fix tr(X) (an
-upper bound from a corrected feasible X, a lower bound b'y + tr(X) min(0, lambda_min(Z))),
-else best_verified.
+A*(y) + Z = C, Z psd, the duality gap and <X, Z>; the 7th DIMACS challenge's norms: err3 sums the
+blocks' Frobenius norms, err6 only for X and Z in the cone) is at most tol; metrics flag_a
+(> 1e-4) and flag_f (> 1e-2, failed), each error, the SCS page's relative KKT residuals and the
+published value beside.
+Reference: interior-point solves that must agree (else the most accurate decides); where the data
+bound tr(X) <= T (rounded up), a certified lower bound b'y + T min(0, lambda_min(Z)), and where
+A(I) is proportional to b an upper bound from a corrected feasible X (certified interval); else
+best_verified.
 """
 
 

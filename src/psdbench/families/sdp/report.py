@@ -256,8 +256,9 @@ class MittelmannTables:
                          "a (> 1e-4)": str(int(((e > 1e-4) & (e <= 1e-2)).sum())), "f (> 1e-2)": str(int((e > 1e-2).sum())),
                          "no point": str(int(g["_err"].isna().sum()))})
         return Table("sdp_accuracy", "Achieved accuracy: the largest DIMACS error per solver", pd.DataFrame(rows),
-                     note="DIMACS errors recomputed from the data and the returned (X, y, Z); norms: ||b||_inf, "
-                          "||C||_inf (largest absolute entry), ||.||_2 / Frobenius for the residuals.")
+                     note="DIMACS errors recomputed from the data and the returned (X, y, Z), as the 7th DIMACS challenge "
+                          "defines them: |b|_max and |C|_max (largest absolute entry), ||A(X) - b||_2, and for err3 the "
+                          "sum of the PSD blocks' Frobenius norms plus the LP part's 2-norm.")
 
     def _verified_by(self, df: pd.DataFrame) -> Table:
         """Per problem: how many solvers (configurations) reached the problem's tol, and which."""
