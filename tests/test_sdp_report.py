@@ -76,3 +76,17 @@ def test_verified_by_counts_solvers_within_tol_fewest_first():
     assert list(df["verified"]) == ["1/3", "1/3", "2/3"]
     assert list(df["solvers within tol"]) == ["a", "a", "a, b"]
     assert list(df["smallest max err"]) == ["2.0e-07", "1.0e-08", "1.0e-09"]
+
+
+def test_published_table_shows_the_one_sided_certified_bound():
+    """A refs row with no interval but a one-sided bound in its message (gpp100's form) shows it."""
+    df = _frame().assign(metric_published=-1.0, metric_published_digits=2)
+    refs = pd.DataFrame([
+        {"instance_key": "p1", "value": 1.0, "lower": None, "kind": "best_verified",
+         "message": "agreed interior-point value (not exactly feasible); certified one-sided lower bound "
+                    "0.999999 from tr(X) <= 100.00000000000425 (rounded up; ...)"},
+        {"instance_key": "p2", "value": 1.0, "lower": 0.9999995, "kind": "certified", "message": "..."},
+        {"instance_key": "p3", "value": 1.0, "lower": None, "kind": "best_verified", "message": "agreed"}])
+    blocks = MittelmannTables().render(SimpleNamespace(frame=df, options={}, refs=refs))
+    t = next(b for b in blocks if b.name == "sdp_published").frame.set_index("problem")
+    assert list(t["certified lower bound"]) == ["0.999999", "0.9999995", "-"]

@@ -36,6 +36,7 @@ Tables (all from the tidy frame; DIMACS errors are the instance's own ``metric_e
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -166,6 +167,16 @@ def _digits_agree(ref: float, pub: float, digits: float) -> bool:
     return abs(ref - pub) <= half_ulp * (1 + 1e-9)
 
 
+def certified_lower(ref: Any) -> float:
+    """A refs row's certified lower bound: its ``lower`` (two-sided interval), else the one-sided bound
+    its message states (``reference.py``: "certified one-sided lower bound <value>"), else NaN."""
+    low = getattr(ref, "lower", None)
+    if low is not None and low == low:
+        return float(low)
+    m = re.search(r"certified one-sided lower bound (\S+)", str(getattr(ref, "message", "") or ""))
+    return float(m.group(1)) if m else float("nan")
+
+
 class MittelmannTables:
     """The SDP family's section: Mittelmann-style tables, shifted geometric means, accuracy."""
 
@@ -284,29 +295,36 @@ class MittelmannTables:
             return None
         d = df.dropna(subset=["metric_published"]).copy()
         own: dict[str, tuple[float, str]] = {}
+        bounds: dict[str, float] = {}
         if refs is not None and len(refs) and {"instance_key", "value"} <= set(refs.columns):
             for r in refs.itertuples():
                 if r.value is not None and r.value == r.value:
                     own[r.instance_key] = (float(r.value), str(getattr(r, "kind", "")))
+                    bounds[r.instance_key] = certified_lower(r)
         d["_own"] = [own.get(k, (np.nan, ""))[0] for k in d["instance_key"]]
         d["_ownkind"] = [own.get(k, (np.nan, "none"))[1] or "none" for k in d["instance_key"]]
+        d["_lower"] = [bounds.get(k, np.nan) for k in d["instance_key"]]
         if "metric_published_digits" not in d.columns:
             d["metric_published_digits"] = np.nan
         g = d.groupby("dataset").agg(published=("metric_published", "first"),
                                      digits=("metric_published_digits", "first"),
-                                     reference=("_own", "first"), kind=("_ownkind", "first"))
+                                     reference=("_own", "first"), kind=("_ownkind", "first"),
+                                     lower=("_lower", "first"))
         if g.empty:
             return None
         agree = [_digits_agree(r, p, dg) for r, p, dg in zip(g["reference"], g["published"], g["digits"])]
         out = pd.DataFrame({"problem": g.index, "published (SDPLIB, our sign)": g["published"].map(lambda v: _fmt(v, ".8g")),
                             "reference": g["reference"].map(lambda v: _fmt(v, ".10g")), "kind": g["kind"].astype(str),
+                            "certified lower bound": g["lower"].map(lambda v: _fmt(v, ".10g")),
                             "rel. diff": ((g["reference"] - g["published"]) / (1 + g["published"].abs())).map(
                                 lambda v: _fmt(v, ".1e")),
                             "agrees to printed digits": ["yes" if a else ("-" if r != r else "NO")
                                                          for a, r in zip(agree, g["reference"])]})
         return Table("sdp_published", "Published SDPLIB values beside psdbench's references", out.reset_index(drop=True),
                      note="The published value is never the reference.  NO: the reference does not round to the "
-                          "published value at its printed digits (see docs/families/sdp.md for the explained cases).")
+                          "published value at its printed digits (see docs/families/sdp.md for the explained cases).  "
+                          "Certified lower bound: the interval's lower end, or the one-sided bound where the data "
+                          "bound tr(X) but give no exactly feasible point (gpp, qap, thetaG).")
 
     def _certificates(self, df: pd.DataFrame) -> Table | None:
         cols = [c for c in ("metric_cert_primal_infeasible", "metric_cert_dual_infeasible") if c in df.columns]
