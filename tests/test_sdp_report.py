@@ -90,3 +90,12 @@ def test_published_table_shows_the_one_sided_certified_bound():
     blocks = MittelmannTables().render(SimpleNamespace(frame=df, options={}, refs=refs))
     t = next(b for b in blocks if b.name == "sdp_published").frame.set_index("problem")
     assert list(t["certified lower bound"]) == ["0.999999", "0.9999995", "-"]
+
+
+def test_a_store_without_the_kkt_residuals_says_so():
+    df = _frame().drop(columns="metric_kkt_worst_rel")
+    blocks = MittelmannTables().render(SimpleNamespace(frame=df, options={"time_limit": 100.0}, refs=None))
+    t = next(b for b in blocks if b.name == "sdp_sgm").frame
+    scs = [c for c in t.columns if c.startswith("SCS page")]
+    assert scs and all((t[c] == "not recorded").all() for c in scs)
+    assert (t[[c for c in t.columns if c.startswith("Mittelmann")][0]] != "not recorded").all()
