@@ -81,3 +81,21 @@ def test_malformed_user_file_is_exit_2_before_work(tmp_path: Path, monkeypatch):
     assert code == 2
     assert "outside its block" in err and len(err.strip().splitlines()) == 1
     assert not db.exists()
+
+
+def test_folder_run_with_one_bad_file_stops_before_work_naming_it(tmp_path: Path, monkeypatch):
+    """A folder run (``sdpa-dir/*``) stops before any work when one file is malformed: exit 2, one
+    line naming that file and its line, no store; the good files are not run without it."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    write_sdpa(theta(7, 0.4, 1), folder / "a.dat-s")
+    write_sdpa(theta(8, 0.4, 2), folder / "c.dat-s")
+    (folder / "b.dat-s").write_text("1\n2\n2\n1.0\n0 1 1 1 1.0\n1 1 1 1 1.0\n")  # 2 blocks, one size
+    monkeypatch.setenv("PSDBENCH_SDPA_DIR", str(folder))
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID.replace('"sdpa-dir/theta9", "sdp-gen/maxcut"', '"sdpa-dir/*"'))
+    db = tmp_path / "s.sqlite"
+    code, out, err = _cli(["run", "--grid", grid, "--db", db, "--jobs", "1", "--quiet", "--report", ""])
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "sdpa-dir/b:3: 2 blocks declared but the block-size line holds 1 number" in err
+    assert not db.exists()

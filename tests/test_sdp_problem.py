@@ -34,6 +34,7 @@ def _direct_errors(C, As, b, X, y, Z):
     pobj, dobj = np.sum(C * X), b @ y
     den = 1 + abs(pobj) + abs(dobj)
     return [np.linalg.norm(AX - b) / nb, max(0, -np.linalg.eigvalsh(X)[0] / nb),
+            # one PSD block: DIMACS's block norm is its Frobenius norm
             np.linalg.norm(Aty + Z - C, "fro") / nc, max(0, -np.linalg.eigvalsh(Z)[0] / nc),
             (pobj - dobj) / den, np.sum(X * Z) / den]
 
@@ -49,8 +50,15 @@ def test_dimacs_errors_at_the_optimum_and_perturbed():
     P = rng.standard_normal(C.shape) * 1e-3
     Xp, Zp, yp = X + (P + P.T), Z - 2e-3 * np.eye(len(C)) + np.outer(P[0], P[0]), y + 1e-3
     e = dimacs_errors(d, Xp.ravel(), yp, Zp.ravel())
-    assert np.allclose(e.err, _direct_errors(C, [np.eye(len(C))], np.array([1.0]), Xp, yp, Zp), rtol=1e-10, atol=1e-15)
-    assert e.max_err > 1e-4 and e.flag == "a"
+    direct = _direct_errors(C, [np.eye(len(C))], np.array([1.0]), Xp, yp, Zp)
+    assert np.allclose(e.err[:5], direct[:5], rtol=1e-10, atol=1e-15)
+    # err6 is defined only for X and Z in the cone (DIMACS): Xp (rank one plus noise) is not
+    assert e.err[1] > 0 and np.isnan(e.err[5]) and "err6" not in e.as_dict()
+    assert e.max_err == pytest.approx(max(abs(v) for v in direct[:5])) and e.max_err > 1e-4 and e.flag == "a"
+    inside = dimacs_errors(d, (Xp + 1.0 * np.eye(len(C))).ravel(), yp, (Zp + 1.0 * np.eye(len(C))).ravel())
+    assert inside.err[1] == inside.err[3] == 0.0
+    assert inside.err[5] == pytest.approx(_direct_errors(C, [np.eye(len(C))], np.array([1.0]), Xp + np.eye(len(C)), yp,
+                                                         Zp + np.eye(len(C)))[5], rel=1e-12)
     # Z omitted: Z = C - A*(y), err3 = 0
     e2 = dimacs_errors(d, Xp.ravel(), yp)
     assert e2.err[2] == 0.0 and np.isclose(e2.min_eig_Z, w[0] - yp[0])
@@ -236,3 +244,65 @@ def test_the_bounded_solve_runs_inside_a_daemonic_worker():
     out = q.get(timeout=60)
     proc.join(10)
     assert out == ("ok", "{'b': 2}")
+
+
+def test_trace_bound_is_rounded_up_and_the_lower_bound_is_one_sided_without_a_feasible_correction():
+    """tr X = 2 and X_11 = 0.3: the trace is bounded (T >= 2, rounded up), but A(I) = (n, 1) is not
+    proportional to b, so no exactly feasible correction: the reference carries a certified lower
+    bound alone (the cvxpy optimum above it) and no interval."""
+    from psdbench.families.sdp.reference import trace_upper
+
+    n = 5
+    rng = np.random.default_rng(7)
+    G = rng.standard_normal((n, n))
+    C = (G + G.T) / 2
+    E11 = np.zeros((n, n))
+    E11[0, 0] = 1.0
+    d = from_blocks((n,), [C], [[np.eye(n)], [E11]], [2.0, 0.3], name="trace-2")
+    T = trace_upper(d)
+    assert 2.0 < T <= 2.0 * (1 + 1e-12)
+    inst = SdpStandard().build(Dataset(name="t/trace-2", payload={"sdp": d}), {}, 0)
+    form = inst.reference_formulation()
+    form.problem.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    ref = inst.certified_reference(time_limit_s=120)
+    assert ref["lower"] is None and "certified one-sided lower bound" in ref["message"], ref["message"]
+    assert ref["lower_one_sided"] <= form.problem.value <= ref["lower_one_sided"] + 1e-6
+    assert ref["value"] == pytest.approx(form.problem.value, abs=1e-6)
+
+
+def test_disagreeing_solves_the_most_accurate_decides():
+    """Two points at DIMACS 1e-6 whose values differ by more than 1e-6: the one with the smaller
+    largest error is the reference, and the message lists both."""
+    from psdbench.families.sdp.errors import DimacsErrors
+    from psdbench.families.sdp.reference import _decide
+
+    C, d = _min_eig_problem()
+
+    def pt(obj: float, err: float):
+        e = DimacsErrors(err=(err, 0.0, 0.0, 0.0, 0.0, 0.0), primal_obj=obj, dual_obj=obj, min_eig_X=0.0, min_eig_Z=0.0)
+        return Solution(variables={"X": np.zeros(d.N), "y": np.zeros(1)}), e
+
+    (s1, e1), (s2, e2) = pt(-1.0, 3.7e-7), pt(-1.001, 1.5e-8)
+    class _V:
+        def library_versions(self):
+            return {"lib": "1.0"}
+
+    out = _decide(d, [("cvxopt", s1, e1), ("sdpa", s2, e2)], None, [], {"cvxopt": _V(), "sdpa": _V()})
+    assert out["value"] == -1.001 and out["solver"] == "sdpa" and out["status"] == "ok"
+    assert out["message"].startswith("the most accurate point's value")
+    assert "DISAGREE: sdpa -1.001 (max err 1.5e-08), cvxopt -1 (max err 3.7e-07)" in out["message"]
+    assert "the most accurate (sdpa) decides" in out["message"]
+
+
+def test_info_lists_the_helpers_a_solver_reads_an_instance_with(registry):
+    """``psdbench info sdp/standard``: block splitting, stacking and the dense C, with their shapes."""
+    from psdbench.describe import info_lines
+
+    out = "\n".join(info_lines(registry, "sdp/standard"))
+    helpers = out[out.index("helpers a solver uses to read an instance:"):]
+    for line in ("split(x: np.ndarray) -> list[np.ndarray]  Blocks of a stacked (N,) vector",
+                 "stack(blocks: list[np.ndarray]) -> np.ndarray", "c_dense() -> np.ndarray  ``C`` as a dense stacked vector (N,)",
+                 "A_op(x: np.ndarray) -> np.ndarray  ``A(X) = (<A_i, X>)_i``: stacked ``x`` (N,) -> (m,)",
+                 "A: sp.csr_matrix", "scipy.sparse.csr_matrix of shape (m, N)"):
+        assert line in helpers, line
+    assert "_cache" not in helpers

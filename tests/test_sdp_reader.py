@@ -108,25 +108,67 @@ def test_write_then_read_round_trip(tmp_path):
     assert e.block_sizes == d.block_sizes and (e.A != d.A).nnz == 0 and (e.c != d.c).nnz == 0
 
 
-@pytest.mark.parametrize("text, words", [
-    ("", "ends inside the header"),
-    ("2\n1\n2\n1.0\n", "ends inside the header"),
-    ("x\n1\n2\n1.0\n", "not a number"),
-    ("1\n1\n0\n1.0\n", "block size is 0"),
-    ("1\n1\n2\n1.0\n0 1 1 1\n", "not a multiple of 5"),
-    ("1\n1\n2\n1.0\n0 1 3 1 1.0\n", "outside its block"),
-    ("1\n1\n2\n1.0\n2 1 1 1 1.0\n", "matrix index"),
-    ("1\n1\n2\n1.0\n0 2 1 1 1.0\n", "block index"),
-    ("1\n1\n-2\n1.0\n0 1 1 2 1.0\n", "off-diagonal entry in a diagonal"),
-    ("1\n1\n2\n1.0\n0 1 1 2 1.0\n0 1 2 1 1.0\n", "given twice"),
-    ("1\n1\n2\n1.0\n0 1 1 1 abc\n", "non-number"),
-    ("1\n1\n2\nq\n", "non-number"),
-])
-def test_malformed_files_give_one_line_errors(text, words):
+_E = "0 1 1 1 1.0\n1 1 1 1 1.0\n"  # two well-formed entry lines
+
+#: (what is wrong, the file's text, the whole one-line message)
+MALFORMED = [
+    ("2 blocks declared, one size given (would eat c)", "1\n2\n2\n1.0\n" + _E,
+     "bad.dat-s:3: 2 blocks declared but the block-size line holds 1 number"),
+    ("m one larger than the c values given (would eat an entry)", "2\n1\n2\n1.0\n" + _E,
+     "bad.dat-s:4: m = 2 but the objective-vector line holds 1 number"),
+    ("one block size too many", "1\n1\n2 3\n1.0\n" + _E,
+     "bad.dat-s:3: 1 blocks declared but the block-size line holds 2 numbers"),
+    ("one c value too many", "1\n1\n2\n1.0 2.0\n" + _E,
+     "bad.dat-s:4: m = 1 but the objective-vector line holds 2 numbers"),
+    ("a leftover token on an entry line", "1\n1\n2\n1.0\n0 1 1 1 1.0 7\n",
+     "bad.dat-s:5: an entry line holds 6 tokens, not 5 (matrix, block, row, column, value): '0 1 1 1 1.0 7'"),
+    ("a token missing on an entry line", "1\n1\n2\n1.0\n0 1 1 1\n1 1 1 1 1.0\n",
+     "bad.dat-s:5: an entry line holds 4 tokens, not 5 (matrix, block, row, column, value): '0 1 1 1'"),
+    ("m and the block count on one line", "1 1\n2\n1.0\n" + _E,
+     "bad.dat-s:1: m (the number of constraint matrices) 1 is followed by the number '1' on its line "
+     "(each count goes on a line of its own)"),
+    ("an empty file", "", "bad.dat-s:0: the file ends before m (the number of constraint matrices)"),
+    ("the file ends in the header", '"a comment\n1\n1\n2\n', "bad.dat-s:4: the file ends before the objective vector c"),
+    ("m not a number", "x\n1\n2\n1.0\n", "bad.dat-s:1: m (the number of constraint matrices) is not an integer: 'x'"),
+    ("m = 0", "0\n1\n2\n\n", "bad.dat-s:1: m (the number of constraint matrices) must be at least 1, got 0"),
+    ("no blocks", "1\n0\n\n1.0\n", "bad.dat-s:2: the number of blocks must be at least 1, got 0"),
+    ("a block of size 0", "1\n1\n0\n1.0\n", "bad.dat-s:3: a block size is 0"),
+    ("a block size not an integer", "1\n1\n2.5\n1.0\n", "bad.dat-s:3: a block size is not an integer: '2.5'"),
+    ("a non-number in c", "1\n1\n2\nq\n", "bad.dat-s:4: the objective vector c holds a non-number 'q'"),
+    ("a matrix number above m", "1\n1\n2\n1.0\n2 1 1 1 1.0\n",
+     "bad.dat-s:5: entry '2 1 1 1 ...' names matrix 2, outside 0..m = 0..1"),
+    ("a negative matrix number", "1\n1\n2\n1.0\n-1 1 1 1 1.0\n",
+     "bad.dat-s:5: entry '-1 1 1 1 ...' names matrix -1, outside 0..m = 0..1"),
+    ("a block number above nblocks", "1\n1\n2\n1.0\n0 2 1 1 1.0\n",
+     "bad.dat-s:5: entry '0 2 1 1 ...' names block 2, outside 1..1"),
+    ("a row outside its block", "1\n1\n2\n1.0\n0 1 3 1 1.0\n", "bad.dat-s:5: entry '0 1 3 1 ...' is outside its block of size 2"),
+    ("an off-diagonal entry of an LP block", "1\n1\n-2\n1.0\n0 1 1 2 1.0\n",
+     "bad.dat-s:5: entry '0 1 1 2 ...' is off the diagonal of a diagonal (negative-size) block"),
+    ("one symmetric pair twice (both triangles)", "1\n1\n2\n1.0\n0 1 1 2 1.0\n\n0 1 2 1 1.0\n",
+     "bad.dat-s:7: entry '0 1 2 1 ...' repeats the entry of line 5 (same matrix, block and symmetric pair)"),
+    ("a non-number value", "1\n1\n2\n1.0\n0 1 1 1 abc\n", "bad.dat-s:5: an entry line holds a non-number 'abc'"),
+    ("a fractional index", "1\n1\n2\n1.0\n0 1 1.5 1 1.0\n",
+     "bad.dat-s:5: entry '0 1 1.5 1 ...' has a matrix, block, row or column index that is not an integer"),
+]
+
+
+@pytest.mark.parametrize("what, text, message", MALFORMED, ids=[w for w, _, _ in MALFORMED])
+def test_malformed_files_give_one_line_errors(what, text, message):
     with pytest.raises(DataError) as exc:
         parse_sdpa(text, "bad.dat-s")
-    msg = str(exc.value)
-    assert words in msg and "\n" not in msg and "bad.dat-s" in msg
+    assert str(exc.value) == message
+
+
+def test_malformed_variants_are_many_and_distinct():
+    assert len(MALFORMED) >= 15 and len({m for _, _, m in MALFORMED}) == len(MALFORMED)
+
+
+def test_the_format_s_allowances_still_read():
+    """Comments after the counts (SDPA's own examples), punctuation, Fortran exponents, blank and
+    comment lines between entries."""
+    d = parse_sdpa('"ex\n2 =mDIM\n2 = nBLOCK\n{2, -1} = bLOCKsTRUCT\n{1.0, 2D0}\n0 1 1 1 1.0\n\n*c\n1 1 1 1 1.0D0\n'
+                   "2 2 1 1 1\n", "ok")
+    assert d.block_sizes == (2, -1) and list(d.b) == [1.0, 2.0] and d.A.nnz == 2
 
 
 def test_missing_and_corrupt_gzip(tmp_path):

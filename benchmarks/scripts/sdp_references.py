@@ -31,8 +31,12 @@ def table(rows: list[dict]) -> str:
     out = ["| problem | reference (SDPLIB sign) | kind | solvers | published | agrees | time s |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         v, lo, pub, dg = r["value"], r["lower"], r.get("published"), r.get("digits")
+        one = r.get("lower_one_sided")
         kind = "none" if v is None else ("certified [%.10g, %.10g]" % (-v, -lo) if lo is not None else
-                                         "agreed" + (" (LOOSE)" if "LOOSE" in r["message"] else ""))
+                                         ("one solve" if "ONE SOLVE" in r["message"] else
+                                          "most accurate" if "DISAGREE" in r["message"] else "agreed")
+                                         + (" (LOOSE)" if "LOOSE" in r["message"] else "")
+                                         + ("" if one is None else ", certified bound %.12g (SDPLIB sign)" % -one))
         agree = "-" if v is None or pub is None else ("yes" if _digits_agree(v, pub, dg) else "NO")
         out.append(f"| {r['name']} | {'-' if v is None else f'{-v:.10g}'} | {kind} | {r['solver']} | "
                    f"{'-' if pub is None else f'{-pub:.{max(int(dg or 1), 1)}g}'} | {agree} | {r['time_s']:.1f} |")

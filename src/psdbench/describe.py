@@ -121,7 +121,7 @@ def _protocol_lines(cls: type, indent: str = "  ") -> list[str]:
         return out
     rows = []
     for item in node.body:
-        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and not item.target.id.startswith("_"):
             rows.append(f"{item.target.id}: {ast.unparse(item.annotation)}")
         elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith("_"):
             ret = f" -> {ast.unparse(item.returns)}" if item.returns else ""
@@ -136,13 +136,21 @@ def _protocol_lines(cls: type, indent: str = "  ") -> list[str]:
     return out
 
 
+def _same_package(ref: type, cls: type) -> bool:
+    """``ref`` is defined in the package of ``cls`` (a plugin's own data type, not numpy's or the stdlib's)."""
+    return ref.__module__.rpartition(".")[0] == cls.__module__.rpartition(".")[0] != ""
+
+
 def contract_lines(problem: Any) -> list[str]:
     """What a solver may read of the problem's instances: each kind protocol, the protocols their
-    annotations name, and the base :class:`~psdbench.api.Instance` members."""
+    annotations name, the members of the plugin's own data types they name (e.g. block splitting,
+    stacking and the dense ``C`` of the SDP family's ``SdpData``, with their shapes), and the base
+    :class:`~psdbench.api.Instance` members."""
     from .api import Instance
 
     out: list[str] = []
     seen: set[type] = {Instance, object}
+    data_types: list[type] = []
     todo = list(problem_contract(problem))
     while todo:
         cls = todo.pop(0)
@@ -158,6 +166,12 @@ def contract_lines(problem: Any) -> list[str]:
             ref = getattr(module, str(ann), None)
             if isinstance(ref, type) and getattr(ref, "_is_protocol", False):
                 todo.append(ref)
+            elif isinstance(ref, type) and ref not in seen and _same_package(ref, cls):
+                data_types.append(ref)  # e.g. data: SdpData: the helpers a solver reads an instance with
+    for ref in data_types:
+        if ref not in seen:
+            seen.add(ref)
+            out += ["", "helpers a solver uses to read an instance:"] + _protocol_lines(ref)
     out.append("and every member of psdbench.api.Instance: problem: str, dataset: str, params: dict, seed: int, "
                "kind: str, n: int, objective(solution) -> float, verify(solution) -> Feasibility, "
                "evaluate(solution) -> dict, reference_formulation(variant=None) -> Formulation | None")

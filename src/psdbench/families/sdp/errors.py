@@ -1,21 +1,38 @@
 """The six DIMACS error measures and the infeasibility certificate checks, from the data.
 
-DIMACS errors (Mittelmann 2003, Section 2; the norms are the ones psdbench uses, stated because
-implementations differ: ``||b||_inf`` is the largest absolute entry of ``b``, ``||C||_inf`` the
-largest absolute entry of ``C``, ``||.||_2`` the Euclidean norm, ``||.||_F`` the Frobenius norm of
-the block-diagonal matrix)::
+DIMACS errors, as the 7th DIMACS Implementation Challenge defines them (H. D. Mittelmann, "An
+independent benchmarking of SDP and SOCP solvers", Math. Prog. 95:407-430, 2003, Section 2
+"Computing errors"; the same text is at plato.asu.edu/dimacs/node3.html, which Mittelmann's
+benchmark pages cite)::
 
-    err1 = ||A(X) - b||_2 / (1 + ||b||_inf)
-    err2 = max(0, -lambda_min(X) / (1 + ||b||_inf))
-    err3 = ||A*(y) + Z - C||_F / (1 + ||C||_inf)
-    err4 = max(0, -lambda_min(Z) / (1 + ||C||_inf))
+    err1 = ||A(X) - b||_2 / (1 + |b|_max)
+    err2 = max(0, -lambda_min,K(X) / (1 + |b|_max))
+    err3 = ||A*(y) + Z - C||_K / (1 + |C|_max)
+    err4 = max(0, -lambda_min,K(Z) / (1 + |C|_max))
     err5 = (<C, X> - b'y) / (1 + |<C, X>| + |b'y|)
     err6 = <X, Z> / (1 + |<C, X>| + |b'y|)
 
-``lambda_min`` is the smallest eigenvalue over all blocks (an LP block's smallest entry).  When a
-solver returns no ``Z``, ``Z = C - A*(y)`` and err3 is 0.  err5 and err6 may be negative; the
-largest error is taken over their absolute values.  Mittelmann's flags: ``a`` when the largest
-error exceeds 1e-4, ``f`` (failed) when it exceeds 1e-2.
+The norms, as defined there (the definition writes ``||a||_1`` for what is here ``|a|_max``):
+
+* ``|a|_max``: the absolute value of the largest component of ``a`` (of ``b`` in R^m, of the
+  stacked ``C``); not the 1-norm, which some implementations use instead;
+* ``||.||_2`` of the m-vector ``A(X) - b``: the Euclidean norm;
+* ``||M||_K`` of a block-structured ``M``: the SUM over the PSD blocks of their Frobenius norms,
+  plus the Euclidean norm of the LP part (all diagonal-block entries as one vector ``x^l``).  It is
+  not the Frobenius norm of the whole block-diagonal matrix, which is up to ``sqrt(blocks)``
+  smaller.  CSDP prints err3 with this norm (its ``Knorm``: the sum of the Frobenius norms of its
+  blocks; it takes each diagonal block apart, which differs only when a file has several LP blocks);
+* ``lambda_min,K``: the smallest eigenvalue over the PSD blocks and the smallest LP entry.
+
+err5 is signed (the definition keeps its sign "so as not to suppress any information"); the
+largest error is taken over absolute values.  When a solver returns no ``Z``, ``Z = C - A*(y)``
+and err3 is 0 (the definition's rule for codes that do not keep ``Z``).  err6 is defined only when
+``X`` and ``Z`` are in the cone, err2 = err4 = 0 ("furthermore, when x and z are both in K ... we
+also define err6"); elsewhere it is NaN (not defined) and the largest error is taken over the five
+others.  Measured on SDPLIB (docs/families/sdp.md): the interior-point solvers' points are strictly
+inside (err2 = err4 = 0, err6 kept); SCS's projected points sit at lambda_min ~ -1e-15 with
+``<X, Z>`` at the same rounding level, so dropping their err6 loses nothing.
+Mittelmann's flags: ``a`` when the largest error exceeds 1e-4, ``f`` (failed) when it exceeds 1e-2.
 
 Infeasibility certificates (Farkas; theorems of the alternative for (P) and (D)):
 
@@ -50,8 +67,8 @@ class DimacsErrors:
 
     @property
     def max_err(self) -> float:
-        """The largest of the six (absolute values of err5, err6)."""
-        return float(max(abs(e) for e in self.err))
+        """The largest of the defined errors (absolute values of err5, err6; err6 may be undefined)."""
+        return float(max(abs(e) for e in self.err if e == e))
 
     @property
     def flag(self) -> str:
@@ -60,7 +77,8 @@ class DimacsErrors:
         return "f" if e > FLAG_F else ("a" if e > FLAG_A else "")
 
     def as_dict(self) -> dict[str, float]:
-        return {**{f"err{k + 1}": float(v) for k, v in enumerate(self.err)}, "max_err": self.max_err,
+        # an undefined err6 (X or Z outside the cone) is left out rather than stored as NaN
+        return {**{f"err{k + 1}": float(v) for k, v in enumerate(self.err) if v == v}, "max_err": self.max_err,
                 "flag_a": float(self.max_err > FLAG_A), "flag_f": float(self.max_err > FLAG_F),
                 "dual_obj": self.dual_obj, "min_eig_X": self.min_eig_X, "min_eig_Z": self.min_eig_Z}
 
@@ -83,19 +101,43 @@ def dimacs_errors(data: SdpData, x: np.ndarray, y: np.ndarray, z: np.ndarray | N
         z = c - aty
         err3 = 0.0
     else:
-        err3 = float(np.linalg.norm(aty + z - c)) / (1.0 + data.norm_C_inf())
+        err3 = block_norm(data, aty + z - c) / (1.0 + data.norm_C_inf())
     nb = 1.0 + data.norm_b_inf()
     pobj, dobj = float(c @ x), float(data.b @ y)
     lx = float(data.min_eigs(x).min(initial=np.inf))
     lz = float(data.min_eigs(z).min(initial=np.inf))
     scale = 1.0 + abs(pobj) + abs(dobj)
+    err2, err4 = max(0.0, -lx / nb), max(0.0, -lz / (1.0 + data.norm_C_inf()))
     err = (float(np.linalg.norm(data.A_op(x) - data.b)) / nb,  # err1
-           max(0.0, -lx / nb),  # err2
+           err2,
            err3,
-           max(0.0, -lz / (1.0 + data.norm_C_inf())),  # err4
+           err4,
            (pobj - dobj) / scale,  # err5
-           float(x @ z) / scale)  # err6
+           float(x @ z) / scale if err2 == 0.0 and err4 == 0.0 else float("nan"))  # err6: X, Z in the cone
     return DimacsErrors(err=err, primal_obj=pobj, dual_obj=dobj, min_eig_X=lx, min_eig_Z=lz)
+
+
+def block_norm(data: SdpData, v: np.ndarray) -> float:
+    """DIMACS's norm of a block-structured quantity: the sum of the Frobenius norms of the PSD blocks
+    plus the Euclidean norm of all LP entries together (see the module docstring).
+
+    Parameters
+    ----------
+    data : SdpData
+        The block structure.
+    v : ndarray of shape (N,)
+        A stacked vector in the layout of :mod:`.data`.
+    """
+    v = np.asarray(v, dtype=float)
+    off = data.offsets
+    total, lp_sq = 0.0, 0.0
+    for j, s in enumerate(data.block_sizes):
+        part = v[off[j]:off[j + 1]]
+        if s > 0:
+            total += float(np.linalg.norm(part))  # Frobenius norm of the block (its vec's 2-norm)
+        else:
+            lp_sq += float(part @ part)
+    return total + float(np.sqrt(lp_sq))
 
 
 def primal_infeasibility_holds(data: SdpData, y: np.ndarray, tol: float = CERT_TOL) -> tuple[bool, float]:

@@ -1,33 +1,44 @@
-"""The family's reference: two interior-point solves that must agree, certified where tr(X) is fixed.
+"""The family's reference: interior-point solves that must agree, certified where tr(X) is bounded.
 
-1. Two interior-point methods, the first two of SDPA (tolerances 1e-8), CVXOPT (1e-8) and SDPA-GMP
-   (multiple precision, 1e-10) (optional extras) and Clarabel (native, chordal decomposition off,
-   its default 1e-8 tolerances, only when its PSD cones are small enough for its dense KKT blocks),
-   then SCS at eps 1e-9 (first order; it counts only where its point reaches the same DIMACS error,
-   e.g. without the extras) that return a point with largest DIMACS error <= 1e-6; their primal
-   values must agree to ``AGREE_RTOL`` (relative to ``1 + |value|``), else there is no reference.
-   Where fewer than two reach 1e-6, the two best points up to 1e-4 must agree to 1e-4, and the
-   message says "LOOSE".
-2. Where the data fixes ``tr(X) = T`` (:meth:`.data.SdpData.trace_bound`: the identity is in the
-   range of ``A*``; max-cut ``T = n``, theta and the generators ``T`` fixed):
+1. Interior-point methods, in order SDPA (tolerances 1e-8), CVXOPT (1e-8) and SDPA-GMP (multiple
+   precision, 1e-10) (optional extras) and Clarabel (native, chordal decomposition off, its
+   default 1e-8 tolerances, only when its PSD cones are small enough for its dense KKT blocks),
+   then SCS at eps 1e-9 (first order; it counts only where its point reaches the same DIMACS
+   error, e.g. without the extras), until two points with largest DIMACS error <= 1e-6 agree on
+   their primal value to ``AGREE_RTOL`` (relative to ``1 + |value|``).  Where fewer than two reach
+   1e-6, two points up to 1e-4 that agree to 1e-4 make the reference, and the message says
+   "LOOSE".  Where the points disagree (no such pair), the most accurate point (smallest largest
+   DIMACS error) decides, and the message says "DISAGREE" and lists every point's value and error.
+   Where only one point reaches 1e-6 and the data bound the trace (step 2), the certified lower
+   bound from its own ``y`` is the second witness: its value within ``AGREE_RTOL`` above that
+   bound makes the reference ("ONE SOLVE" in the message) and ends the search (thetaG11: SDPA's
+   point in seconds, where CVXOPT's dense Schur complement runs past 900 s).
+2. Where the data bound the trace, ``tr(X) <= T`` for every feasible ``X`` (:func:`trace_upper`:
+   the identity is in the range of ``A*``; max-cut, theta, gpp, qap and the generators; ``T``
+   rounded up from ``w'b``, ``A*(w) = I``):
 
-   * lower bound (Jansen, Chaykin and Keil 2007, Theorem 2 with an a-priori bound on the primal
-     trace; VSDP): for any ``y``, with ``Z = C - A*(y)`` computed from the data,
-     ``<C, X> = b'y + <Z, X> >= b'y + T * min(0, lambda_min(Z))`` for every feasible ``X``.
-     ``lambda_min`` is computed in floating point and lowered by ``n_j * eps * ||Z_j||_F`` per
-     block (Weyl's bound on a backward-stable eigensolver's error), not in interval arithmetic.
-   * upper bound: an exactly feasible ``X``: the solver's ``X`` corrected to ``A(X) = b`` by the
-     least-norm step (sparse LSQR), then, with ``A(I) = kappa b`` (the same structure),
-     ``(X + delta I) / (1 + delta kappa)`` with ``delta = max(0, -lambda_min)``: still on
-     ``A(X) = b`` and PSD.  Its ``<C, X>`` is the value.
+   * lower bound (Jansson, Chaykin and Keil 2007, Theorem 2 with an a-priori bound on the primal
+     trace; VSDP): for any ``y``, with ``Z = C - A*(y)``, ``<C, X> = b'y + <Z, X> >= b'y + T *
+     min(0, lambda_min(Z))`` for every feasible ``X``: it needs only ``T >= tr X``.  Rigor
+     (:func:`lower_bound`): each floating-point step's rounding is bounded a priori and taken
+     against the bound (Higham's ``gamma_k`` for ``Z``'s entries and ``b'y``, Weyl plus a
+     backward-stable eigensolver's ``n eps ||Z||_F`` for ``lambda_min``), not enclosed in interval
+     arithmetic; the data are taken as exact.
+   * upper bound, where ``A(I) = kappa b`` (the same structure; max-cut, theta, not gpp or qap):
+     the solver's ``X`` corrected to ``A(X) = b`` by the least-norm step (sparse LSQR, accepted at
+     residual 1e-10 relative: feasible to rounding, not rigorously), then ``(X + delta I) / (1 +
+     delta kappa)`` with ``delta = max(0, -lambda_min)``: still on ``A(X) = b`` and PSD.  Its
+     ``<C, X>`` is the value.
 
-   The reference is ``certified`` (by the harness) when the interval is narrower than its
-   tolerance; the message gives both bounds.  An interval no wider than ``AGREE_RTOL`` from the
-   first point that reaches 1e-6 ends the search: the bounds hold whatever solver produced the
-   point, so a second solve would add nothing (it saves CVXOPT's dense Schur complement on
-   mcp500 and theta5-6, minutes each).
-3. Elsewhere the agreed primal value of the better point is returned without a lower bound
-   (``best_verified``): it is not exactly feasible, and the message says so.
+   With both, the reference is ``certified`` (by the harness) when the interval is narrower than
+   its tolerance; the message gives both bounds.  An interval no wider than ``AGREE_RTOL`` from
+   the first point that reaches 1e-6 ends the search (the bounds hold whatever solver produced the
+   point; it saves CVXOPT's dense Schur complement on mcp500 and theta5-6, minutes each).  With
+   the lower bound only (gpp100, qap5: ``A(I)`` is not proportional to ``b``), the value is the
+   decided point's and the certified one-sided lower bound is in the message and the result's
+   ``lower_one_sided`` (the harness's ``lower`` is kept for a two-sided interval).
+3. Elsewhere the decided primal value is returned without a bound (``best_verified``): it is not
+   exactly feasible, and the message says so.
 
 SDPA and CVXOPT have no time limit of their own: each runs in a forked child killed at the
 reference's deadline (:func:`_bounded`), so a solver that runs past it (CVXOPT's dense Schur
@@ -143,18 +154,66 @@ def _bounded(solver: Any, instance: Any, left: float, opts: dict[str, Any]) -> S
     return payload
 
 
+def _gamma(k: int) -> float:
+    """Higham's ``gamma_k = k u / (1 - k u)``: the relative error bound of a k-term floating-point sum."""
+    u = np.finfo(float).eps / 2
+    return k * u / (1 - k * u)
+
+
+def _column_terms(data: Any) -> int:
+    """The most terms a stacked entry of ``A*(y)`` sums (nonzeros in a column of A), plus one."""
+    return int(np.diff(data.A.tocsc().indptr).max(initial=0)) + 1
+
+
+def trace_upper(data: Any) -> float | None:
+    """``T >= tr(X)`` for every ``X`` with ``A(X) = b``, ``X`` psd, rounded up; ``None`` where the data
+    give none.
+
+    With ``w`` from :meth:`.data.SdpData.trace_weights` (``A*(w) = I - E``, ``E`` the rounding left)
+    ``tr X = w'b + <E, X> <= w'b + ||E||_F tr X`` for psd ``X``, so ``tr X <= w'b / (1 - ||E||_F)``.
+    Rounding: ``w'b`` is raised by ``gamma_m |w|'|b|`` and ``E`` bounded entrywise by its computed
+    value plus ``gamma_k (|A|'|w| + 1)`` (Higham's a-priori bounds for k-term sums; not interval
+    arithmetic), the quotient raised by 4 units and the next float up.
+    """
+    w = data.trace_weights()
+    if w is None:
+        return None
+    eye = data.identity()
+    absA = abs(data.A)
+    e = np.abs(eye - data.At_op(w)) + _gamma(_column_terms(data)) * (np.asarray(absA.T @ np.abs(w)).ravel() + eye)
+    e_f = float(np.linalg.norm(e)) * (1 + _gamma(e.size))
+    if not e_f < 0.5:
+        return None
+    wb = float(w @ data.b) + _gamma(data.m) * float(np.abs(w) @ np.abs(data.b))
+    if wb < 0:
+        return None
+    return float(np.nextafter(wb / (1 - e_f) * (1 + 4 * np.finfo(float).eps), np.inf))
+
+
 def lower_bound(data: Any, y: np.ndarray, trace: float) -> float:
-    """``b'y + T min(0, lambda_min(C - A*(y)))`` with the eigenvalue lowered by its rounding bound."""
+    """``b'y + T min(0, lambda_min(C - A*(y)))``, every rounding taken against it (Jansson, Chaykin
+    and Keil 2007, Theorem 2 with an a-priori bound ``T >= tr X``).
+
+    ``Z = C - A*(y)`` is formed in floating point; its entries' error is bounded by
+    ``gamma_k (|C| + |A|'|y|)`` and the block's smallest eigenvalue lowered by that error's Frobenius
+    norm (Weyl) and by ``n_j eps ||Z_j||_F`` (a backward-stable eigensolver's error, LAPACK's bound
+    with constant 1: assumed, not proven for the routine); ``b'y`` is lowered by
+    ``gamma_m |b|'|y|`` and the result by two units.  Not interval arithmetic (VSDP uses INTLAB).
+    """
+    y = np.asarray(y, dtype=float)
     z = data.c_dense() - data.At_op(y)
+    dz = _gamma(_column_terms(data)) * (np.abs(data.c_dense()) + np.asarray(abs(data.A).T @ np.abs(y)).ravel())
     lam = np.inf
-    for B, s in zip(data.split(z), data.block_sizes):
+    for B, D, s in zip(data.split(z), data.split(dz), data.block_sizes):
         if s > 0:
             sym = (B + B.T) / 2
-            slack = s * np.finfo(float).eps * float(np.linalg.norm(sym))
+            slack = s * np.finfo(float).eps * float(np.linalg.norm(sym)) + float(np.linalg.norm(D))
             lam = min(lam, float(np.linalg.eigvalsh(sym)[0]) - slack)
         else:
-            lam = min(lam, float(B.min()))
-    return float(data.b @ y) + trace * min(0.0, lam)
+            lam = min(lam, float(np.min(B - D)))
+    by = float(data.b @ y) - _gamma(data.m) * float(np.abs(data.b) @ np.abs(y))
+    out = by + trace * min(0.0, lam)
+    return float(np.nextafter(out - 2 * np.finfo(float).eps * abs(out), -np.inf))
 
 
 def feasible_value(data: Any, x: np.ndarray) -> float | None:
@@ -194,17 +253,32 @@ def _versions(solvers: dict[str, Any], names: list[str]) -> str:
     return ", ".join(f"{n} {v}" for n in names for v in solvers[n].library_versions().values())
 
 
+def _agree(a: float, b: float, rtol: float) -> bool:
+    return abs(a - b) <= rtol * (1 + abs(a))
+
+
+def _agreeing_pair(points: list[tuple[str, Solution, Any]], rtol: float) -> list[tuple[str, Solution, Any]] | None:
+    """The two most accurate points whose primal values agree to ``rtol``, or ``None``."""
+    ranked = sorted(points, key=lambda t: t[2].max_err)
+    for i, a in enumerate(ranked):
+        for b in ranked[i + 1:]:
+            if _agree(a[2].primal_obj, b[2].primal_obj, rtol):
+                return [a, b]
+    return None
+
+
 def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: float = 1e-5) -> dict[str, Any]:
-    """See the module docstring.  Returns the hook's dict (``value``, ``lower``, ``solver``, ...)."""
+    """See the module docstring.  Returns the hook's dict (``value``, ``lower``, ...; ``lower_one_sided``
+    where only a certified lower bound exists)."""
     d = instance.data
-    trace = d.trace_bound()
+    trace = trace_upper(d)
     t0 = time.monotonic()
     solved: list[tuple[str, Solution, Any]] = []
     notes = []
     candidates = _candidates(instance)
     solvers = {name: solver for name, solver, _ in candidates}
     for name, solver, opts in candidates:
-        if sum(e.max_err <= POINT_TOL for _, _, e in solved) == 2:
+        if _agreeing_pair([t for t in solved if t[2].max_err <= POINT_TOL], AGREE_RTOL):
             break
         left = None if time_limit_s is None else time_limit_s - (time.monotonic() - t0)
         if left is not None and left <= 0:
@@ -228,35 +302,66 @@ def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: 
             solved.append((name, sol, e))
         if e.max_err <= POINT_TOL and trace is not None:
             one = _interval(d, [sol], trace)
+            if one is None and e.primal_obj - lower_bound(d, sol.variables["y"], trace) <= AGREE_RTOL * (
+                    1 + abs(e.primal_obj)):
+                break  # its own certified lower bound agrees (ONE SOLVE in _decide): a second solve adds little
             if one is not None and one[0] - one[1] <= AGREE_RTOL * (1 + abs(one[0])):
                 return {"solver": name, "solver_version": _versions(solvers, [name]), "value": one[0], "lower": one[1],
-                        "status": "ok", "message": f"tr(X) = {trace:.6g} fixed by the data; one solve certifies "
-                        f"the interval (exactly feasible upper {one[0]:.12g}, VSDP-style lower {one[1]:.12g}): "
+                        "status": "ok", "message": f"tr(X) <= {trace:.17g} (rounded up) fixed by the data; one solve "
+                        f"certifies the interval (exactly feasible upper {one[0]:.12g}, VSDP-style lower {one[1]:.12g}): "
                         "no second solve needed; " + "; ".join(notes)}
-    base = {"solver": " + ".join(n for n, _, _ in solved) or "none", "solver_version": ""}
+    return _decide(d, solved, trace, notes, solvers)
+
+
+def _decide(d: Any, solved: list[tuple[str, Solution, Any]], trace: float | None, notes: list[str],
+            solvers: dict[str, Any]) -> dict[str, Any]:
+    """The reference from the points found (see the module docstring, steps 1-3)."""
     tight = [t for t in solved if t[2].max_err <= POINT_TOL]
-    loose = len(tight) < 2
-    solved = sorted(solved, key=lambda t: t[2].max_err)[:2] if loose else tight[:2]
-    if len(solved) < 2:
-        return {**base, "value": None, "lower": None, "status": "none",
-                "message": f"fewer than two interior-point solves reached DIMACS error {LOOSE_TOL:g}: " + "; ".join(notes)}
-    if loose:
-        notes.insert(0, f"LOOSE: fewer than two points reach DIMACS error {POINT_TOL:g}; the two best "
-                        f"(<= {LOOSE_TOL:g}) must agree to {LOOSE_RTOL:g}")
-    (n1, s1, e1), (n2, s2, e2) = solved
-    base = {"solver": f"{n1} + {n2}", "solver_version": _versions(solvers, [n1, n2])}
-    if abs(e1.primal_obj - e2.primal_obj) > (LOOSE_RTOL if loose else AGREE_RTOL) * (1 + abs(e1.primal_obj)):
-        return {**base, "value": None, "lower": None, "status": "disagree",
-                "message": f"{n1} and {n2} disagree: " + "; ".join(notes)}
-    best = min(solved, key=lambda t: t[2].max_err)
+    pair = _agreeing_pair(tight, AGREE_RTOL)
+    if pair is None and len(tight) == 1 and trace is not None:
+        # one solve, and the certified lower bound from its own y agrees with its value: the bound is
+        # the second, independent witness (thetaG11: SDPA alone in seconds, CVXOPT past any limit)
+        name, sol, e = tight[0]
+        low = lower_bound(d, sol.variables["y"], trace)
+        if e.primal_obj - low <= AGREE_RTOL * (1 + abs(e.primal_obj)):
+            notes.insert(0, f"ONE SOLVE: {name}'s value {e.primal_obj:.12g} lies within {AGREE_RTOL:g} (relative) "
+                            f"above the certified lower bound {low:.12g}")
+            pair = [tight[0]]
+    if pair is None and len(tight) < 2:
+        pair = _agreeing_pair(solved, LOOSE_RTOL)
+        if pair is not None:
+            notes.insert(0, f"LOOSE: fewer than two points reach DIMACS error {POINT_TOL:g}; the two best "
+                            f"(<= {LOOSE_TOL:g}) agree to {LOOSE_RTOL:g}")
+    if pair is None and len(solved) >= 2:
+        # no two agree: the most accurate point decides, and every point is listed beside it
+        best = min(solved, key=lambda t: t[2].max_err)
+        notes.insert(0, "DISAGREE: " + ", ".join(
+            f"{n} {e.primal_obj:.10g} (max err {e.max_err:.1e})" for n, _, e in sorted(solved, key=lambda t: t[2].max_err))
+            + f" differ by more than {AGREE_RTOL if len(tight) >= 2 else LOOSE_RTOL:g} relative; the most accurate "
+            f"({best[0]}) decides")
+        pair = [best]
+    if pair is None:
+        return {"solver": " + ".join(n for n, _, _ in solved) or "none", "solver_version": "", "value": None,
+                "lower": None, "status": "none", "message": f"fewer than two interior-point solves reached DIMACS "
+                f"error {LOOSE_TOL:g}: " + "; ".join(notes)}
+    names = [n for n, _, _ in pair]
+    base = {"solver": " + ".join(names), "solver_version": _versions(solvers, names)}
+    best = min(pair, key=lambda t: t[2].max_err)
+    one = bool(notes) and notes[0].startswith("ONE SOLVE")
+    what = ("agreed interior-point value" if len(pair) == 2 else "the one solve's value" if one
+            else "the most accurate point's value")
     if trace is not None:
-        both = _interval(d, [s for _, s, _ in solved], trace)
+        both = _interval(d, [s for _, s, _ in pair], trace)
         if both is not None:
             value, lower = both
             return {**base, "value": value, "lower": lower, "status": "ok",
-                    "message": f"tr(X) = {trace:.6g} fixed by the data; exactly feasible upper {value:.12g}, "
-                               f"VSDP-style lower {lower:.12g}; " + "; ".join(notes)}
-        notes.append("no exactly feasible correction")
+                    "message": f"tr(X) <= {trace:.17g} (rounded up) fixed by the data; exactly feasible upper "
+                               f"{value:.12g}, VSDP-style lower {lower:.12g}; " + "; ".join(notes)}
+        # no exactly feasible correction (A(I) not proportional to b): the lower bound stands alone
+        lower = max(lower_bound(d, s.variables["y"], trace) for _, s, _ in solved)
+        return {**base, "value": best[2].primal_obj, "lower": None, "lower_one_sided": lower, "status": "ok",
+                "message": f"{what} (not exactly feasible); certified one-sided lower bound "
+                           f"{lower:.12g} from tr(X) <= {trace:.17g} (rounded up; no exactly feasible correction, "
+                           "so no upper bound); " + "; ".join(notes)}
     return {**base, "value": best[2].primal_obj, "lower": None, "status": "ok",
-            "message": "agreed interior-point value (not exactly feasible: no certificate"
-                       + ("" if trace is None else ", trace fixed but no feasible correction") + "); " + "; ".join(notes)}
+            "message": f"{what} (not exactly feasible: no certificate); " + "; ".join(notes)}

@@ -1,20 +1,29 @@
 """Reader of the SDPA sparse format (``.dat-s``, also gzipped ``.dat-s.gz``).
 
-The format (SDPA manual; SDPLIB's README)::
+The format (SDPA manual; SDPLIB's README), read strictly::
 
-    "comment lines start with a double quote or an asterisk
-    m                    number of constraint matrices F_1..F_m (text after the number ignored)
-    nblocks              number of blocks
-    s_1 s_2 ...          block sizes; negative = diagonal (LP) block; braces, parentheses and commas allowed
-    c_1 ... c_m          the objective vector (may span lines; punctuation allowed)
-    k j r c value        entry (r, c) of block j of F_k (k = 0..m), upper or lower triangle
+    "comment lines start with a double quote or an asterisk (anywhere; blank lines too)
+    m                    number of constraint matrices F_1..F_m, alone on its line (a comment such as
+                         ``=mDIM`` may follow it, a second number may not)
+    nblocks              number of blocks, alone on its line likewise
+    s_1 s_2 ...          exactly nblocks block sizes on ONE line; negative = diagonal (LP) block
+    c_1 ... c_m          exactly m numbers on ONE line (the objective vector)
+    k j r c value        one entry per line, exactly five numbers: entry (r, c) of block j of F_k
+                         (k = 0..m, j = 1..nblocks, r, c within |s_j|, r = c in an LP block), upper
+                         or lower triangle, each symmetric pair at most once
+
+Braces, parentheses and commas count as blanks; Fortran's ``D`` exponent is read as ``e``.  Every
+count is checked against what follows, and a line with fewer or more numbers than its count says
+is an error naming the file and the line (``name:line: what``), one line, never read on into the
+next line: a missing block size would otherwise eat ``c``, a missing ``c`` value an entry.  Every
+SDPLIB 1.2 file has this layout (tests/test_sdp_reader.py reads all of them).
 
 SDPA's pair is (P) min c'x s.t. sum_i F_i x_i - F_0 = X psd, (D) max <F_0, Y> s.t. <F_i, Y> = c_i,
 Y psd.  psdbench's DIMACS form (see :mod:`.data`) takes ``C = -F_0``, ``A_i = F_i``, ``b = c``;
 then the file's ``Y`` is our ``X``, ``y = -x`` and ``Z`` is the file's ``X``, and our primal
 objective ``<C, X> = -<F_0, Y>`` is the negative of SDPA's dual objective.
 
-Every malformed file is a one-line :class:`~psdbench.api.DataError` naming the file.
+Every malformed file is a one-line :class:`~psdbench.api.DataError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -62,111 +71,173 @@ def read_sdpa(path: str | Path, name: str | None = None) -> SdpData:
     Raises
     ------
     DataError
-        One line naming the file and what is wrong (missing header, bad block sizes, an entry out
-        of range, a non-number, an off-diagonal entry of an LP block).
+        One line naming the file, the line and what is wrong (a count that disagrees with what
+        follows, a missing or leftover token, an entry outside the declared matrices or blocks, a
+        non-number, an off-diagonal entry of an LP block, a repeated entry).
     """
     path = Path(path)
     return parse_sdpa(_open_text(path), name or path.name)
 
 
-def _header(lines: list[str], where: str) -> tuple[int, int, list[int], np.ndarray, int]:
-    """``m``, ``nblocks``, block sizes, ``c`` and the index of the first entry line."""
-    i, n = 0, len(lines)
+class _Lines:
+    """The file's lines that hold data (comment and blank lines skipped), with their line numbers."""
 
-    def next_line() -> str:
-        nonlocal i
-        while i < n:
-            line = lines[i]
-            i += 1
+    def __init__(self, lines: list[str], where: str) -> None:
+        self.lines, self.where, self.i = lines, where, 0
+
+    def next(self, what: str) -> tuple[int, list[str]]:
+        """The next data line's number (1-based) and tokens (braces, parentheses and commas removed)."""
+        while self.i < len(self.lines):
+            line = self.lines[self.i]
+            self.i += 1
             s = line.strip()
             if s and s[0] not in "\"*":
-                return _PUNCT.sub(" ", s)
-        raise DataError(f"{where}: file ends inside the header")
+                return self.i, _PUNCT.sub(" ", s).replace("=", " =").split()
+        raise DataError(f"{self.where}:{len(self.lines)}: the file ends before {what}")
 
-    def first_int(what: str) -> int:
-        tok = next_line().split()
-        try:
-            return int(float(tok[0])) if tok else -1
-        except ValueError:
-            raise DataError(f"{where}: {what} is not a number: {tok[0]!r}") from None
+    def fail(self, lineno: int, msg: str) -> DataError:
+        return DataError(f"{self.where}:{lineno}: {msg}")
 
-    def numbers(count: int, what: str) -> list[str]:
-        out: list[str] = []
-        while len(out) < count:
-            toks = next_line().split()
-            if not toks:
-                continue
-            out.extend(toks)
-        if len(out) > count and what == "block sizes":
-            out = out[:count]
-        return out[:count]
 
-    m = first_int("m (the number of constraints)")
-    if m < 0:
-        raise DataError(f"{where}: bad m (number of constraints)")
-    nb = first_int("the number of blocks")
+def _count(src: _Lines, what: str) -> int:
+    """A count on a line of its own (m, the number of blocks): one integer, then only a comment
+    such as ``=mDIM``; a second number on the line is an error (a count that is not on its own line)."""
+    ln, tok = src.next(what)
+    n = _int(tok[0])
+    if n is None:
+        raise src.fail(ln, f"{what} is not an integer: {tok[0]!r}")
+    extra = [t for t in tok[1:] if _is_float(t)]
+    if extra:
+        raise src.fail(ln, f"{what} {n} is followed by the number {extra[0]!r} on its line (each count goes on "
+                           "a line of its own)")
+    return n
+
+
+def _header(lines: list[str], where: str) -> tuple[int, int, list[int], np.ndarray, int]:
+    """``m``, ``nblocks``, block sizes, ``c`` and the index of the first entry line.
+
+    Every count is checked against what follows: the block sizes are exactly ``nblocks`` integers
+    on one line, ``c`` exactly ``m`` numbers on one line (SDPA's format; every SDPLIB file).  A line
+    that holds fewer or more numbers is an error naming it, never read on into the next line (the
+    way a missing block size would eat ``c``, or a missing ``c`` value the first entry).
+    """
+    src = _Lines(lines, where)
+    m = _count(src, "m (the number of constraint matrices)")
+    if m < 1:
+        raise src.fail(src.i, f"m (the number of constraint matrices) must be at least 1, got {m}")
+    nb = _count(src, "the number of blocks")
     if nb < 1:
-        raise DataError(f"{where}: the number of blocks must be positive, got {nb}")
-    try:
-        sizes = [int(float(t)) for t in numbers(nb, "block sizes")]
-    except ValueError:
-        raise DataError(f"{where}: block sizes are not integers") from None
+        raise src.fail(src.i, f"the number of blocks must be at least 1, got {nb}")
+    ln, tok = src.next("the block sizes")
+    nums = [t for t in tok if _is_float(t)]
+    if len(nums) != nb or any(not _is_float(t) for t in tok[:nb]):
+        raise src.fail(ln, f"{nb} blocks declared but the block-size line holds {_numbers(len(nums))}")
+    sizes = [_int(t) for t in nums]
+    if any(s is None for s in sizes):
+        raise src.fail(ln, f"a block size is not an integer: {next(t for t, s in zip(nums, sizes) if s is None)!r}")
     if any(s == 0 for s in sizes):
-        raise DataError(f"{where}: a block size is 0")
+        raise src.fail(ln, "a block size is 0")
+    ln, tok = src.next("the objective vector c")
     try:
-        c = np.array([float(t.replace("D", "e").replace("d", "e")) for t in numbers(m, "c")], dtype=float) if m else np.zeros(0)
+        c = np.array([float(_fortran(t)) for t in tok], dtype=float)
     except ValueError:
-        raise DataError(f"{where}: the objective vector c has a non-number") from None
-    return m, nb, sizes, c, i
+        raise src.fail(ln, f"the objective vector c holds a non-number {next(t for t in tok if not _is_float(t))!r}") from None
+    if c.size != m:
+        raise src.fail(ln, f"m = {m} but the objective-vector line holds {_numbers(c.size)}")
+    return m, nb, [int(s) for s in sizes], c, src.i  # type: ignore[arg-type]
+
+
+def _numbers(k: int) -> str:
+    return f"{k} number" + ("" if k == 1 else "s")
+
+
+def _fortran(tok: str) -> str:
+    """``1.0D+00`` (Fortran's exponent) as ``1.0e+00``."""
+    return tok.replace("D", "e").replace("d", "e")
+
+
+def _int(tok: str) -> int | None:
+    """``tok`` as an integer (``3``, ``3.0``), ``None`` when it is not one."""
+    try:
+        v = float(_fortran(tok))
+    except ValueError:
+        return None
+    return int(v) if v == int(v) else None
+
+
+def _entries(lines: list[str], start: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The entry lines after the header: an ``(E, 5)`` array and each row's line number.
+
+    Every data line holds exactly five numbers (matrix, block, row, column, value); a line with
+    fewer or more is an error naming it.
+    """
+    rows, nums = [], []
+    for k in range(start, len(lines)):
+        s = lines[k].strip()
+        if not s or s[0] in "\"*":
+            continue
+        tok = _PUNCT.sub(" ", s).split()
+        if len(tok) != 5:
+            raise DataError(f"{name}:{k + 1}: an entry line holds {len(tok)} tokens, not 5 (matrix, block, row, "
+                            f"column, value): {s[:60]!r}")
+        rows.append(k + 1)
+        nums.append(s if "d" not in s.lower() else _fortran(s))
+    body = _PUNCT.sub(" ", "\n".join(nums))
+    try:
+        vals = np.array(body.split(), dtype=float).reshape(-1, 5)
+    except ValueError:
+        k = next(i for i, ln in enumerate(nums) if not all(_is_float(t) for t in _PUNCT.sub(" ", ln).split()))
+        bad = next(t for t in _PUNCT.sub(" ", nums[k]).split() if not _is_float(t))
+        raise DataError(f"{name}:{rows[k]}: an entry line holds a non-number {bad!r}") from None
+    return vals, np.asarray(rows, dtype=np.int64)
 
 
 def parse_sdpa(text: str, name: str = "<text>") -> SdpData:
     """Parse the text of an SDPA sparse file (see :func:`read_sdpa`)."""
     lines = text.splitlines()
     m, nb, sizes, c, start = _header(lines, name)
-    body = "\n".join(ln for ln in lines[start:] if ln.strip() and ln.lstrip()[0] not in "\"*")
-    body = _PUNCT.sub(" ", body)
-    try:
-        vals = np.array(body.split(), dtype=float)
-    except ValueError:
-        bad = next(t for t in body.split() if not _is_float(t))
-        raise DataError(f"{name}: an entry line holds a non-number {bad!r}") from None
-    if vals.size % 5:
-        raise DataError(f"{name}: the entry lines hold {vals.size} numbers, not a multiple of 5 "
-                        "(matrix, block, row, column, value)")
-    E = vals.reshape(-1, 5)
-    mat, blk, r, col, v = (E[:, 0], E[:, 1], E[:, 2], E[:, 3], E[:, 4])
+    E, where = _entries(lines, start, name)
+
+    def fail(mask: np.ndarray, msg: str) -> DataError:
+        k = int(np.flatnonzero(mask)[0])
+        entry = " ".join(f"{v:g}" for v in E[k, :4])
+        return DataError(f"{name}:{int(where[k])}: entry '{entry} ...' {msg}")
+
     ints = E[:, :4]
     if np.any(ints != np.round(ints)):
-        raise DataError(f"{name}: a matrix, block, row or column index is not an integer")
-    mat, blk, r, col = (a.astype(np.int64) for a in (mat, blk, r, col))
-    if mat.size and (mat.min() < 0 or mat.max() > m):
-        raise DataError(f"{name}: a matrix index is outside 0..{m}")
-    if blk.size and (blk.min() < 1 or blk.max() > nb):
-        raise DataError(f"{name}: a block index is outside 1..{nb}")
+        raise fail(np.any(ints != np.round(ints), axis=1), "has a matrix, block, row or column index that is not an integer")
+    mat, blk, r, col = (E[:, j].astype(np.int64) for j in range(4))
+    v = E[:, 4]
+    if np.any((mat < 0) | (mat > m)):
+        raise fail((mat < 0) | (mat > m), f"names matrix {int(mat[(mat < 0) | (mat > m)][0])}, outside 0..m = 0..{m}")
+    if np.any((blk < 1) | (blk > nb)):
+        raise fail((blk < 1) | (blk > nb), f"names block {int(blk[(blk < 1) | (blk > nb)][0])}, outside 1..{nb}")
     s_arr = np.asarray(sizes, dtype=np.int64)
-    dims = np.abs(s_arr)[blk - 1] if blk.size else np.zeros(0, np.int64)
-    if r.size and (r.min() < 1 or col.min() < 1 or np.any(r > dims) or np.any(col > dims)):
-        k = int(np.flatnonzero((r < 1) | (col < 1) | (r > dims) | (col > dims))[0])
-        raise DataError(f"{name}: entry {int(mat[k])} {int(blk[k])} {int(r[k])} {int(col[k])} is outside its block "
-                        f"of size {int(dims[k])}")
-    lp = s_arr[blk - 1] < 0 if blk.size else np.zeros(0, bool)
+    dims = np.abs(s_arr)[blk - 1]
+    out = (r < 1) | (col < 1) | (r > dims) | (col > dims)
+    if np.any(out):
+        raise fail(out, f"is outside its block of size {int(dims[out][0])}")
+    lp = s_arr[blk - 1] < 0
     if np.any(lp & (r != col)):
-        raise DataError(f"{name}: an off-diagonal entry in a diagonal (negative-size) block")
+        raise fail(lp & (r != col), "is off the diagonal of a diagonal (negative-size) block")
     widths = np.where(s_arr > 0, s_arr * s_arr, -s_arr)
     off = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
     N = int(off[-1])
     r0, c0 = r - 1, col - 1
     hi, lo = np.maximum(r0, c0), np.minimum(r0, c0)
-    dim = np.abs(s_arr)[blk - 1] if blk.size else np.zeros(0, np.int64)
-    base = off[blk - 1] if blk.size else np.zeros(0, np.int64)
+    base = off[blk - 1]
     # SDPA lists each symmetric pair once (either triangle); a repeated (k, block, pair) is refused
-    key_pos = np.where(lp, base + r0, base + lo * dim + hi)
-    keys = mat * (N + 1) + key_pos
-    if keys.size and np.unique(keys).size != keys.size:
-        raise DataError(f"{name}: an entry (matrix, block, row, column) is given twice")
-    upper = np.where(lp, base + r0, base + lo * dim + hi)
-    lower = np.where(lp, -1, base + hi * dim + lo)
+    upper = np.where(lp, base + r0, base + lo * dims + hi)
+    keys = mat * (N + 1) + upper
+    uniq, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    if np.any(counts > 1):
+        seen = np.zeros(keys.size, bool)
+        seen[first] = True
+        dup = np.isin(keys, uniq[counts > 1]) & ~seen
+        k = int(np.flatnonzero(dup)[0])
+        raise fail(dup, f"repeats the entry of line {int(where[first[np.searchsorted(uniq, keys[k])]])} "
+                        "(same matrix, block and symmetric pair)")
+    lower = np.where(lp, -1, base + hi * dims + lo)
     off_diag = (~lp) & (hi != lo)
     rows = np.concatenate([mat, mat[off_diag]])
     cols = np.concatenate([upper, lower[off_diag]])
@@ -181,10 +252,33 @@ def parse_sdpa(text: str, name: str = "<text>") -> SdpData:
 
 def _is_float(tok: str) -> bool:
     try:
-        float(tok)
+        float(_fortran(tok))
     except ValueError:
         return False
     return True
+
+
+def read_csdp_solution(data: SdpData, path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A solution file CSDP writes for an SDPA problem, as ``(X, y, Z)`` of :mod:`.data`'s form.
+
+    CSDP solves ``max tr(F_0 X)`` s.t. ``tr(F_i X) = c_i`` (its ``C = F_0``): its first line is its
+    ``y`` (ours is ``-y``, as ``C = -F_0``), then ``k block i j value`` lines, matrix 1 its ``Z``
+    (``A*(y) - F_0``, ours too) and matrix 2 its ``X`` (ours), one triangle of each.
+    """
+    lines = Path(path).read_text().split("\n")
+    y = -np.array(lines[0].split(), dtype=float)
+    mats = {k: [np.zeros((s, s)) if s > 0 else np.zeros(-s) for s in data.block_sizes] for k in (1, 2)}
+    for ln in lines[1:]:
+        tok = ln.split()
+        if not tok:
+            continue
+        k, b, i, j = (int(t) for t in tok[:4])
+        B = mats[k][b - 1]
+        if B.ndim == 1:
+            B[i - 1] = float(tok[4])
+        else:
+            B[i - 1, j - 1] = B[j - 1, i - 1] = float(tok[4])
+    return data.stack(mats[2]), y, data.stack(mats[1])
 
 
 def write_sdpa(data: SdpData, path: str | Path) -> None:
