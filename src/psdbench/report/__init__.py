@@ -166,6 +166,7 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
     # one solver-to-colour map for the whole report: the renderer's charts, and any section that reads it
     colours = colour_map(frame.sort_values(["family", "solver_label"])["solver_label"])
     opts["colours"] = colours
+    opts["store_dir"] = str(Path(store.path).resolve().parent)  # for links to files kept beside the store
     front = [run_details(runs, frame, str(store.path)), winners_section(frame, opts)]
     sections = run_sections(frame, refs, registry.reports, registry.problems, out, opts)
     return {**paths, **render(Document("psdbench report", header, sections, front, colours), out)}

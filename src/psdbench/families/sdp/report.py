@@ -11,6 +11,8 @@ Tables (all from the tidy frame; DIMACS errors are the instance's own ``metric_e
   ``timeout`` cell's time, else the largest time seen); problems where no solver returned a point
   (the infeasible ones) are left out, scaled so the best solver is 1; "solved %" beside it at the grid's tolerance and by the
   SCS benchmark page's rule (every error under 10x its 1e-4 target).
+* **progress** and **runs** (:mod:`.progress`): the largest error each solver reported against time
+  and iterations, and per cell its own status word, iterations, time per iteration and log.
 * **accuracy**: per solver, median and 90th percentile of its largest DIMACS error, and its
   ``a`` / ``f`` counts.
 * **verified by**: per problem, the solvers whose largest DIMACS error is within the problem's
@@ -29,6 +31,8 @@ import numpy as np
 import pandas as pd
 
 from psdbench.report.blocks import Table
+
+from .progress import progress_chart, runs_table
 
 SHIFT = 10.0
 #: the SCS benchmark page's acceptance: every relative residual under 10x its 1e-4 target
@@ -156,6 +160,7 @@ class MittelmannTables:
                  f"(1e-6 unless set); <= 1e-3: the SCS benchmark page's rule at its 1e-4 target (every error "
                  f"under 10x the target).  Otherwise the time is charged at {limit:.4g} s.  Scaled: divided by "
                  f"the best solver's SGM under the same rule.  Problems where no solver returned a point are left out."))
+        blocks += self._runs(df, context)
         blocks.append(self._accuracy(df))
         blocks.append(self._verified_by(df))
         pub = self._published(df, getattr(context, "refs", None))
@@ -199,6 +204,12 @@ class MittelmannTables:
                                                                            values="cell").fillna("-")
         return Table("sdp_times", "Time (s) with Mittelmann's flag, per problem", wide.reset_index(),
                      note="A cell shows the wall time and, after it, a or f; a failed cell shows its status.")
+
+    def _runs(self, df: pd.DataFrame, context: Any) -> list[Any]:
+        """The progress chart and the per-cell run table (:mod:`.progress`)."""
+        opts = {**dict(getattr(context, "options", None) or {}), "out_dir": getattr(context, "out_dir", None)}
+        chart = progress_chart(df)
+        return ([chart] if chart is not None else []) + [runs_table(df, opts)]
 
     def _accuracy(self, df: pd.DataFrame) -> Table:
         rows = []
