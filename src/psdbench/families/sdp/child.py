@@ -87,25 +87,29 @@ class CapturedOutput:
 
 @contextlib.contextmanager
 def captured_stdout() -> Iterator[CapturedOutput]:
-    """Catch what a C library prints to this process's standard output (file descriptor 1) during the block.
+    """Catch what a solver prints to standard output during the block: at the file descriptor (C
+    code's ``printf``) and at ``sys.stdout`` (SCS's Python module prints through it).
 
-    A solver's C code (SCS's ``verbose`` log) writes to the descriptor, not to ``sys.stdout``, so
-    the descriptor is pointed at a temporary file for the block and restored after it.
+    The descriptor is pointed at a temporary file and ``sys.stdout`` at a buffer for the block, both
+    restored after it; ``text`` holds both.
     """
     import ctypes
+    import io
     import os
 
     got = CapturedOutput()
     sys.stdout.flush()
     libc = ctypes.CDLL(None)
     saved = os.dup(1)
+    py = io.StringIO()
     with tempfile.TemporaryFile() as tmp:
         os.dup2(tmp.fileno(), 1)
         try:
-            yield got
+            with contextlib.redirect_stdout(py):
+                yield got
         finally:
             libc.fflush(None)
             os.dup2(saved, 1)
             os.close(saved)
             tmp.seek(0)
-            got.text = tmp.read().decode("utf-8", errors="replace")
+            got.text = py.getvalue() + tmp.read().decode("utf-8", errors="replace")
