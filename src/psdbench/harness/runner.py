@@ -208,6 +208,7 @@ def run_grid(
     since = last if force else None
     keep = grid.save_solutions if save_solutions is None else save_solutions
     extra = {"solutions": solutions.target(store.path, run_id)} if keep else {}
+    extra["logs"] = solutions.target(store.path, run_id)  # solvers' own logs (Solution.info["log"]), always
 
     stored = store.done_keys()  # without the harness's own failures (harness/limits.py)
     done = set() if force else stored

@@ -8,6 +8,7 @@ variable name of the problem's contract (``M``, ``W``, ``labels``, ...), and the
 
     psdbench-results.sqlite
     psdbench-results.solutions/<run_id>/<cell_key>.npz
+    psdbench-results.solutions/<run_id>/<cell_key>.log.gz   (a solver's own log, always: :func:`save_log`)
 
 Archives are written once, to a temporary name and then renamed, so a killed run leaves either a
 whole archive or none (an archive whose row was never stored is left behind, unreferenced).  A row
@@ -72,6 +73,30 @@ def save(variables: Mapping[str, Any], where: tuple[str, str], cell_key: str) ->
             pass
         raise
     return f"{prefix}/{cell_key}.npz"
+
+
+def save_log(text: str, where: tuple[str, str], cell_key: str) -> str:
+    """Write a solver's own log (``Solution.info["log"]``) gzipped to ``<folder>/<cell_key>.log.gz``
+    atomically; return its path relative to the store's folder (the cell's ``metric_solver_log``).
+
+    Logs go into the folder of :func:`target` whether or not points are kept.
+    """
+    import gzip
+
+    folder, prefix = where
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{cell_key}-", suffix=".log.gz.part", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(gzip.compress(str(text).encode("utf-8", errors="replace")))
+        os.replace(tmp, os.path.join(folder, f"{cell_key}.log.gz"))
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return f"{prefix}/{cell_key}.log.gz"
 
 
 def load_solution(db: str | Path, row: Mapping[str, Any] | str) -> dict[str, np.ndarray]:

@@ -46,7 +46,7 @@ from ..tracing import thin
 from .reference import CERTIFIED_RTOL
 from .results import CellResult, jsonable
 from .shared import WorkerCache, freeze
-from .solutions import save as save_solution
+from .solutions import save as save_solution, save_log
 
 Emit = Callable[[tuple], None]
 
@@ -189,6 +189,19 @@ def _keep(task: Mapping[str, Any], out: CellResult, variables: Mapping[str, Any]
         return replace(out, message=f"{out.message}; {note}" if out.message else note)
 
 
+def _keep_log(task: Mapping[str, Any], out: CellResult, log: Any) -> CellResult:
+    """``out`` with the solver's own log (``Solution.info["log"]``) written gzipped beside the store
+    (``task["logs"]``) and its relative path in ``metrics["solver_log"]`` (a failed write noted)."""
+    where = task.get("logs")
+    if not where or not isinstance(log, str) or not log:
+        return out
+    try:
+        return replace(out, metrics={**(out.metrics or {}), "solver_log": save_log(log, tuple(where), out.cell_key)})
+    except OSError as exc:
+        note = f"log not saved: {type(exc).__name__}: {exc}"
+        return replace(out, message=f"{out.message}; {note}" if out.message else note)
+
+
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return set(a) == set(b) and all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
 
@@ -259,6 +272,9 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
         t0 = time.perf_counter()
         solution = solver.solve(instance, budget, **out.solver_params)
         wall = time.perf_counter() - t0
+        log = solution.info.get("log") if isinstance(solution.info, dict) else None
+        if log is not None:  # kept beside the store (_keep_log), not in the row's metrics
+            solution = replace(solution, info={k: v for k, v in solution.info.items() if k != "log"})
         r1 = resource.getrusage(resource.RUSAGE_SELF)
         solved_at = time.monotonic()
         t_final = wall  # curve times are the solve's (TraceRecorder starts with the solver)
@@ -275,6 +291,7 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
             until = solved_at + 0.5 * float(task.get("post", math.inf))  # well before the runner's kill
             out = replace(out, curve=rescore(instance, solution.iterates, final, solution.variables, until))
         out = _keep(task, out, solution.variables)
+        out = _keep_log(task, out, log)
     except Exception as exc:  # recorded, never raised: failures are results
         out = replace(out, status=Status.ERROR.value, message=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
     return out

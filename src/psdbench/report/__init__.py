@@ -193,6 +193,7 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
     # one solver-to-colour map for the whole report: the renderer's charts, and any section that reads it
     colours = colour_map(frame.sort_values(["family", "solver_label"])["solver_label"])
     opts["colours"] = colours
+    opts["store_dir"] = str(Path(store.path).resolve().parent)  # for links to files kept beside the store
     opts["ranking_metrics"] = {getattr(sec, "family", "*"): m for sec in registry.reports.values()
                                if (m := ranking_metric(sec)) is not None}
     front = [*winners_section(frame, opts, refs), run_details(runs, frame, str(store.path)),

@@ -115,8 +115,8 @@ def markdown_table(df: pd.DataFrame) -> str:
 
 def inline_html(text: str) -> str:
     """Escape for HTML; Markdown ``code`` spans become <code>, ``**bold**`` becomes <strong>, ``[text](#anchor)``
-    and ``[text](file.csv)`` become links."""
+    and ``[text](file.csv)`` / ``[text](../relative/path)`` become links."""
     s = re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(text))
     s = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
-    # links to an anchor or a file beside the report only (no scheme: the page has no external URL)
-    return re.sub(r"\[([^\]]+)\]\(((?:#|\./)?[A-Za-z0-9_.=#-]+)\)", r'<a href="\2">\1</a>', s)
+    # links to an anchor or a relative file path only (no scheme: the page has no external URL)
+    return re.sub(r"\[([^\]]+)\]\(((?!//)(?:#|\./)?[A-Za-z0-9_.=#/-]+)\)", r'<a href="\2">\1</a>', s)

@@ -32,6 +32,9 @@ from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
 
 from . import KIND
+from .child import captured_stdout
+from .errors import dimacs_errors
+from .progress import scs_progress
 from .svec import stacked_svec
 
 
@@ -76,6 +79,27 @@ def _budget_s(budget: Budget) -> float:
     """Seconds the cell was given (``budget.time_limit_s``), for the report's time limit; NaN if unknown."""
     v = getattr(budget, "time_limit_s", None)
     return float(v) if isinstance(v, (int, float)) else float("nan")
+
+
+def returned_status(budget: Budget) -> Status:
+    """The status of a returned point: ``timeout`` past the deadline, else ``ok``, whatever the solver's stop.
+
+    A point is judged by its DIMACS errors (the harness's verification), not by the phase or status
+    the solver ended in (Mittelmann's rule); the solver's own word goes into ``info["status"]`` and
+    the message.
+    """
+    return Status.TIMEOUT if budget.expired() else Status.OK
+
+
+#: Message prefix of a solve that ran out of memory (status ``error``, one line, no traceback).
+OUT_OF_MEMORY = "out of memory"
+
+
+def memory_failure(said: str, iterations: int = 0, info: dict[str, Any] | None = None) -> Solution:
+    """A memory failure, recorded as one: status ``error``, message ``"out of memory: <said>"`` (one line)."""
+    line = (str(said).strip().splitlines() or [""])[0]
+    return Solution(variables={}, status=Status.ERROR, iterations=iterations,
+                    info={**(info or {}), "status": OUT_OF_MEMORY}, message=f"{OUT_OF_MEMORY}: {line}")
 
 
 def dual_form(data: Any, order: str) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray, sp.csr_matrix, int, list[int]]:
@@ -132,8 +156,9 @@ class SdpScs(_Native):
         chunk = int(p["chunk_iters"]) or total
         left = budget.remaining()
         settings = dict(eps_abs=float(p["eps_abs"]), eps_rel=float(p["eps_rel"]), max_iters=min(chunk, total),
-                        verbose=False, time_limit_secs=max(left, 1e-3) if left is not None else 0.0)
-        solver = scs.SCS({"A": A, "b": b, "c": c}, cones, **settings)
+                        verbose=True, time_limit_secs=max(left, 1e-3) if left is not None else 0.0)
+        with captured_stdout() as head:  # SCS prints its log's header as it sets up
+            solver = scs.SCS({"A": A, "b": b, "c": c}, cones, **settings)
 
         def point(sol: dict[str, Any]) -> dict[str, np.ndarray]:
             if primal:
@@ -141,20 +166,26 @@ class SdpScs(_Native):
             return {"X": T.T @ sol["y"], "y": np.array(sol["x"]), "Z": T.T @ sol["s"]}
 
         rec = TraceRecorder(budget)
-        done, sol = 0, None
+        done, sol, logs, progress = 0, None, [head.text], []
         while done < total:
-            sol = solver.solve(warm_start=sol is not None)
+            start = rec.elapsed()
+            with captured_stdout() as out:  # SCS's verbose log: its progress every few hundred iterations
+                sol = solver.solve(warm_start=sol is not None)
+            logs.append(out.text)
+            progress += scs_progress(out.text, start, done)
             info = sol["info"]
             done += int(info["iter"])
             code = int(info["status_val"])  # 1 solved, 2 inaccurate (a limit reached), <0 infeasible / failed
             if chunk < total and sol["x"] is not None:
                 pt = point(sol)
-                rec.add(objective=float(d.c_dense() @ pt["X"]), variables=pt)
+                errs = dimacs_errors(d, pt["X"], pt["y"], pt["Z"]).err  # the chunk's point, for the progress chart
+                rec.add(objective=float(d.c_dense() @ pt["X"]), variables=pt, iter=done,
+                        **{f"err{k + 1}": float(abs(e)) for k, e in enumerate(errs)})
             if code != 2 or budget.expired() or int(info["iter"]) < chunk:
                 break
         info = sol["info"]
         status, code = str(info["status"]), int(info["status_val"])
-        out_info = {"budget_s": _budget_s(budget), "scs_status": status, "setup_time_s": info["setup_time"] / 1e3,
+        out_info = {"budget_s": _budget_s(budget), "status": status, "log": "".join(logs), "scs_status": status, "setup_time_s": info["setup_time"] / 1e3,
                     "solve_time_s": info["solve_time"] / 1e3, "form": p["form"]}
         # SCS's "primal infeasible" (-2, -7) is of the form it was given: on the dual form it is our
         # (D), whose certificate is an X; on (P) it is ours, certified by -y1
@@ -167,9 +198,10 @@ class SdpScs(_Native):
             return Solution(variables=ray, status=Status.INFEASIBLE, iterations=done, info=out_info,
                             message=f"SCS: {status}")
         variables = point(sol)
-        st = Status.OK if code == 1 else (Status.TIMEOUT if budget.expired() else Status.MAX_ITER)
-        return Solution(variables=variables, status=st, iterations=done, info=out_info, trace=rec.points,
-                        iterates=rec.finish(variables), message="" if st is Status.OK else f"SCS: {status}")
+        trace = sorted(rec.points + progress, key=lambda q: q["t"])
+        return Solution(variables=variables, status=returned_status(budget), iterations=done, info=out_info,
+                        trace=trace, iterates=rec.finish(variables),
+                        message="" if code == 1 else f"SCS: {status}")
 
 
 class SdpClarabel(_Native):
@@ -216,7 +248,7 @@ class SdpClarabel(_Native):
         solver.set_termination_callback(callback)
         sol = solver.solve()
         status = str(sol.status)
-        info = {"budget_s": _budget_s(budget), "clarabel_status": status, "solve_time_s": float(sol.solve_time)}
+        info = {"budget_s": _budget_s(budget), "status": status, "clarabel_status": status, "solve_time_s": float(sol.solve_time)}
         x, z, s = np.array(sol.x), np.array(sol.z), np.array(sol.s)
         if status in ("PrimalInfeasible", "AlmostPrimalInfeasible"):  # Clarabel's primal is our (D)
             return Solution(variables={"X_ray": T.T @ z}, status=Status.INFEASIBLE, iterations=int(sol.iterations),
@@ -225,14 +257,9 @@ class SdpClarabel(_Native):
             return Solution(variables={"y_ray": x}, status=Status.INFEASIBLE, iterations=int(sol.iterations),
                             info=info, message=f"Clarabel: {status}")
         variables = {"X": T.T @ z, "y": x, "Z": T.T @ s}
-        if status == "Solved":
-            out = Status.OK
-        elif budget.expired() or status in ("MaxTime", "CallbackTerminated"):
-            out = Status.TIMEOUT
-        else:
-            out = Status.MAX_ITER
+        out = Status.TIMEOUT if status in ("MaxTime", "CallbackTerminated") else returned_status(budget)
         return Solution(variables=variables, status=out, iterations=int(sol.iterations), trace=trace, info=info,
-                        message="" if out is Status.OK else f"Clarabel: {status}")
+                        message="" if status == "Solved" else f"Clarabel: {status}")
 
 
 class SdpCvxopt(_Native):
@@ -279,7 +306,14 @@ class SdpCvxopt(_Native):
             kw["hl"] = matrix(np.concatenate(lp_h))
         opts = {"show_progress": False, "abstol": float(p["abstol"]), "reltol": float(p["reltol"]),
                 "feastol": float(p["feastol"]), "maxiters": int(budget.max_iter or p["maxiters"])}
-        res = solvers.sdp(matrix(-np.asarray(d.b, dtype=float)), Gs=Gs, hs=hs, options=opts, **kw)
+        try:
+            res = solvers.sdp(matrix(-np.asarray(d.b, dtype=float)), Gs=Gs, hs=hs, options=opts, **kw)
+        except MemoryError as exc:
+            return memory_failure(f"CVXOPT: MemoryError {exc}".strip(), info={"budget_s": _budget_s(budget)})
+        except OverflowError as exc:  # its dense matrices: "number of elements exceeds INT_MAX"
+            if "exceeds" not in str(exc):
+                raise
+            return memory_failure(f"CVXOPT: OverflowError: {exc}", info={"budget_s": _budget_s(budget)})
         status = str(res["status"])
         zl = iter(np.asarray(res["zl"]).ravel() if res.get("zl") is not None else [])
         zs = iter(res.get("zs") or [])
@@ -303,7 +337,7 @@ class SdpCvxopt(_Native):
 
         X = assemble(zl, zs)
         iters = int(res.get("iterations", 0) or 0)
-        info = {"budget_s": _budget_s(budget), "cvxopt_status": status}
+        info = {"budget_s": _budget_s(budget), "status": status, "cvxopt_status": status}
         if status == "primal infeasible":  # CVXOPT's primal is our (D): z is a ray of (P)
             return Solution(variables={"X_ray": X}, status=Status.INFEASIBLE, iterations=iters, info=info,
                             message=f"CVXOPT: {status}")
@@ -316,6 +350,5 @@ class SdpCvxopt(_Native):
         variables = {"X": X, "y": np.asarray(res["x"]).ravel()}
         if Z is not None:
             variables["Z"] = Z
-        st = Status.OK if status == "optimal" else Status.MAX_ITER
-        return Solution(variables=variables, status=st, iterations=iters, info=info,
-                        message="" if st is Status.OK else f"CVXOPT: {status}")
+        return Solution(variables=variables, status=returned_status(budget), iterations=iters, info=info,
+                        message="" if status == "optimal" else f"CVXOPT: {status}")

@@ -24,6 +24,8 @@ Tables (all from the tidy frame; DIMACS errors are the instance's own ``metric_e
 
   The time limit: the report option ``time_limit``, else the budget the native adapters record,
   else the largest ``timeout`` cell's time, else the largest time seen.
+* **progress** and **runs** (:mod:`.progress`): the largest error each solver reported against time
+  and iterations, and per cell its own status word, iterations, time per iteration and log.
 * **accuracy**: per solver, median and 90th percentile of its largest DIMACS error, and its
   ``a`` / ``f`` counts.
 * **verified by**: per problem, the solvers whose largest DIMACS error is within the problem's
@@ -46,6 +48,7 @@ from psdbench.report.analysis import shifted_geomean
 from psdbench.report.blocks import Table
 
 from .errors import FLAG_A, FLAG_F
+from .progress import progress_chart, runs_table
 
 SHIFT = 10.0
 #: the SCS benchmark page's accuracy target (its relative KKT residuals, :mod:`.kkt`)
@@ -217,6 +220,7 @@ class MittelmannTables:
                  f"{SCS_PAGE_FAILURE_S:g} s.  1e-6: the largest DIMACS error <= the problem's tol (1e-6 unless "
                  f"set); failures at the limit.  Every time capped at the limit; scaled: over the best solver's SGM "
                  f"under the same rule.  Problems where no solver returned a point are left out."))
+        blocks += self._runs(df, context)
         blocks.append(self._accuracy(df))
         blocks.append(self._verified_by(df))
         pub = self._published(df, getattr(context, "refs", None))
@@ -260,6 +264,12 @@ class MittelmannTables:
                                                                            values="cell").fillna("-")
         return Table("sdp_times", "Time (s) with Mittelmann's flag, per problem", wide.reset_index(),
                      note="A cell shows the wall time and, after it, a or f; a failed cell shows its status.")
+
+    def _runs(self, df: pd.DataFrame, context: Any) -> list[Any]:
+        """The progress chart and the per-cell run table (:mod:`.progress`)."""
+        opts = {**dict(getattr(context, "options", None) or {}), "out_dir": getattr(context, "out_dir", None)}
+        chart = progress_chart(df)
+        return ([chart] if chart is not None else []) + [runs_table(df, opts)]
 
     def _accuracy(self, df: pd.DataFrame) -> Table:
         rows = []

@@ -98,10 +98,11 @@ def sdpa_solution(d: Any, perm: np.ndarray, x: np.ndarray, y: np.ndarray, phase:
     msg = f"SDPA phase {phase}"
     if "INF" in phase or "UNBD" in phase:  # sdpap's phase names refer to SDPA's internal pair:
         # return both directions; the instance checks each certificate from the data
-        return Solution(variables={"X_ray": X, "y_ray": y}, status=Status.INFEASIBLE, iterations=iters, message=msg)
-    st = Status.OK if phase == "pdOPT" else Status.MAX_ITER
-    return Solution(variables={"X": X, "y": y}, status=st, iterations=iters, info={**info, "sdpa_phase": phase},
-                    message="" if st is Status.OK else msg)
+        return Solution(variables={"X_ray": X, "y_ray": y}, status=Status.INFEASIBLE, iterations=iters,
+                        info={**info, "status": phase}, message=msg)
+    # judged by its point, whatever the phase (pdFEAS, pFEAS, noINFO): the phase is kept beside
+    return Solution(variables={"X": X, "y": y}, status=Status.OK, iterations=iters,
+                    info={**info, "status": phase, "sdpa_phase": phase}, message="" if phase == "pdOPT" else msg)
 
 
 def _sedumi_order(d: Any) -> tuple[np.ndarray, int, list[int]]:

@@ -31,6 +31,7 @@ import numpy as np
 from psdbench import api
 from psdbench.api import Budget, Solution, Status
 
+from .child import die_with_parent
 from .native import _budget_s, _Native
 from .sdpa import SDPA_RETURNS, sdpa_options, sdpa_solution, sedumi_problem
 
@@ -54,16 +55,6 @@ def gmp_version(folder: Path) -> str | None:
         if (dist.metadata.get("Name") or "").lower() == PACKAGE:
             return str(dist.version)
     return None
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 class SdpSdpaGmp(_Native):
@@ -104,7 +95,7 @@ class SdpSdpaGmp(_Native):
                      b=b, c=c, n_lp=np.array(n_lp), psd=np.array(psd, dtype=np.int64), options=np.array(json.dumps(opt)))
             proc = subprocess.Popen([sys.executable, str(child), str(gmp_dir()), str(src), str(dst)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                    preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+                                    preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
             try:
                 _, err = proc.communicate(timeout=budget.remaining())
             except subprocess.TimeoutExpired:
