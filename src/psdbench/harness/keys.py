@@ -8,26 +8,25 @@ and the solver's code.  A cell id (:func:`cell_id`) hashes only the description 
 dataset, parameters, seed, solver): rows of one cell computed by different code share it, which
 is how a run tells "re-run because the code changed" and how ``results`` picks the current row.
 
-Code hashes (:func:`code_hash`) are content hashes of module files, cached per process:
-
-* an object of psdbench's own distribution hashes the subpackage it lives in (a family's folder
-  ``psdbench/families/<family>``, or ``psdbench/solvers``, ``psdbench/datasets``, ...) and, in
-  turn, the psdbench subpackages those modules import (``psdbench.linalg``, ``psdbench.solvers``),
-  never the contract, harness or report code (psdbench's version covers those);
-* any other object hashes the top-level package of its module (the source folder for an
-  editable install, ``site-packages/<package>`` otherwise), or the module's file alone when it
-  is a top-level module.
-
-Only module files count (``*.py``, ``*.pyx``, extension modules): editing a suite or a data
+Code hashes (:func:`code_hash`) are content hashes of module files, cached per process: the
+module that defines the object, the packages it sits in (their ``__init__``) and, transitively,
+every module of the same top-level package that these import (:func:`module_closure`; imports
+found in the source, inside functions too, relative ones resolved), so editing one solver changes
+the keys of that solver's cells only, not those of a sibling module it never imports (another
+solver, a report section, another family of the same package).  For psdbench's own plugins the
+contract, harness and report code are left out (psdbench's version covers them); psdbench's plugin
+code (``psdbench.linalg``, ``psdbench.solvers``, ``psdbench.families``) counts wherever it is imported
+from.  Only module files count (``*.py``, ``*.pyx``, extension modules): editing a suite or a data
 file of a family changes no key.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
+import importlib
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,10 +35,9 @@ from .. import __version__
 
 #: Files that hold code: what :func:`code_hash` reads.
 CODE_SUFFIXES = (".py", ".pyx", ".pxd", ".so", ".pyd")
-#: psdbench subpackages whose code is part of the harness and covered by psdbench's version.
-_CORE = {"api", "budget", "params", "tracing", "harness", "report", "registry", "cli", "session", "describe",
-         "compare", "testing", "_watchdog", "__init__"}
-_IMPORT = re.compile(r"(?:from|import)\s+psdbench\.(families\.\w+|\w+)")
+#: psdbench's own plugin code: the only psdbench subpackages a code hash reads (the rest, the contract,
+#: harness and report, is covered by psdbench's version).
+_PLUGIN_CODE = {"families", "solvers", "linalg", "datasets"}
 
 
 def stable_hash(obj: Any) -> str:
@@ -75,62 +73,108 @@ def cell_id(problem: str, dataset: str, instance_params: Any, seed: Any, solver:
     return stable_hash(["cell-id", problem, dataset, plain(instance_params), int(seed), solver, plain(solver_params)])
 
 
-def _root(module: str) -> Path | None:
-    """The file or folder whose code :func:`code_hash` reads for ``module`` (see the module docstring)."""
-    parts = module.split(".")
-    if parts[0] == "psdbench" and len(parts) > 1:
-        base = Path(sys.modules["psdbench"].__file__).resolve().parent
-        rel = parts[1:3] if parts[1] == "families" and len(parts) > 2 else parts[1:2]
-        folder = base.joinpath(*rel)
-        return folder if folder.is_dir() else folder.with_suffix(".py")
-    top = sys.modules.get(parts[0])
-    if top is None:
-        import importlib
-
+def _top_folder(top: str) -> Path | None:
+    """The folder holding top-level package ``top`` (``site-packages``, an editable install's ``src``)."""
+    mod = sys.modules.get(top)
+    if mod is None:
         try:
-            top = importlib.import_module(parts[0])
+            mod = importlib.import_module(top)
         except Exception:  # an object of no importable module: nothing to hash
             return None
-    file = getattr(top, "__file__", None)
-    if not file:  # a namespace package: its first folder
-        paths = list(getattr(top, "__path__", []))
-        return Path(paths[0]).resolve() if paths else None
-    path = Path(file).resolve()
-    return path.parent if path.name.startswith("__init__.") else path
+    file = getattr(mod, "__file__", None)
+    if file:
+        path = Path(file).resolve()
+        return path.parent.parent if path.name.startswith("__init__.") else path.parent
+    paths = list(getattr(mod, "__path__", []))  # a namespace package: its first folder
+    return Path(paths[0]).resolve().parent if paths else None
 
 
 @functools.lru_cache(maxsize=None)
-def _hash_root(root: Path) -> tuple[str, tuple[Path, ...]]:
-    """``(sha256 of the code files under root, psdbench roots they import)``, once per process."""
-    files = [root] if root.is_file() else sorted(
-        f for f in root.rglob("*") if f.is_file() and f.suffix in CODE_SUFFIXES and "__pycache__" not in f.parts)
-    h = hashlib.sha256()
-    imports: set[str] = set()
-    for f in files:
-        data = f.read_bytes()
-        h.update(f"{f.relative_to(root.parent).as_posix()}\0{len(data)}\0".encode())
-        h.update(data)
-        if f.suffix == ".py":
-            imports.update(_IMPORT.findall(data.decode("utf-8", "replace")))
-    linked = tuple(r for r in (_root("psdbench." + m) for m in sorted(imports)
-                               if m.split(".")[0] not in _CORE) if r is not None and r.exists() and r != root)
-    return h.hexdigest()[:20], linked
+def module_file(module: str) -> Path | None:
+    """The file of ``module`` (``a/b.py``, ``a/b/__init__.py`` or an extension ``a/b.*.so``), found
+    without importing it; ``None`` if it is none of these (a name imported from a module, a built-in)."""
+    parts = module.split(".")
+    base = _top_folder(parts[0])
+    if base is None:
+        return None
+    stem = base.joinpath(*parts)
+    for cand in (stem.with_suffix(".py"), stem / "__init__.py"):
+        if cand.is_file():
+            return cand
+    ext = sorted(f for f in stem.parent.glob(stem.name + ".*") if f.suffix in CODE_SUFFIXES and f.is_file())
+    return ext[0] if ext else None
+
+
+def _followed(module: str, own: str) -> bool:
+    """Whether an imported module counts in the code hash of an object of top-level package ``own``:
+    a module of the same top-level package, but of psdbench only its plugin code (:data:`_PLUGIN_CODE`:
+    psdbench's version covers the rest), which counts for other packages' objects too."""
+    parts = module.split(".")
+    if parts[0] == "psdbench":
+        return len(parts) > 1 and parts[1] in _PLUGIN_CODE
+    return parts[0] == own
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(path: Path, module: str) -> tuple[str, ...]:
+    """The modules the file ``path`` of ``module`` imports (anywhere in it, relative imports resolved;
+    for ``from a import b`` both ``a`` and ``a.b``, which is a module or a name of ``a``)."""
+    if path.suffix != ".py":
+        return ()
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError):  # not Python we can read: its own bytes still count
+        return ()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")
+                base = ".".join(up[:len(up) - node.level + 1] + ([base] if base else []))
+            out += [base] + [f"{base}.{a.name}" for a in node.names if a.name != "*"]
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            out.append(node.args[0].value)
+    return tuple(dict.fromkeys(m for m in out if m))
+
+
+def module_closure(module: str) -> dict[str, Path]:
+    """The modules whose code an object of ``module`` runs: the module, the packages it sits in and,
+    transitively, the modules of its own top-level package (and psdbench's plugin code) they import.
+
+    Returns ``{module name: file}``, sorted by name.  A sibling module nothing here imports (another
+    solver, a report section, another family) is not in it.
+    """
+    own = module.split(".")[0]
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or not (name == module or _followed(name, own)):
+            continue
+        path = module_file(name)
+        if path is None:
+            continue
+        seen[name] = path
+        parts = name.split(".")  # importing a.b.c runs a/__init__ and a/b/__init__ first
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        todo += list(_imports(path, name))
+    return dict(sorted(seen.items()))
+
+
+@functools.lru_cache(maxsize=None)
+def _file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @functools.lru_cache(maxsize=None)
 def _module_code(module: str) -> str:
-    root = _root(module)
-    if root is None or not root.exists():
-        return ""
-    seen: dict[Path, str] = {}
-    todo = [root]
-    while todo:  # the module's root and, for psdbench's own code, the subpackages it imports
-        r = todo.pop()
-        if r in seen:
-            continue
-        seen[r], linked = _hash_root(r)
-        todo += [x for x in linked if x not in seen]
-    return stable_hash(sorted((str(r.name), h) for r, h in seen.items()))
+    closure = module_closure(module)
+    return stable_hash(sorted((name, _file_hash(path)) for name, path in closure.items())) if closure else ""
 
 
 def code_hash(obj: Any) -> str:
