@@ -216,7 +216,7 @@ def test_code_hash_follows_the_module_files(tmp_path, monkeypatch):
     import codehash_pkg
 
     def fresh() -> str:
-        for cached in (keys.module_file, keys._imports, keys._file_hash, keys._module_code):
+        for cached in (keys._listing, keys.module_file, keys._read, keys._imports, keys._file_hash, keys._module_code):
             cached.cache_clear()
         return keys.code_hash(codehash_pkg.S())
 

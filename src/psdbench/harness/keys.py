@@ -22,11 +22,12 @@ file of a family changes no key.
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import importlib
 import json
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,15 @@ def _top_folder(top: str) -> Path | None:
 
 
 @functools.lru_cache(maxsize=None)
+def _listing(folder: Path) -> frozenset[str]:
+    """The names in ``folder`` (empty if it is none), once per process."""
+    try:
+        return frozenset(os.listdir(folder))
+    except OSError:
+        return frozenset()
+
+
+@functools.lru_cache(maxsize=None)
 def module_file(module: str) -> Path | None:
     """The file of ``module`` (``a/b.py``, ``a/b/__init__.py`` or an extension ``a/b.*.so``), found
     without importing it; ``None`` if it is none of these (a name imported from a module, a built-in)."""
@@ -97,12 +107,14 @@ def module_file(module: str) -> Path | None:
     base = _top_folder(parts[0])
     if base is None:
         return None
-    stem = base.joinpath(*parts)
-    for cand in (stem.with_suffix(".py"), stem / "__init__.py"):
-        if cand.is_file():
-            return cand
-    ext = sorted(f for f in stem.parent.glob(stem.name + ".*") if f.suffix in CODE_SUFFIXES and f.is_file())
-    return ext[0] if ext else None
+    folder, name = base.joinpath(*parts[:-1]), parts[-1]
+    names = _listing(folder)
+    if f"{name}.py" in names:
+        return folder / f"{name}.py"
+    if name in names and "__init__.py" in _listing(folder / name):
+        return folder / name / "__init__.py"
+    ext = sorted(n for n in names if n.startswith(name + ".") and Path(n).suffix in CODE_SUFFIXES)
+    return folder / ext[0] if ext else None
 
 
 def _followed(module: str, own: str) -> bool:
@@ -115,31 +127,34 @@ def _followed(module: str, own: str) -> bool:
     return parts[0] == own
 
 
+#: ``import a.b, c`` / ``from .a import b, (c, d)`` / ``import_module("a.b")``: a regular-expression scan
+#: (a tenth of ``ast``'s cost); a match inside a string only adds a module that then counts too.
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^#\n]*)|import[ \t]+([\w., \t]+))"
+                     r"|import_module\(\s*[\"']([\w.]+)[\"']", re.M)
+
+
 @functools.lru_cache(maxsize=None)
 def _imports(path: Path, module: str) -> tuple[str, ...]:
     """The modules the file ``path`` of ``module`` imports (anywhere in it, relative imports resolved;
     for ``from a import b`` both ``a`` and ``a.b``, which is a module or a name of ``a``)."""
     if path.suffix != ".py":
         return ()
-    try:
-        tree = ast.parse(path.read_bytes())
-    except (SyntaxError, ValueError):  # not Python we can read: its own bytes still count
-        return ()
+    text = _read(path).decode("utf-8", "replace")
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")
-                base = ".".join(up[:len(up) - node.level + 1] + ([base] if base else []))
-            out += [base] + [f"{base}.{a.name}" for a in node.names if a.name != "*"]
-        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            out.append(node.args[0].value)
-    return tuple(dict.fromkeys(m for m in out if m))
+    for base, names, plain, dynamic in _IMPORT.findall(text):
+        if plain or dynamic:
+            out += [w.split()[0] for w in (plain or dynamic).split(",") if w.strip()]  # `import a.b as c`
+            continue
+        dots = len(base) - len(base.lstrip("."))
+        if dots:
+            up = package.split(".")
+            rest = base[dots:]
+            base = ".".join(up[:len(up) - dots + 1] + ([rest] if rest else []))
+        out.append(base)
+        out += [f"{base}.{w.split()[0]}" for w in names.strip("()").replace("\\", " ").split(",")
+                if w.strip() and w.split()[0] != "*"]
+    return tuple(dict.fromkeys(m for m in out if m and not m.endswith(".")))
 
 
 def module_closure(module: str) -> dict[str, Path]:
@@ -166,9 +181,14 @@ def module_closure(module: str) -> dict[str, Path]:
     return dict(sorted(seen.items()))
 
 
+@functools.lru_cache(maxsize=64)
+def _read(path: Path) -> bytes:
+    return path.read_bytes()
+
+
 @functools.lru_cache(maxsize=None)
 def _file_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(_read(path)).hexdigest()
 
 
 @functools.lru_cache(maxsize=None)
