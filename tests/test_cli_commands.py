@@ -290,3 +290,29 @@ def test_the_command_process_stays_single_threaded_so_its_workers_fork(tmp_path)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "True"]
+
+
+def test_a_run_with_nothing_to_do_leaves_its_report_as_it_is(tmp_path):
+    """The report is rewritten when what it shows changed (a cell ran) or on request (`report`),
+    not by a resumed run that computed nothing: same inode, same modification time, same bytes."""
+    (tmp_path / "g.toml").write_text(grid(run="seeds = [0]\ntimeout = 30\nreference = false",
+                                          solver='name = "gdpa-lp"'))
+    out, db = tmp_path / "rep", tmp_path / "s.sqlite"
+    run = ["run", "--grid", tmp_path / "g.toml", "--db", db, "--report", out, "--quiet", "--jobs", "1"]
+    code, stdout, err = cli(run)
+    assert code == 0 and "report: " in stdout, err
+
+    def state() -> tuple[int, int, str]:
+        st = (out / "report.html").stat()
+        return st.st_ino, st.st_mtime_ns, sha(out / "report.html")
+
+    first = state()
+    code, stdout, err = cli(run)
+    assert code == 0 and "(0 run now" in stdout and "unchanged (no cell changed" in stdout, stdout + err
+    assert state() == first
+    code, stdout, err = cli(["report", "--db", db, "--out", out])  # on request: written again
+    assert code == 0 and state()[0] != first[0], err
+    requested = state()
+    code, stdout, err = cli([*run, "--force"])  # a cell ran: written again
+    assert code == 0 and "(1 run now" in stdout and "unchanged" not in stdout, stdout + err
+    assert state()[:2] != requested[:2]

@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", default=None, help="dask scheduler address (default: a local cluster)")
     run.add_argument("--timeout", type=_seconds, default=None, help="seconds per cell (overrides the grid)")
     run.add_argument("--force", action="store_true", help="re-run cells already stored")
-    run.add_argument("--report", default="reports", help="report directory written after the run ('' for none)")
+    run.add_argument("--report", default="reports", help="report directory written after the run when what it shows changed ('' for none)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--save-solutions", action="store_true", default=None,
                      help="keep each cell's returned point (<db stem>.solutions/<run>/<cell>.npz, named in the row)")
@@ -165,8 +165,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
               + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)"
               + _run_notes(summary))
-        if args.report:
-            print(_report_line(preflight.write_report_whole(store, args.report, registry=prep.registry)))
+        if args.report:  # rewritten only when what it shows changed (`psdbench report` rewrites it always)
+            paths = preflight.write_report_whole(store, args.report, registry=prep.registry, only_if_changed=True)
+            print(_report_line(paths) if paths is not None else
+                  f"report: {Path(args.report) / 'report.html'} unchanged (no cell changed since it was written)")
         for name, why in prep.registry.broken.items():  # plugins first imported by the cells or the report
             if name not in reported:
                 print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
