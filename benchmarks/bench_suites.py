@@ -1,31 +1,37 @@
 """asv benchmarks of every family, from the suites the families mark with an ``[asv]`` table.
 
-One class per family and tracked suite (``<Family>_<Suite>``, e.g. ``BregmanDykstra_DykstraSmall``),
-built at import from the registry: a family installed in the environment (built in or a plugin)
-is tracked as soon as one of its suites has an ``[asv]`` table (``psdbench.api.ASV_SUITE_KEYS``),
-with no asv code of its own.  Parameters: the instance set (the report's: problem, dataset and the
-parameters that are not replicates) and the solver configuration (the report's label); a pair
-the suite does not run is skipped (``n/a``).  The instances of a set are those of the asv seeds
-(the ``[asv]`` table's, else the suite's first seed).
+Two classes per family and tracked suite, built at import from the registry: a family installed
+in the environment (built in or a plugin) is tracked as soon as one of its suites has an ``[asv]``
+table (``psdbench.api.ASV_SUITE_KEYS``), with no asv code of its own.  Parameters: the instance
+set (the report's: problem, dataset and the parameters that are not replicates) and the solver
+configuration (the report's label); a pair the suite does not run is skipped (``n/a``).  The
+instances of a set are those of the asv seeds (the ``[asv]`` table's, else the suite's first).
 
-``time_solve`` / ``peakmem_solve``  every instance of the set solved once, in this process, as the
-                                    harness's worker does (instance built and the solver warmed up
-                                    untimed; the suite's timeout as the budget); BLAS on one thread
-``track_gap``                       the relative gap the report ranks by, the worst over the set
-                                    (NaN: no reference, or a point that did not verify)
-``track_metric``                    the suite's declared task metric, mean over the set
-``track_verified``                  the share of the set's cells whose final point verified
+``<Family>_<Suite>.time_solve`` / ``.peakmem_solve``
+    every instance of the set solved once in this process, as the harness's worker does (the
+    instance built and the solver warmed up untimed; the suite's timeout as the budget); BLAS on
+    one thread
+``<Family>_<Suite>Quality.track_gap``
+    the relative gap the report ranks by, the worst over the set (NaN: no reference, or a point
+    that did not verify)
+``<Family>_<Suite>Quality.track_metric``
+    the suite's declared task metric (``[asv] metric``), mean over the set
+``<Family>_<Suite>Quality.track_verified``
+    the share of the set's cells whose final point verified
 
-The three ``track_`` values come from one harness run of every tracked suite (``setup_cache``,
-shared by all the classes: references, verification and gaps exactly as ``psdbench run`` and the
-report compute them; references come from the reference cache when it has them).  Run from the
-repository root::
+The ``track_`` values come from one harness run of every tracked suite (``setup_cache``, shared by
+the ``Quality`` classes: references, verification and gaps exactly as ``psdbench run`` and the
+report compute them; references come from the reference cache when it has them).  asv imports this
+module in every process it starts: the expanded suites are kept in a file of the temporary folder,
+keyed by the suites' text, the registered plugins and psdbench's version.  Run from the repository
+root::
 
     asv run --python=same --quick --set-commit-hash $(git rev-parse HEAD)
 """
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -44,14 +50,33 @@ def _camel(text: str) -> str:
 
 def _discover() -> dict[str, tuple[str, float, str | None, dict[tuple[str, str], TrackedCase]]]:
     """Class name -> ``(suite, timeout, metric, {(set, config): case})``, for every tracked suite."""
+    import hashlib
+    import pickle
+
+    from psdbench import __version__
+    from psdbench.plugins import names_of
+
     reg = discover()
+    suites = tracked_suites(reg)
+    plugins = [names_of(m) for m in (reg.problems, reg.solvers, reg.collections, reg.single_datasets)]
+    h = hashlib.sha256(repr((__version__, plugins)).encode())  # names only: nothing imported
+    for suite in suites:
+        h.update(f"{suite}\0{reg.suites[suite].read_text()}\0".encode())
+    cache = Path(tempfile.gettempdir()) / f"psdbench-asv-tracked-{h.hexdigest()[:20]}.pkl"
+    try:
+        return pickle.loads(cache.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+        pass
     out: dict[str, Any] = {}
-    for suite in tracked_suites(reg):
+    for suite in suites:
         grid, settings, cases = tracked_cases(suite, reg)
         for case in cases:
             name = f"{_camel(case.family)}_{_camel(suite)}"
             out.setdefault(name, (suite, grid.timeout, settings["metric"], {}))[3][
                 (case.instance_set, case.config)] = case
+    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(pickle.dumps(out))
+    os.replace(tmp, cache)
     return out
 
 
@@ -59,22 +84,23 @@ TRACKED = _discover()
 
 
 def measure_tracked() -> dict[str, dict[tuple[str, str], dict[str, float]]]:
-    """Run every tracked suite once through the harness (a temporary store) and summarize each case."""
+    """Run every tracked suite once through the harness (a temporary store each) and summarize each case."""
     import psdbench
 
     reg = discover()
+    frames = {}
     with tempfile.TemporaryDirectory(prefix="psdbench-asv-") as tmp:
-        db = Path(tmp) / "tracked.sqlite"
         for suite in sorted({v[0] for v in TRACKED.values()}):
             spec, _, _ = tracked_grid(suite, reg)
+            db = Path(tmp) / f"{suite}.sqlite"
             psdbench.run(spec, db=db, progress=False)
-        frame = tracked_frame(db, reg)
-    return {name: {key: case_summary(frame, case, metric) for key, case in cases.items()}
-            for name, (_, _, metric, cases) in TRACKED.items()}
+            frames[suite] = tracked_frame(db, reg)
+    return {name: {key: case_summary(frames[suite], case, metric) for key, case in cases.items()}
+            for name, (suite, _, metric, cases) in TRACKED.items()}
 
 
-class _SuiteBenchmark:
-    """The benchmarks of one tracked suite and family (subclassed per suite below)."""
+class _Solves:
+    """Time and peak memory of one tracked suite's solves (subclassed per suite below)."""
 
     suite = ""
     budget_s = 60.0
@@ -83,31 +109,26 @@ class _SuiteBenchmark:
     number = 1
     warmup_time = 0.0
     repeat = (1, 3, 30.0)
-    timeout = 1800  # also setup_cache's: one harness run of every tracked suite
+    timeout = 600
 
-    def setup_cache(self) -> dict[str, Any]:
-        return measure_tracked()
-
-    setup_cache.timeout = 1800
-
-    def setup(self, measured: Any, instance_set: str, config: str) -> None:
+    def setup(self, instance_set: str, config: str) -> None:
         case = self.cases.get((instance_set, config))
         if case is None:
             raise NotImplementedError(f"suite {self.suite} runs no cell of {config} on {instance_set}")
         self._threads = limit_blas()
         reg = discover()
-        self.solver = reg.solver(case.cells[0].solver)
-        self.params = dict(case.cells[0].solver_params)
+        problem, _, _, _, solver, params = case.cells[0]
+        self.solver, self.params = reg.solver(solver), dict(params)
         self.instances = []
-        for cell in case.cells:
-            instance = reg.problem(cell.problem).build(reg.load_dataset(cell.dataset), cell.instance_params, cell.seed)
+        for problem, dataset, iparams, seed, _, _ in case.cells:
+            instance = reg.problem(problem).build(reg.load_dataset(dataset), iparams, seed)
             if skip_reason(self.solver, instance) is None:
                 self.instances.append(instance)
         if not self.instances:
             raise NotImplementedError(f"{config} skips every instance of {instance_set}")
         warm_up(self.solver, self.instances[0])  # untimed, as the harness's worker does
 
-    def teardown(self, measured: Any, instance_set: str, config: str) -> None:
+    def teardown(self, instance_set: str, config: str) -> None:
         threads = getattr(self, "_threads", None)
         if threads is not None:
             threads.unregister()
@@ -116,14 +137,33 @@ class _SuiteBenchmark:
         for instance in self.instances:
             self.solver.solve(instance, Budget.seconds(self.budget_s), **self.params)
 
-    def time_solve(self, measured: Any, instance_set: str, config: str) -> None:
+    def time_solve(self, instance_set: str, config: str) -> None:
         self._solve_all()
 
-    def peakmem_solve(self, measured: Any, instance_set: str, config: str) -> None:
+    def peakmem_solve(self, instance_set: str, config: str) -> None:
         self._solve_all()
+
+
+class _Quality:
+    """Gap, metric and verified share of one tracked suite's cells, from one harness run of every
+    tracked suite (``setup_cache``, shared by every subclass: asv keys it by this definition)."""
+
+    suite = ""
+    cases: dict[tuple[str, str], TrackedCase] = {}
+    param_names = ["instance_set", "config"]
+    timeout = 1800  # also setup_cache's
+
+    def setup_cache(self) -> dict[str, Any]:
+        return measure_tracked()
+
+    setup_cache.timeout = 1800
+
+    def setup(self, measured: Any, instance_set: str, config: str) -> None:
+        if (instance_set, config) not in self.cases:
+            raise NotImplementedError(f"suite {self.suite} runs no cell of {config} on {instance_set}")
 
     def _tracked(self, measured: Any, instance_set: str, config: str, what: str) -> float:
-        return measured[type(self).__name__][(instance_set, config)][what]
+        return measured[type(self).__name__[:-len("Quality")]][(instance_set, config)][what]
 
     def track_gap(self, measured: Any, instance_set: str, config: str) -> float:
         return self._tracked(measured, instance_set, config, "gap")
@@ -142,8 +182,10 @@ class _SuiteBenchmark:
 
 
 for _name, (_suite, _timeout, _metric, _cases) in TRACKED.items():
-    _cls = type(_name, (_SuiteBenchmark,), {
-        "__module__": __name__, "__qualname__": _name, "suite": _suite, "budget_s": _timeout, "cases": _cases,
-        "params": [list(dict.fromkeys(k[0] for k in _cases)), list(dict.fromkeys(k[1] for k in _cases))],
-        "__doc__": f"Suite {_suite} ({next(iter(_cases.values())).family}); tracked metric: {_metric or 'none'}."})
-    globals()[_name] = _cls
+    _params = [list(dict.fromkeys(k[0] for k in _cases)), list(dict.fromkeys(k[1] for k in _cases))]
+    _family = next(iter(_cases.values())).family
+    for _cls_name, _base, _doc in ((_name, _Solves, "time and peak memory"),
+                                   (_name + "Quality", _Quality, f"gap, {_metric or 'no'} metric, verified share")):
+        globals()[_cls_name] = type(_cls_name, (_base,), {
+            "__module__": __name__, "__qualname__": _cls_name, "suite": _suite, "budget_s": _timeout,
+            "cases": _cases, "params": _params, "__doc__": f"Suite {_suite} (family {_family}): {_doc}."})

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from ..registry import Registry
-    from .grid import Cell, Grid
+    from .grid import Grid
 
 
 def asv_settings(spec: dict[str, Any], name: str, seeds: Sequence[int]) -> dict[str, Any] | None:
@@ -63,13 +63,15 @@ def tracked_suites(reg: Registry) -> list[str]:
 
 @dataclass(frozen=True)
 class TrackedCase:
-    """The cells of one family, instance set and solver configuration of a tracked suite."""
+    """The cells of one family, instance set and solver configuration of a tracked suite, each as
+    ``(problem, dataset, instance_params, seed, solver, solver_params)`` (no keys: they hash the
+    code, and the case is the same whatever code computes it)."""
 
     suite: str
     family: str
     instance_set: str
     config: str
-    cells: tuple[Cell, ...]
+    cells: tuple[tuple[str, str, dict[str, Any], int, str, dict[str, Any]], ...]
 
 
 def tracked_grid(name: str, reg: Registry) -> tuple[dict[str, Any], Grid, dict[str, Any]]:
@@ -86,34 +88,44 @@ def tracked_grid(name: str, reg: Registry) -> tuple[dict[str, Any], Grid, dict[s
     return spec, expand(spec, name, reg), settings
 
 
-def cell_labels(cells: Sequence[Cell]) -> list[tuple[str, str]]:
-    """Per cell, ``(instance set, solver configuration)`` as the report labels them."""
+def labels(problem: str, dataset: str, instance_params: dict[str, Any], solver: str,
+           solver_params: dict[str, Any]) -> tuple[str, str]:
+    """``(instance set, solver configuration)`` of a cell as the report labels them."""
     from ..report.analysis import set_key
     from ..report.frame import solver_label
 
-    return [(f"{c.problem}: {c.dataset}" + (f" ({k})" if (k := set_key(c.instance_params)) else ""),
-             solver_label(c.solver, c.solver_params)) for c in cells]
+    k = set_key(instance_params)
+    return f"{problem}: {dataset}" + (f" ({k})" if k else ""), solver_label(solver, solver_params)
 
 
 def tracked_cases(name: str, reg: Registry) -> tuple[Grid, dict[str, Any], list[TrackedCase]]:
     """``(grid, settings, cases)`` of tracked suite ``name``; cases in grid order."""
     _, grid, settings = tracked_grid(name, reg)
-    groups: dict[tuple[str, str, str], list[Cell]] = {}
-    for cell, (iset, config) in zip(grid.cells, cell_labels(grid.cells)):
-        groups.setdefault((grid.families.get(cell.problem, cell.problem), iset, config), []).append(cell)
+    groups: dict[tuple[str, str, str], list[Any]] = {}
+    for c in grid.cells:
+        iset, config = labels(c.problem, c.dataset, c.instance_params, c.solver, c.solver_params)
+        groups.setdefault((grid.families.get(c.problem, c.problem), iset, config), []).append(
+            (c.problem, c.dataset, dict(c.instance_params), int(c.seed), c.solver, dict(c.solver_params)))
     return grid, settings, [TrackedCase(name, f, s, c, tuple(cells)) for (f, s, c), cells in groups.items()]
 
 
 def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None) -> dict[str, float]:
-    """What asv tracks of one case, from a tidy frame (:func:`psdbench.report.frame.tidy_frame`).
+    """What asv tracks of one case, from the tidy frame of a store holding its suite's cells
+    (:func:`tracked_frame`); rows are matched on the case's labels, not on keys.
 
     ``gap``: the largest ``gap`` (the relative gap the report ranks by) over the case's cells, NaN
     when a cell has none (no reference, or its point did not verify); ``metric``: the mean of
     ``metric_<metric>`` (NaN when not declared or absent); ``verified``: the share of the cells
     whose final point verified; ``cells``: how many of the case's cells the frame holds.
     """
-    rows = frame[frame["cell_key"].isin({c.cell_key for c in case.cells})]
     nan = math.nan
+    if frame.empty:
+        return {"gap": nan, "metric": nan, "verified": nan, "cells": 0.0}
+    mine = [labels(p, d, ip, s, sp) == (case.instance_set, case.config) and (p, d, int(seed)) in
+            {(c[0], c[1], c[3]) for c in case.cells}
+            for p, d, ip, seed, s, sp in zip(frame["problem"], frame["dataset"], frame["instance_params"],
+                                              frame["seed"], frame["solver"], frame["solver_params"])]
+    rows = frame[mine]
     if rows.empty:
         return {"gap": nan, "metric": nan, "verified": nan, "cells": 0.0}
     gaps = rows["gap"].astype(float)
