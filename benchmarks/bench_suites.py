@@ -105,6 +105,7 @@ class _Solves:
     suite = ""
     budget_s = 60.0
     cases: dict[tuple[str, str], TrackedCase] = {}
+    params: list[list[str]] = [[], []]
     param_names = ["instance_set", "config"]
     number = 1
     warmup_time = 0.0
@@ -150,6 +151,7 @@ class _Quality:
 
     suite = ""
     cases: dict[tuple[str, str], TrackedCase] = {}
+    params: list[list[str]] = [[], []]
     param_names = ["instance_set", "config"]
     timeout = 1800  # also setup_cache's
 
