@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,8 @@ TRACKED = _discover()
 
 def measure_tracked() -> dict[str, dict[tuple[str, str], dict[str, float]]]:
     """Run every tracked suite once through the harness (a temporary store each) and summarize each case."""
+    import pandas as pd
+
     import psdbench
 
     reg = discover()
@@ -93,8 +96,12 @@ def measure_tracked() -> dict[str, dict[tuple[str, str], dict[str, float]]]:
         for suite in sorted({v[0] for v in TRACKED.values()}):
             spec, _, _ = tracked_grid(suite, reg)
             db = Path(tmp) / f"{suite}.sqlite"
-            psdbench.run(spec, db=db, progress=False)
-            frames[suite] = tracked_frame(db, reg)
+            try:
+                psdbench.run(spec, db=db, progress=False)
+                frames[suite] = tracked_frame(db, reg)
+            except Exception as exc:  # one suite's failure (its data missing) leaves the others measured
+                print(f"bench_suites: suite {suite} not measured: {type(exc).__name__}: {exc}", file=sys.stderr)
+                frames[suite] = pd.DataFrame()
     return {name: {key: case_summary(frames[suite], case, metric) for key, case in cases.items()}
             for name, (suite, _, metric, cases) in TRACKED.items()}
 
