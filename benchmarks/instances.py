@@ -1,7 +1,8 @@
-"""Benchmark instances, built by the project's own problem code: one module for asv and the kernel suite.
+"""Benchmark instances, built by the project's own problem code: one module for the kernel benchmarks.
 
-Both ``benchmarks/bench_*.py`` (asv, whole solves) and ``benchmarks/kernels/`` (pytest-benchmark,
-one kernel at a time) build their instances here, so a change of protocol changes both.  Every
+``benchmarks/bench_kernels.py`` / ``bench_gdpa_scaling.py`` (asv) and ``benchmarks/kernels/``
+(pytest-benchmark, one kernel at a time) build their instances here, so a change of protocol
+changes both; asv's whole solves (``bench_suites.py``) take theirs from the families' suites.  Every
 builder is deterministic (fixed seeds) and offline (scikit-learn's bundled sets and seeded
 generators only).
 
@@ -12,7 +13,7 @@ Sizes
                              and ``dense_n = 0`` for the solvers' sparse path.
 ``metric(objective, K)``     the section 6.2 objective protocol (fold 0, about 4 samples) on a
                              seeded 40-sample, ``K``-feature Gaussian set (scikit-learn's
-                             ``make_classification``); ``metric_wdbc`` is the asv set (WDBC, K = 30).
+                             ``make_classification``); ``metric_wdbc`` is WDBC (K = 30).
 ``triplet_margin(dim)``      SDPMetric's Fig. 2 setting: ``synthetic/gaussian-classes``, the first
                              ``dim`` features (at most 100), 1000 random triplets, Huber loss.
 ``bregman_pairs(n, K)``      stochastic Dykstra's section 5.1 half-spaces (ISBD, lambda = 1e-3).

@@ -161,9 +161,11 @@ def test_asv_module_benchmarks(path):
         params = getattr(cls, "params", [])
         names = getattr(cls, "param_names", [])
         assert len(params) == len(names), f"{cls.__name__}: params and param_names differ in length"
+        cached = 1 if hasattr(cls, "setup_cache") else 0  # asv passes setup_cache's value first
         for m in methods + [m for m in ("setup", "teardown") if hasattr(cls, m)]:
             n_args = len(inspect.signature(getattr(cls, m)).parameters) - 1  # self
-            assert n_args == len(names), f"{cls.__name__}.{m} takes {n_args} arguments, params has {len(names)}"
+            assert n_args == len(names) + cached, \
+                f"{cls.__name__}.{m} takes {n_args} arguments, params has {len(names)}"
 
 
 @pytest.mark.parametrize("path", [p for p in BENCHMARKS if p not in ASV_MODULES and p.name != "__init__.py"],
@@ -250,8 +252,47 @@ def test_docs_document_asv_workflow():
         assert command in section, f"docs/benchmarks.md's asv section lacks {command!r}"
     readme = (ROOT / "README.md").read_text()
     assert "docs/benchmarks.md" in readme and "asv machine --yes" in readme and "asv continuous" in readme
+    assert "`<Family>_<Suite>.time_solve`" in section and "`<Family>_<Suite>Quality.track_gap`" in section
     for path in ASV_MODULES:
         module = _module(path)
         for name, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ == module.__name__:
+            # bench_suites' classes are made per tracked suite (named by the pattern above)
+            if cls.__module__ == module.__name__ and not name.startswith("_") and not getattr(cls, "suite", ""):
                 assert f"`{name}`" in section, f"docs/benchmarks.md's asv section does not name {name}"
+
+
+#: Every built-in family and the suite asv tracks it by (its ``[asv]`` table).
+TRACKED_FAMILIES = {"graph-classification": "gdpa-wdbc-small", "mahalanobis": "sgml-objective-small",
+                    "signed-graph": "signed-graph-small", "sdpmetric": "sdpmetric-small",
+                    "bregman-dykstra": "dykstra-small", "sdp": "sdp-generated"}
+
+
+def test_every_family_is_tracked_by_asv_from_its_suites():
+    """bench_suites makes a solves class and a quality class for each family's tracked suite, with
+    one parameter pair per instance set and solver configuration the suite runs (at asv's seeds)."""
+    module = _module(ROOT / "benchmarks" / "bench_suites.py")
+    families = {case.family: case.suite for _, (_, _, _, cases) in module.TRACKED.items() for case in cases.values()}
+    assert {f: families.get(f) for f in TRACKED_FAMILIES} == TRACKED_FAMILIES
+    for name, (suite, _, _, cases) in module.TRACKED.items():
+        solves, quality = getattr(module, name), getattr(module, name + "Quality")
+        assert solves.suite == quality.suite == suite and set(cases) <= {
+            (s, c) for s in solves.params[0] for c in solves.params[1]}
+        assert all(len({cell[3] for cell in case.cells}) == 1 for case in cases.values())  # seed 0 only
+    gc = module.TRACKED["GraphClassification_GdpaWdbcSmall"]
+    assert gc[2] == "error_rate" and sorted(c for _, c in gc[3]) == ["gdpa-lp", "gdpa-lp-elim",
+                                                                     "scs (formulation=reduced)"]
+
+
+@pytest.mark.parametrize("table, words", [("bogus = 1", "[asv] must be a table of metric, seeds"),
+                                          ("seeds = []", "[asv] seeds must be a non-empty list"),
+                                          ("metric = 3", "[asv] metric must be the name of a metric")])
+def test_a_malformed_asv_table_is_a_one_line_error_at_load(tmp_path, table, words):
+    from psdbench.api import PsdbenchError
+    from psdbench.session import prepare
+
+    grid = (f"[run]\nseeds = [0]\n\n[asv]\n{table}\n\n[[problems]]\nname = \"graph-classification\"\n"
+            "datasets = [\"sklearn/breast-cancer\"]\nparams = { n = [20] }\n\n[[solvers]]\nname = \"gdpa-lp\"\n")
+    (tmp_path / "g.toml").write_text(grid)
+    with pytest.raises(PsdbenchError, match=re.escape(words)):
+        prepare(tmp_path / "g.toml", db=tmp_path / "s.sqlite")
+    assert not (tmp_path / "s.sqlite").exists()

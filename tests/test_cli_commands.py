@@ -207,6 +207,36 @@ def test_compare_flags_regressions_per_cell_and_per_solver(tmp_path):
     assert code == 0 and "4 matched cells (0 only in" in out and "2 flagged" in out
 
 
+def _seeded(solver: str, seed: int, time: float, gap: float, err: float = 0.1, status: str = "ok") -> CellResult:
+    return CellResult(run_id="r", cell_key=f"{solver}{seed}", instance_key=f"i{seed}", problem="p", dataset="d/x",
+                      instance_params={"n": 5, "fold": seed}, seed=seed, solver=solver, status=status,
+                      wall_time_s=time, objective=10.0 + gap, reference_objective=10.0, gap_abs=gap,
+                      gap_rel=gap / 10.0, feasible=1, metrics={"error_rate": err})
+
+
+def test_compare_names_the_configurations_worse_beyond_their_spread_and_fails_when_asked(tmp_path):
+    a, b = Store(tmp_path / "a.sqlite"), Store(tmp_path / "b.sqlite")
+    for seed in range(3):  # three folds of one instance set (fold is a replicate) per configuration
+        a.write_result(_seeded("noisy", seed, [1.0, 1.2, 1.4][seed], 0.0))
+        b.write_result(_seeded("noisy", seed, [1.5, 1.3, 1.6][seed], 0.0))  # 1.25x, but within A's 0.4 s spread
+        a.write_result(_seeded("slow", seed, 1.0, 0.0))
+        b.write_result(_seeded("slow", seed, 2.0, 0.0))
+        a.write_result(_seeded("gap", seed, 1.0, [0.0, 0.1, 0.2][seed]))
+        b.write_result(_seeded("gap", seed, 1.0, [0.5, 0.6, 0.7][seed]))  # ranked gap 0.1 -> 0.6, spread 0.2
+        a.write_result(_seeded("metric", seed, 1.0, 0.0, err=[0.10, 0.11, 0.12][seed]))
+        b.write_result(_seeded("metric", seed, 1.0, 0.0, err=[0.30, 0.31, 0.32][seed]))
+    code, out, err = cli(["compare", tmp_path / "a.sqlite", tmp_path / "b.sqlite", "--format", "json"])
+    assert code == 0, err  # regressions are named; the status changes only when asked
+    worse = {r["config"]: r["worse"] for r in json.loads(out)["regressions"]}
+    assert worse == {"slow": "time", "gap": "gap", "metric": "metric_error_rate"}
+    assert all(r["cells"] == 3 and r["instance_set"] == "p: d/x (n=5)" for r in json.loads(out)["regressions"])
+    code, out, err = cli(["compare", tmp_path / "a.sqlite", tmp_path / "b.sqlite", "--fail-on-regression"])
+    assert code == 4 and "3 configurations worse beyond their spread" in out, out + err
+    assert "  slow on p: d/x (n=5): time (time 1 -> 2 s" in out
+    code, out, _ = cli(["compare", tmp_path / "a.sqlite", tmp_path / "a.sqlite", "--fail-on-regression"])
+    assert code == 0 and "0 configurations worse" in out
+
+
 def test_compare_flags_a_worse_metric_by_its_direction():
     from psdbench.compare import compare_cells, metric_direction
 
@@ -260,3 +290,29 @@ def test_the_command_process_stays_single_threaded_so_its_workers_fork(tmp_path)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "True"]
+
+
+def test_a_run_with_nothing_to_do_leaves_its_report_as_it_is(tmp_path):
+    """The report is rewritten when what it shows changed (a cell ran) or on request (`report`),
+    not by a resumed run that computed nothing: same inode, same modification time, same bytes."""
+    (tmp_path / "g.toml").write_text(grid(run="seeds = [0]\ntimeout = 30\nreference = false",
+                                          solver='name = "gdpa-lp"'))
+    out, db = tmp_path / "rep", tmp_path / "s.sqlite"
+    run = ["run", "--grid", tmp_path / "g.toml", "--db", db, "--report", out, "--quiet", "--jobs", "1"]
+    code, stdout, err = cli(run)
+    assert code == 0 and "report: " in stdout, err
+
+    def state() -> tuple[int, int, str]:
+        st = (out / "report.html").stat()
+        return st.st_ino, st.st_mtime_ns, sha(out / "report.html")
+
+    first = state()
+    code, stdout, err = cli(run)
+    assert code == 0 and "(0 run now" in stdout and "unchanged (no cell changed" in stdout, stdout + err
+    assert state() == first
+    code, stdout, err = cli(["report", "--db", db, "--out", out])  # on request: written again
+    assert code == 0 and state()[0] != first[0], err
+    requested = state()
+    code, stdout, err = cli([*run, "--force"])  # a cell ran: written again
+    assert code == 0 and "(1 run now" in stdout and "unchanged" not in stdout, stdout + err
+    assert state()[:2] != requested[:2]

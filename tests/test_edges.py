@@ -434,7 +434,7 @@ def test_compare_of_stores_sharing_no_cell_says_so(tmp_path):
         code, out, err = cli(["compare", tmp_path / "a.sqlite", tmp_path / "b.sqlite", "--format", fmt])
         assert code == 0 and "share no cell" in err and "Traceback" not in err, (fmt, err)
     assert json.loads(cli(["compare", tmp_path / "a.sqlite", tmp_path / "b.sqlite", "--format", "json"])[1]) == {
-        "cells": [], "solvers": [], "only_in_a": 1, "only_in_b": 1}
+        "cells": [], "solvers": [], "only_in_a": 1, "only_in_b": 1, "regressions": []}
 
 
 def test_nested_values_from_python_are_one_error(tmp_path):
@@ -537,6 +537,25 @@ def test_jobs_beyond_memory_are_lowered_and_the_cells_run(tmp_path):
     assert code == 0 and "--jobs 10000 lowered to" in err, err
     con = sqlite3.connect(tmp_path / "s.sqlite")
     assert [r[0] for r in con.execute("SELECT status FROM history")] == ["ok"]
+
+
+def test_ctrl_c_while_the_command_line_loads_exits_130_with_one_line(tmp_path, monkeypatch):
+    """Ctrl-C in the first second (``main`` importing what it reports errors with) took Python's
+    path: a traceback, and death by SIGINT instead of psdbench's status."""
+    import builtins
+
+    make_store(tmp_path / "s.sqlite")
+    real = builtins.__import__
+
+    def interrupted(name, *a, **k):
+        if name == "oserrors" or name.endswith(".oserrors"):
+            raise KeyboardInterrupt
+        return real(name, *a, **k)
+
+    monkeypatch.delitem(sys.modules, "psdbench.oserrors")
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    code, out, err = cli(["compare", tmp_path / "s.sqlite", tmp_path / "s.sqlite"])
+    assert code == 130 and err.strip() == "psdbench: interrupted" and out == ""
 
 
 @pytest.mark.parametrize("cmd", ["compare", "results"])

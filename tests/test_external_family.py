@@ -48,6 +48,15 @@ def suite_run(family_installed, tmp_path_factory):
     return work, db, res
 
 
+def test_asv_tracks_the_family_with_no_asv_code_of_its_own(family_installed):
+    """Its suite's ``[asv]`` table is all: benchmarks/bench_suites.py makes its classes."""
+    code = ("import benchmarks.bench_suites as b; print(sorted(b.ToyPsd_ToySuite.params[1]), "
+            "b.ToyPsd_ToySuiteQuality.suite)")
+    res = subprocess.run([sys.executable, "-c", code], cwd=FAMILY_DIR.parents[1], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["['clarabel',", "'toy-altproj']", "toy-suite"]
+
+
 @pytest.mark.parametrize("what,name", [("problems", "toy/nearest-psd"), ("solvers", "toy-altproj"),
                                        ("datasets", "toy/noisy-corr"), ("suites", "toy-suite")])
 def test_listed(family_installed, what, name):

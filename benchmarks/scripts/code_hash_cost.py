@@ -22,7 +22,7 @@ reg = discover()
 objs = {which}
 t0 = time.perf_counter(); [keys.code_hash(o) for o in objs]; t1 = time.perf_counter()
 [keys.code_hash(o) for o in objs]; t2 = time.perf_counter()
-print(f"{{len(objs)}} plugins, {{keys._hash_root.cache_info().currsize}} folders hashed: first {{1e3 * (t1 - t0):.1f}} ms, "
+print(f"{{len(objs)}} plugins, {{keys._file_hash.cache_info().currsize}} module files hashed: first {{1e3 * (t1 - t0):.1f}} ms, "
       f"cached {{1e6 * (t2 - t1):.0f}} us")
 """
 WHICH = {"typical": '[reg.problem("graph-classification"), reg.solver("gdpa-lp"), reg.solver("scs")]',

@@ -14,6 +14,9 @@ entry-point group           what the entry point names
 ``psdbench.suites``         a package whose ``*.toml`` files are suites (file stem = suite name)
 ==========================  ==============================================================
 
+A suite with an ``[asv]`` table (keys :data:`ASV_SUITE_KEYS`) is one its family asks asv to track:
+``benchmarks/bench_suites.py`` turns every such suite into benchmarks, with no asv code of the family.
+
 * A :class:`Dataset` is a named payload: ``X`` / ``y`` arrays for sample data, or anything else
   (covariance matrices, a generator's settings, SDP data ``(C, A_i, b)``) in ``payload``.
 * A :class:`Problem` builds an :class:`Instance` from a dataset, parameters and a seed.
@@ -48,7 +51,7 @@ from psdbench.params import Param, choice, either, number
 from psdbench.tracing import Deferred, TraceRecorder, resolve_iterate
 
 __all__ = [
-    "Budget", "Check", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
+    "ASV_SUITE_KEYS", "Budget", "Check", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
     "INACCURATE", "REJECTED", "SOLVER_INFEASIBLE",
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
     "TraceRecorder", "certified_reference", "choice", "default_params", "either", "expand_params",
@@ -88,6 +91,11 @@ REJECTED = "rejected by verification"
 SOLVER_INFEASIBLE = "solver reported infeasible"
 #: Message prefix of a cell whose solver returned a point it calls inaccurate (status ``max_iter``/``timeout``).
 INACCURATE = "solver reported an inaccurate solution"
+#: The keys of a suite's ``[asv]`` table (the table marks a suite asv tracks) and what each means.
+ASV_SUITE_KEYS: dict[str, str] = {
+    "seeds": "the suite's seeds asv runs (a non-empty list; default: the suite's first seed)",
+    "metric": "the task metric asv tracks, a key of the instances' evaluate (default: none tracked)",
+}
 
 
 # ------------------------------------------------------------------------------------------ data

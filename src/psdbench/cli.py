@@ -35,6 +35,8 @@ from .errors import PsdbenchError  # noqa: E402  (psdbench.api's, without NumPy:
 from .signals import Terminated  # noqa: E402,F401  (re-exported: the Ctrl-C path of a stop signal)
 
 DEFAULT_DB = "psdbench-results.sqlite"
+#: ``compare --fail-on-regression``: a configuration got worse beyond its spread (for CI).
+EXIT_REGRESSION = 4
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", default=None, help="dask scheduler address (default: a local cluster)")
     run.add_argument("--timeout", type=_seconds, default=None, help="seconds per cell (overrides the grid)")
     run.add_argument("--force", action="store_true", help="re-run cells already stored")
-    run.add_argument("--report", default="reports", help="report directory written after the run ('' for none)")
+    run.add_argument("--report", default="reports", help="report directory written after the run when what it shows changed ('' for none)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--save-solutions", action="store_true", default=None,
                      help="keep each cell's returned point (<db stem>.solutions/<run>/<cell>.npz, named in the row)")
@@ -127,6 +129,8 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--min-time", type=_positive, default=0.05, help="A's time below which ratios are not flagged")
     cmp_.add_argument("--only-flagged", action="store_true", help="per-cell table: flagged cells only")
     cmp_.add_argument("--format", default="table", choices=["table", "csv", "json"])
+    cmp_.add_argument("--fail-on-regression", action="store_true",
+                      help=f"exit {EXIT_REGRESSION} when a configuration's time, gap or metric got worse beyond its spread")
     return ap
 
 
@@ -164,8 +168,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
               + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)"
               + _run_notes(summary))
-        if args.report:
-            print(_report_line(preflight.write_report_whole(store, args.report, registry=prep.registry)))
+        if args.report:  # rewritten only when what it shows changed (`psdbench report` rewrites it always)
+            paths = preflight.write_report_whole(store, args.report, registry=prep.registry, only_if_changed=True)
+            print(_report_line(paths) if paths is not None else
+                  f"report: {Path(args.report) / 'report.html'} unchanged (no cell changed since it was written)")
         for name, why in prep.registry.broken.items():  # plugins first imported by the cells or the report
             if name not in reported:
                 print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
@@ -294,7 +300,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .compare import compare_cells, compare_solvers, unmatched
+    from .compare import compare_cells, compare_configs, compare_solvers, unmatched
     from .harness.inputs import ReadOnlyStore
 
     # the current row of each cell (as results and the report): a cell re-run after a code change is one row
@@ -302,17 +308,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     cells = compare_cells(a, b, factor=args.factor, gap_tol=args.gap_tol, min_time=args.min_time)
     solvers = compare_solvers(cells) if len(cells) else compare_solvers(cells.assign(gap_change=[], time_ratio=[]))
     only_a, only_b = unmatched(a, b)
+    configs = compare_configs(a, b, factor=args.factor, gap_tol=args.gap_tol, min_time=args.min_time)
+    worse = configs[configs["worse"] != ""]
+    status = EXIT_REGRESSION if args.fail_on_regression and len(worse) else 0
     if not len(cells):
         print(f"psdbench: note: {args.a} and {args.b} share no cell ({only_a} and {only_b} cells; cells match on "
               "problem, dataset, instance parameters, seed, solver and solver parameters)", file=sys.stderr)
     shown = cells[cells["flags"] != ""] if args.only_flagged and len(cells) else cells
     if args.format == "json":
         print(json.dumps({"cells": _records(shown), "solvers": _records(solvers), "only_in_a": only_a,
-                          "only_in_b": only_b}, indent=1, default=str))
-        return 0
+                          "only_in_b": only_b, "regressions": _records(worse)}, indent=1, default=str))
+        return status
     if args.format == "csv":
         shown.to_csv(sys.stdout, index=False)
-        return 0
+        return status
     show = shown.copy()
     quiet = [c for c in show.columns if c.startswith("d_metric_")
              and not (pd.to_numeric(show[c], errors="coerce").fillna(0.0) != 0.0).any()]
@@ -326,7 +335,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(show.to_string(index=False) if len(show) else "(no cells)")
         print("\nper solver (time ratio B/A, geometric mean):")
         print(solvers.to_string(index=False) if len(solvers) else "(no solvers)")
-    return 0
+        print(f"\n{len(worse)} configurations worse beyond their spread (medians over their cells)"
+              + (":" if len(worse) else ""))
+        for r in worse.itertuples():
+            print(f"  {r.config} on {r.instance_set}: {r.worse.replace(',', ', ')} (time {r.time_a:.3g} -> "
+                  f"{r.time_b:.3g} s, gap {r.gap_a:.3g} -> {r.gap_b:.3g}; {r.cells} cells)")
+    return status
 
 
 COMMANDS = {"run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _cmd_results,
@@ -334,12 +348,18 @@ COMMANDS = {"run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _c
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0, 1, 2 or 3; 130 on Ctrl-C, 128 + the signal on
+    """Run the command line; returns the exit status (0, 1, 2 or 3, 4 for ``compare --fail-on-regression``
+    with regressions; 130 on Ctrl-C, 128 + the signal on
     SIGTERM / SIGHUP / SIGQUIT, 141 on a closed standard output)."""
-    from . import preflight
-    from .harness.limits import MachineError, cut_line
-    from .oserrors import EXIT_MACHINE, EXIT_PIPE, describe, quiet_stdout
     from .signals import exit_status, interrupted_line, stops_gracefully
+
+    try:  # Ctrl-C while these load (the first second) ends as anywhere else, not with a traceback
+        from . import preflight
+        from .harness.limits import MachineError, cut_line
+        from .oserrors import EXIT_MACHINE, EXIT_PIPE, describe, quiet_stdout
+    except KeyboardInterrupt as exc:
+        print(interrupted_line(exc, None), file=sys.stderr)
+        return exit_status(exc)
 
     parser = _parser()
     argv = sys.argv[1:] if argv is None else list(argv)

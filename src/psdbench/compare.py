@@ -16,6 +16,19 @@ change and the change of every task metric.  A cell is flagged
 
 The per-solver table aggregates: matched cells, geometric mean of the time ratios, median
 ``gap_rel`` change, and the number of flagged cells.
+
+:func:`compare_configs` names the *regressions*: per instance set (the report's: problem, dataset,
+instance parameters that are not replicates) and solver configuration (the report's label), over
+its matched cells (seeds, folds), what got worse beyond its spread, A's range over those cells
+(``max - min``, 0 for a single cell):
+
+* ``time`` when B's median wall time exceeds ``factor`` times A's, A's is at least ``min_time``,
+  and the increase exceeds A's spread;
+* ``gap`` when the median of the gap the report ranks by (``gap_abs / max(|p*|, 1)``) grew by
+  more than ``max(gap_tol, spread)``, or a cell with a gap in A has none in B (not verified);
+* ``metric:<name>`` when a directional metric's median got worse by more than
+  ``max(metric_tol, spread)``;
+* ``status`` when a cell finished in A and not in B.
 """
 
 from __future__ import annotations
@@ -31,6 +44,13 @@ FINISHED = ("ok", "max_iter")
 IDENTITY = ["problem", "dataset", "instance_params", "seed", "solver", "solver_params"]
 LOWER_BETTER = ("error", "loss")
 HIGHER_BETTER = ("accuracy", "f_measure", "f1", "auc")
+
+
+def _matched(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """The cells of both frames, matched on what they are (columns suffixed ``_a`` / ``_b``)."""
+    a, b = a.copy(), b.copy()
+    a["_k"], b["_k"] = _key(a), _key(b)
+    return a.merge(b, on="_k", suffixes=("_a", "_b"))
 
 
 def _key(df: pd.DataFrame) -> pd.Series:
@@ -80,9 +100,7 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol
     """
     if not len(a) or not len(b):
         return pd.DataFrame(columns=[*IDENTITY, "status_a", "status_b", "time_ratio", "flags"])
-    a, b = a.copy(), b.copy()
-    a["_k"], b["_k"] = _key(a), _key(b)
-    m = a.merge(b, on="_k", suffixes=("_a", "_b"))
+    m = _matched(a, b)
     metrics = sorted({c for c in a.columns if c.startswith("metric_")} & {c for c in b.columns if c.startswith("metric_")})
     rows = []
     for _, r in m.iterrows():
@@ -134,3 +152,63 @@ def unmatched(a: pd.DataFrame, b: pd.DataFrame) -> tuple[int, int]:
         return len(a), len(b)
     ka, kb = set(_key(a)), set(_key(b))
     return len(ka - kb), len(kb - ka)
+
+
+def _ranked_gap(gap_abs: pd.Series, reference: pd.Series) -> pd.Series:
+    """The gap the report ranks by: ``gap_abs / max(|p*|, 1)`` (``report.frame.relative_gap``)."""
+    ref = pd.to_numeric(reference, errors="coerce").abs().clip(lower=1.0)
+    return pd.to_numeric(gap_abs, errors="coerce") / ref
+
+
+def _spread(v: pd.Series) -> float:
+    v = v.dropna()
+    return float(v.max() - v.min()) if len(v) else 0.0
+
+
+CONFIG_COLUMNS = ["instance_set", "config", "cells", "time_a", "time_b", "time_ratio", "gap_a", "gap_b", "worse"]
+
+
+def compare_configs(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol: float = 1e-6,
+                    metric_tol: float = 1e-9, min_time: float = 0.05) -> pd.DataFrame:
+    """One row per instance set and solver configuration present in both frames; ``worse`` names
+    what got worse beyond its spread (module docstring), comma-separated, ``""`` if nothing.
+
+    Parameters are those of :func:`compare_cells`; medians are over the configuration's matched cells.
+    """
+    from .report.analysis import set_key
+    from .report.frame import as_dict, solver_label
+
+    if not len(a) or not len(b):
+        return pd.DataFrame(columns=CONFIG_COLUMNS)
+    m = _matched(a, b)
+    if m.empty:
+        return pd.DataFrame(columns=CONFIG_COLUMNS)
+    m["_set"] = [f"{p}: {d}" + (f" ({k})" if (k := set_key(as_dict(ip))) else "")
+                 for p, d, ip in zip(m["problem_a"], m["dataset_a"], m["instance_params_a"])]
+    m["_config"] = [solver_label(s, sp) for s, sp in zip(m["solver_a"], m["solver_params_a"])]
+    metrics = sorted(c[:-2] for c in m.columns if c.startswith("metric_") and c.endswith("_a")
+                     and f"{c[:-2]}_b" in m.columns and metric_direction(c[len("metric_"):-2]))
+    rows = []
+    for (iset, config), g in m.groupby(["_set", "_config"], sort=True):
+        ta, tb = (pd.to_numeric(g[f"wall_time_s_{s}"], errors="coerce") for s in "ab")
+        ga, gb = (_ranked_gap(g[f"gap_abs_{s}"], g[f"reference_objective_{s}"]) for s in "ab")
+        worse = []
+        if (g["status_a"].isin(FINISHED) & ~g["status_b"].isin(FINISHED)).any():
+            worse.append("status")
+        med_a, med_b = float(ta.median()), float(tb.median())
+        if med_a >= min_time and med_b > factor * med_a and med_b - med_a > _spread(ta):
+            worse.append("time")
+        lost = (ga.notna() & gb.isna()).any()
+        if lost or (ga.notna().any() and gb.notna().any()
+                    and float(gb.median()) - float(ga.median()) > max(gap_tol, _spread(ga))):
+            worse.append("gap")
+        for c in metrics:
+            va, vb = (pd.to_numeric(g[f"{c}_{s}"], errors="coerce") for s in "ab")
+            if va.notna().any() and vb.notna().any():
+                change = metric_direction(c[len("metric_"):]) * (float(vb.median()) - float(va.median()))
+                if change < -max(metric_tol, _spread(va)):
+                    worse.append(c)
+        rows.append({"instance_set": iset, "config": config, "cells": len(g), "time_a": med_a, "time_b": med_b,
+                     "time_ratio": med_b / med_a if med_a > 0 else math.nan,
+                     "gap_a": float(ga.median()), "gap_b": float(gb.median()), "worse": ",".join(worse)})
+    return pd.DataFrame(rows, columns=CONFIG_COLUMNS)

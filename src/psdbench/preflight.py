@@ -34,13 +34,56 @@ def check_writes(out: str | None, flag: str) -> None:
         check_report_folder(out, flag)
 
 
-def write_report_whole(store: Any, out: str, registry: Any = None) -> dict[str, Path]:
-    """The report written into a folder beside ``out`` and swapped in whole (:mod:`psdbench.outdir`);
-    ``registry``: the plugins (default: discovered)."""
-    from .outdir import replace_folder
-    from .report import write_report
+#: The file in a report folder holding :func:`report_digest` of the store it was written from.
+DIGEST = ".psdbench-report-digest"
 
-    return replace_folder(out, lambda folder: write_report(store, folder, registry=registry))
+
+def report_digest(store: Any) -> str:
+    """SHA-256 of what a report shows of a store: every history row's key, run, status and gap
+    columns, every reference, and psdbench's version (a run that computed nothing changes none)."""
+    import hashlib
+    import sqlite3
+
+    from . import __version__
+
+    h = hashlib.sha256(__version__.encode())
+    con = sqlite3.connect(f"file:{Path(store.path).resolve()}?mode=ro", uri=True, timeout=60)
+    try:
+        for query in ("SELECT seq, cell_key, run_id, status, objective, reference_objective, reference_kind, gap_abs, "
+                      "gap_rel FROM history ORDER BY seq",
+                      "SELECT instance_key, value, lower, gap, kind, solver, created_at FROM refs ORDER BY instance_key"):
+            h.update(query.encode())
+            for row in con.execute(query):
+                h.update(repr(row).encode())
+    finally:
+        con.close()
+    return h.hexdigest()
+
+
+def write_report_whole(store: Any, out: str, registry: Any = None,
+                       only_if_changed: bool = False) -> dict[str, Path] | None:
+    """The report written into a folder beside ``out`` and swapped in whole (:mod:`psdbench.outdir`);
+    ``registry``: the plugins (default: discovered).  With ``only_if_changed``, a report of the
+    same :func:`report_digest` (nothing to show has changed since it was written) is left as it
+    is and ``None`` returned."""
+    digest = report_digest(store)
+    if only_if_changed:
+        try:
+            if (Path(out) / DIGEST).read_text().strip() == digest and (Path(out) / "report.html").is_file():
+                return None
+        except (OSError, UnicodeDecodeError):
+            pass
+
+    from .outdir import replace_folder  # only when written: the report's imports take a second
+
+    def write(folder: Path) -> dict[str, Path]:
+        from .report import write_report
+
+        paths = write_report(store, folder, registry=registry)
+        (folder / DIGEST).write_text(digest + "\n")
+        return paths
+
+    return replace_folder(out, write)
 
 
 def check_backend(args: argparse.Namespace) -> None:

@@ -23,6 +23,7 @@ from ..registry import CORE_LIBRARIES, Registry
 from .inputs import check_dataset_content, positive_seconds
 from .keys import cell_id, cell_key, code_hash, dataset_fingerprint, instance_key
 from .limits import MAX_CELLS, check_depth, check_seeds, echo
+from .tracked import asv_settings
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name", "save_solutions"}
 PROBLEM_KEYS = {"name", "datasets", "params"}
@@ -231,10 +232,11 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
     gives no cell at all, through any of its entries, is an error.
     """
     check_depth(spec, f"grid {name}")
-    unknown = set(spec) - {"run", "problems", "solvers"}
+    unknown = set(spec) - {"run", "problems", "solvers", "asv"}
     if unknown:
         raise PsdbenchError(f"grid {name}: unknown section(s) {', '.join(sorted(unknown))}")
     run = _run_settings(spec.get("run", {}), name)
+    asv_settings(spec, name, run["seeds"])  # checked like the rest; read by benchmarks/bench_suites.py
     seeds = run["seeds"]
     problems, solvers = spec.get("problems"), spec.get("solvers")
     if not isinstance(problems, list) or not problems or not isinstance(solvers, list) or not solvers:

@@ -8,17 +8,15 @@ and the solver's code.  A cell id (:func:`cell_id`) hashes only the description 
 dataset, parameters, seed, solver): rows of one cell computed by different code share it, which
 is how a run tells "re-run because the code changed" and how ``results`` picks the current row.
 
-Code hashes (:func:`code_hash`) are content hashes of module files, cached per process:
-
-* an object of psdbench's own distribution hashes the subpackage it lives in (a family's folder
-  ``psdbench/families/<family>``, or ``psdbench/solvers``, ``psdbench/datasets``, ...) and, in
-  turn, the psdbench subpackages those modules import (``psdbench.linalg``, ``psdbench.solvers``),
-  never the contract, harness or report code (psdbench's version covers those);
-* any other object hashes the top-level package of its module (the source folder for an
-  editable install, ``site-packages/<package>`` otherwise), or the module's file alone when it
-  is a top-level module.
-
-Only module files count (``*.py``, ``*.pyx``, extension modules): editing a suite or a data
+Code hashes (:func:`code_hash`) are content hashes of module files, cached per process: the
+module that defines the object, the packages it sits in (their ``__init__``) and, transitively,
+every module of the same top-level package that these import (:func:`module_closure`; imports
+found in the source, inside functions too, relative ones resolved), so editing one solver changes
+the keys of that solver's cells only, not those of a sibling module it never imports (another
+solver, a report section, another family of the same package).  For psdbench's own plugins the
+contract, harness and report code are left out (psdbench's version covers them); psdbench's plugin
+code (``psdbench.linalg``, ``psdbench.solvers``, ``psdbench.families``) counts wherever it is imported
+from.  Only module files count (``*.py``, ``*.pyx``, extension modules): editing a suite or a data
 file of a family changes no key.
 """
 
@@ -26,7 +24,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -36,10 +36,9 @@ from .. import __version__
 
 #: Files that hold code: what :func:`code_hash` reads.
 CODE_SUFFIXES = (".py", ".pyx", ".pxd", ".so", ".pyd")
-#: psdbench subpackages whose code is part of the harness and covered by psdbench's version.
-_CORE = {"api", "budget", "params", "tracing", "harness", "report", "registry", "cli", "session", "describe",
-         "compare", "testing", "_watchdog", "__init__"}
-_IMPORT = re.compile(r"(?:from|import)\s+psdbench\.(families\.\w+|\w+)")
+#: psdbench's own plugin code: the only psdbench subpackages a code hash reads (the rest, the contract,
+#: harness and report, is covered by psdbench's version).
+_PLUGIN_CODE = {"families", "solvers", "linalg", "datasets"}
 
 
 def stable_hash(obj: Any) -> str:
@@ -75,62 +74,127 @@ def cell_id(problem: str, dataset: str, instance_params: Any, seed: Any, solver:
     return stable_hash(["cell-id", problem, dataset, plain(instance_params), int(seed), solver, plain(solver_params)])
 
 
-def _root(module: str) -> Path | None:
-    """The file or folder whose code :func:`code_hash` reads for ``module`` (see the module docstring)."""
-    parts = module.split(".")
-    if parts[0] == "psdbench" and len(parts) > 1:
-        base = Path(sys.modules["psdbench"].__file__).resolve().parent
-        rel = parts[1:3] if parts[1] == "families" and len(parts) > 2 else parts[1:2]
-        folder = base.joinpath(*rel)
-        return folder if folder.is_dir() else folder.with_suffix(".py")
-    top = sys.modules.get(parts[0])
-    if top is None:
-        import importlib
-
+def _top_folder(top: str) -> Path | None:
+    """The folder holding top-level package ``top`` (``site-packages``, an editable install's ``src``)."""
+    mod = sys.modules.get(top)
+    if mod is None:
         try:
-            top = importlib.import_module(parts[0])
+            mod = importlib.import_module(top)
         except Exception:  # an object of no importable module: nothing to hash
             return None
-    file = getattr(top, "__file__", None)
-    if not file:  # a namespace package: its first folder
-        paths = list(getattr(top, "__path__", []))
-        return Path(paths[0]).resolve() if paths else None
-    path = Path(file).resolve()
-    return path.parent if path.name.startswith("__init__.") else path
+    file = getattr(mod, "__file__", None)
+    if file:
+        path = Path(file).resolve()
+        return path.parent.parent if path.name.startswith("__init__.") else path.parent
+    paths = list(getattr(mod, "__path__", []))  # a namespace package: its first folder
+    return Path(paths[0]).resolve().parent if paths else None
 
 
 @functools.lru_cache(maxsize=None)
-def _hash_root(root: Path) -> tuple[str, tuple[Path, ...]]:
-    """``(sha256 of the code files under root, psdbench roots they import)``, once per process."""
-    files = [root] if root.is_file() else sorted(
-        f for f in root.rglob("*") if f.is_file() and f.suffix in CODE_SUFFIXES and "__pycache__" not in f.parts)
-    h = hashlib.sha256()
-    imports: set[str] = set()
-    for f in files:
-        data = f.read_bytes()
-        h.update(f"{f.relative_to(root.parent).as_posix()}\0{len(data)}\0".encode())
-        h.update(data)
-        if f.suffix == ".py":
-            imports.update(_IMPORT.findall(data.decode("utf-8", "replace")))
-    linked = tuple(r for r in (_root("psdbench." + m) for m in sorted(imports)
-                               if m.split(".")[0] not in _CORE) if r is not None and r.exists() and r != root)
-    return h.hexdigest()[:20], linked
+def _listing(folder: Path) -> frozenset[str]:
+    """The names in ``folder`` (empty if it is none), once per process."""
+    try:
+        return frozenset(os.listdir(folder))
+    except OSError:
+        return frozenset()
+
+
+@functools.lru_cache(maxsize=None)
+def module_file(module: str) -> Path | None:
+    """The file of ``module`` (``a/b.py``, ``a/b/__init__.py`` or an extension ``a/b.*.so``), found
+    without importing it; ``None`` if it is none of these (a name imported from a module, a built-in)."""
+    parts = module.split(".")
+    base = _top_folder(parts[0])
+    if base is None:
+        return None
+    folder, name = base.joinpath(*parts[:-1]), parts[-1]
+    names = _listing(folder)
+    if f"{name}.py" in names:
+        return folder / f"{name}.py"
+    if name in names and "__init__.py" in _listing(folder / name):
+        return folder / name / "__init__.py"
+    ext = sorted(n for n in names if n.startswith(name + ".") and Path(n).suffix in CODE_SUFFIXES)
+    return folder / ext[0] if ext else None
+
+
+def _followed(module: str, own: str) -> bool:
+    """Whether an imported module counts in the code hash of an object of top-level package ``own``:
+    a module of the same top-level package, but of psdbench only its plugin code (:data:`_PLUGIN_CODE`:
+    psdbench's version covers the rest), which counts for other packages' objects too."""
+    parts = module.split(".")
+    if parts[0] == "psdbench":
+        return len(parts) > 1 and parts[1] in _PLUGIN_CODE
+    return parts[0] == own
+
+
+#: ``import a.b, c`` / ``from .a import b, (c, d)`` / ``import_module("a.b")``: a regular-expression scan
+#: (a tenth of ``ast``'s cost); a match inside a string only adds a module that then counts too.
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^#\n]*)|import[ \t]+([\w., \t]+))"
+                     r"|import_module\(\s*[\"']([\w.]+)[\"']", re.M)
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(path: Path, module: str) -> tuple[str, ...]:
+    """The modules the file ``path`` of ``module`` imports (anywhere in it, relative imports resolved;
+    for ``from a import b`` both ``a`` and ``a.b``, which is a module or a name of ``a``)."""
+    if path.suffix != ".py":
+        return ()
+    text = _read(path).decode("utf-8", "replace")
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: list[str] = []
+    for base, names, plain, dynamic in _IMPORT.findall(text):
+        if plain or dynamic:
+            out += [w.split()[0] for w in (plain or dynamic).split(",") if w.strip()]  # `import a.b as c`
+            continue
+        dots = len(base) - len(base.lstrip("."))
+        if dots:
+            up = package.split(".")
+            rest = base[dots:]
+            base = ".".join(up[:len(up) - dots + 1] + ([rest] if rest else []))
+        out.append(base)
+        out += [f"{base}.{w.split()[0]}" for w in names.strip("()").replace("\\", " ").split(",")
+                if w.strip() and w.split()[0] != "*"]
+    return tuple(dict.fromkeys(m for m in out if m and not m.endswith(".")))
+
+
+def module_closure(module: str) -> dict[str, Path]:
+    """The modules whose code an object of ``module`` runs: the module, the packages it sits in and,
+    transitively, the modules of its own top-level package (and psdbench's plugin code) they import.
+
+    Returns ``{module name: file}``, sorted by name.  A sibling module nothing here imports (another
+    solver, a report section, another family) is not in it.
+    """
+    own = module.split(".")[0]
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or not (name == module or _followed(name, own)):
+            continue
+        path = module_file(name)
+        if path is None:
+            continue
+        seen[name] = path
+        parts = name.split(".")  # importing a.b.c runs a/__init__ and a/b/__init__ first
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        todo += list(_imports(path, name))
+    return dict(sorted(seen.items()))
+
+
+@functools.lru_cache(maxsize=64)
+def _read(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+@functools.lru_cache(maxsize=None)
+def _file_hash(path: Path) -> str:
+    return hashlib.sha256(_read(path)).hexdigest()
 
 
 @functools.lru_cache(maxsize=None)
 def _module_code(module: str) -> str:
-    root = _root(module)
-    if root is None or not root.exists():
-        return ""
-    seen: dict[Path, str] = {}
-    todo = [root]
-    while todo:  # the module's root and, for psdbench's own code, the subpackages it imports
-        r = todo.pop()
-        if r in seen:
-            continue
-        seen[r], linked = _hash_root(r)
-        todo += [x for x in linked if x not in seen]
-    return stable_hash(sorted((str(r.name), h) for r, h in seen.items()))
+    closure = module_closure(module)
+    return stable_hash(sorted((name, _file_hash(path)) for name, path in closure.items())) if closure else ""
 
 
 def code_hash(obj: Any) -> str:

@@ -1,0 +1,200 @@
+"""asv benchmarks of every family, from the suites the families mark with an ``[asv]`` table.
+
+Two classes per family and tracked suite, built at import from the registry: a family installed
+in the environment (built in or a plugin) is tracked as soon as one of its suites has an ``[asv]``
+table (``psdbench.api.ASV_SUITE_KEYS``), with no asv code of its own.  Parameters: the instance
+set (the report's: problem, dataset and the parameters that are not replicates) and the solver
+configuration (the report's label); a pair the suite does not run is skipped (``n/a``).  The
+instances of a set are those of the asv seeds (the ``[asv]`` table's, else the suite's first).
+
+``<Family>_<Suite>.time_solve`` / ``.peakmem_solve``
+    every instance of the set solved once in this process, as the harness's worker does (the
+    instance built and the solver warmed up untimed; the suite's timeout as the budget); BLAS on
+    one thread
+``<Family>_<Suite>Quality.track_gap``
+    the relative gap the report ranks by, the worst over the set (NaN: no reference, or a point
+    that did not verify)
+``<Family>_<Suite>Quality.track_metric``
+    the suite's declared task metric (``[asv] metric``), mean over the set
+``<Family>_<Suite>Quality.track_verified``
+    the share of the set's cells whose final point verified
+
+The ``track_`` values come from one harness run of every tracked suite (``setup_cache``, shared by
+the ``Quality`` classes: references, verification and gaps exactly as ``psdbench run`` and the
+report compute them; references come from the reference cache when it has them).  asv imports this
+module in every process it starts: the expanded suites are kept in a file of the temporary folder,
+keyed by the suites' text, the registered plugins and psdbench's version.  Run from the repository
+root::
+
+    asv run --python=same --quick --set-commit-hash $(git rev-parse HEAD)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from psdbench.api import Budget, skip_reason, warm_up
+from psdbench.harness.tracked import TrackedCase, case_summary, tracked_cases, tracked_frame, tracked_grid, tracked_suites
+from psdbench.registry import discover
+
+from benchmarks.instances import limit_blas
+
+
+def _camel(text: str) -> str:
+    return "".join(w[:1].upper() + w[1:] for w in re.split(r"[^0-9A-Za-z]+", text) if w)
+
+
+def _discover() -> dict[str, tuple[str, float, str | None, dict[tuple[str, str], TrackedCase]]]:
+    """Class name -> ``(suite, timeout, metric, {(set, config): case})``, for every tracked suite."""
+    import hashlib
+    import pickle
+
+    from psdbench import __version__
+    from psdbench.plugins import names_of
+
+    reg = discover()
+    suites = tracked_suites(reg)
+    plugins = [names_of(m) for m in (reg.problems, reg.solvers, reg.collections, reg.single_datasets)]
+    h = hashlib.sha256(repr((__version__, plugins)).encode())  # names only: nothing imported
+    for suite in suites:
+        h.update(f"{suite}\0{reg.suites[suite].read_text()}\0".encode())
+    cache = Path(tempfile.gettempdir()) / f"psdbench-asv-tracked-{h.hexdigest()[:20]}.pkl"
+    try:
+        return pickle.loads(cache.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+        pass
+    out: dict[str, Any] = {}
+    for suite in suites:
+        grid, settings, cases = tracked_cases(suite, reg)
+        for case in cases:
+            name = f"{_camel(case.family)}_{_camel(suite)}"
+            out.setdefault(name, (suite, grid.timeout, settings["metric"], {}))[3][
+                (case.instance_set, case.config)] = case
+    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(pickle.dumps(out))
+    os.replace(tmp, cache)
+    return out
+
+
+TRACKED = _discover()
+
+
+def measure_tracked() -> dict[str, dict[tuple[str, str], dict[str, float]]]:
+    """Run every tracked suite once through the harness (a temporary store each) and summarize each case."""
+    import pandas as pd
+
+    import psdbench
+
+    reg = discover()
+    frames = {}
+    with tempfile.TemporaryDirectory(prefix="psdbench-asv-") as tmp:
+        for suite in sorted({v[0] for v in TRACKED.values()}):
+            spec, _, _ = tracked_grid(suite, reg)
+            db = Path(tmp) / f"{suite}.sqlite"
+            try:
+                psdbench.run(spec, db=db, progress=False)
+                frames[suite] = tracked_frame(db, reg)
+            except Exception as exc:  # one suite's failure (its data missing) leaves the others measured
+                print(f"bench_suites: suite {suite} not measured: {type(exc).__name__}: {exc}", file=sys.stderr)
+                frames[suite] = pd.DataFrame()
+    return {name: {key: case_summary(frames[suite], case, metric) for key, case in cases.items()}
+            for name, (suite, _, metric, cases) in TRACKED.items()}
+
+
+class _Solves:
+    """Time and peak memory of one tracked suite's solves (subclassed per suite below)."""
+
+    suite = ""
+    budget_s = 60.0
+    cases: dict[tuple[str, str], TrackedCase] = {}
+    params: list[list[str]] = [[], []]
+    param_names = ["instance_set", "config"]
+    number = 1
+    warmup_time = 0.0
+    repeat = (1, 3, 30.0)
+    timeout = 600
+
+    def setup(self, instance_set: str, config: str) -> None:
+        case = self.cases.get((instance_set, config))
+        if case is None:
+            raise NotImplementedError(f"suite {self.suite} runs no cell of {config} on {instance_set}")
+        self._threads = limit_blas()
+        reg = discover()
+        problem, _, _, _, solver, params = case.cells[0]
+        self.solver, self.params = reg.solver(solver), dict(params)
+        self.instances = []
+        for problem, dataset, iparams, seed, _, _ in case.cells:
+            instance = reg.problem(problem).build(reg.load_dataset(dataset), iparams, seed)
+            if skip_reason(self.solver, instance) is None:
+                self.instances.append(instance)
+        if not self.instances:
+            raise NotImplementedError(f"{config} skips every instance of {instance_set}")
+        warm_up(self.solver, self.instances[0])  # untimed, as the harness's worker does
+
+    def teardown(self, instance_set: str, config: str) -> None:
+        threads = getattr(self, "_threads", None)
+        if threads is not None:
+            threads.unregister()
+
+    def _solve_all(self) -> None:
+        for instance in self.instances:
+            self.solver.solve(instance, Budget.seconds(self.budget_s), **self.params)
+
+    def time_solve(self, instance_set: str, config: str) -> None:
+        self._solve_all()
+
+    def peakmem_solve(self, instance_set: str, config: str) -> None:
+        self._solve_all()
+
+
+class _Quality:
+    """Gap, metric and verified share of one tracked suite's cells, from one harness run of every
+    tracked suite (``setup_cache``, shared by every subclass: asv keys it by this definition)."""
+
+    suite = ""
+    cases: dict[tuple[str, str], TrackedCase] = {}
+    params: list[list[str]] = [[], []]
+    param_names = ["instance_set", "config"]
+    timeout = 1800  # also setup_cache's
+
+    def setup_cache(self) -> dict[str, Any]:
+        return measure_tracked()
+
+    setup_cache.timeout = 1800
+
+    def setup(self, measured: Any, instance_set: str, config: str) -> None:
+        if (instance_set, config) not in self.cases:
+            raise NotImplementedError(f"suite {self.suite} runs no cell of {config} on {instance_set}")
+
+    def _tracked(self, measured: Any, instance_set: str, config: str, what: str) -> float:
+        return measured[type(self).__name__[:-len("Quality")]][(instance_set, config)][what]
+
+    def track_gap(self, measured: Any, instance_set: str, config: str) -> float:
+        return self._tracked(measured, instance_set, config, "gap")
+
+    track_gap.unit = "relative gap"
+
+    def track_metric(self, measured: Any, instance_set: str, config: str) -> float:
+        return self._tracked(measured, instance_set, config, "metric")
+
+    track_metric.unit = "metric"
+
+    def track_verified(self, measured: Any, instance_set: str, config: str) -> float:
+        return self._tracked(measured, instance_set, config, "verified")
+
+    track_verified.unit = "share of cells"
+
+
+for _name, (_suite, _timeout, _metric, _cases) in TRACKED.items():
+    _params = [list(dict.fromkeys(k[0] for k in _cases)), list(dict.fromkeys(k[1] for k in _cases))]
+    _family = next(iter(_cases.values())).family
+    for _cls_name, _base, _doc in ((_name, _Solves, "time and peak memory"),
+                                   (_name + "Quality", _Quality, f"gap, {_metric or 'no'} metric, verified share")):
+        globals()[_cls_name] = type(_cls_name, (_base,), {
+            "__module__": __name__, "__qualname__": _cls_name, "suite": _suite, "budget_s": _timeout,
+            "cases": _cases, "params": _params, "__doc__": f"Suite {_suite} (family {_family}): {_doc}."})
