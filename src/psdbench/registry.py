@@ -23,7 +23,7 @@ from importlib import resources
 from typing import Any
 
 from .api import Dataset, DataError, PsdbenchError
-from .plugins import PluginMap, names_of
+from .plugins import PluginMap, names_of, unregistered_hint
 
 GROUPS = {"problems": "psdbench.problems", "solvers": "psdbench.solvers", "datasets": "psdbench.datasets",
           "reports": "psdbench.reports", "suites": "psdbench.suites"}
@@ -67,12 +67,14 @@ class Registry:
     def problem(self, name: str) -> Any:
         if name not in self.problems:
             hint = f"; plugin failed to load: {self.broken['problems:' + name]}" if "problems:" + name in self.broken else ""
+            hint = hint or unregistered_hint(GROUPS["problems"], name)
             raise PsdbenchError(f"unknown problem {name!r} (known: {', '.join(names_of(self.problems))}){hint}")
         return self.problems[name]
 
     def solver(self, name: str) -> Any:
         if name not in self.solvers:
             hint = f"; plugin failed to load: {self.broken['solvers:' + name]}" if "solvers:" + name in self.broken else ""
+            hint = hint or unregistered_hint(GROUPS["solvers"], name)
             raise PsdbenchError(f"unknown solver {name!r} (known: {', '.join(names_of(self.solvers))}){hint}")
         return self.solvers[name]
 
