@@ -87,6 +87,14 @@ def _foreign_folder(d: Path) -> Path:
     return d / "mine"
 
 
+def _names_taken(d: Path) -> Path:
+    """A folder whose report names are taken by folders of the user's (nothing psdbench wrote)."""
+    for name in ("report.html", "results.csv"):
+        (d / "taken" / name).mkdir(parents=True)
+        (d / "taken" / name / "notes.txt").write_text("mine\n")
+    return d / "taken"
+
+
 def _dangling(d: Path) -> Path:
     (d / "link").symlink_to(d / "gone")
     return d / "link"
@@ -150,6 +158,7 @@ EDGE_CASES: dict[str, tuple[Setup, str]] = {
     "backend-option-unknown": (_run(text=grid(solver='name = "clarabel"\nparams = { tol_gapp = [1e-3] }')),
                                "tol_gapp"),
     "backend-option-unknown-flag": (_run("-s", "clarabel[max_iters=5]"), "max_iters"),
+    "backend-option-unknown-scs": (_run("-s", "scs[no_such_option=1]"), "no_such_option"),
     "scheduler-without-dask": (_run("--scheduler", "tcp://127.0.0.1:8786"), "--scheduler"),
     "scheduler-unreachable": (lambda d: _run("--backend", "dask", "--scheduler", f"tcp://127.0.0.1:{_closed_port()}")(d),
                               "--scheduler"),
@@ -174,6 +183,9 @@ EDGE_CASES: dict[str, tuple[Setup, str]] = {
     "out-name-too-long": (_report(lambda d: d / LONG), "longer than"),
     "run-report-foreign-folder": (lambda d: _run()(d)[:-3] + ["--report", str(_foreign_folder(d)), "--quiet"],
                                   "not a psdbench report"),
+    "out-names-taken-by-folders": (_report(_names_taken), "report.html is a folder"),
+    "run-report-names-taken-by-folders": (lambda d: _run()(d)[:-3] + ["--report", str(_names_taken(d)), "--quiet"],
+                                          "report.html is a folder"),
     "run-report-dangling-symlink": (lambda d: _run()(d)[:-3] + ["--report", str(_dangling(d)), "--quiet"], "link"),
     # damaged stores, for every command that opens one
     **{f"damaged-{kind}-{cmd}": (_read(cmd, _damaged(kind)), "damaged")
