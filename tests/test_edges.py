@@ -320,13 +320,29 @@ def test_store_full_during_run_exits_3(tmp_path, monkeypatch):
 
 
 def test_broken_pipe_ends_quietly_with_141(tmp_path):
+    """`psdbench results --all | head -1`, independent of the machine's load: the pipe is shrunk to
+    one page and the output is many times larger, so the command is still writing (blocked on the
+    full pipe) when the reader closes its end, however slowly either side runs.  (The store's
+    current view holds one row here: its output fitted in a pipe, and a loaded reader closed it only
+    after the command had written everything and ended with 0.)"""
+    import fcntl
+
     _store_with_rows(tmp_path / "s.sqlite", 3000)
-    proc = subprocess.Popen([sys.executable, "-m", "psdbench.cli", "results", "--db", str(tmp_path / "s.sqlite"),
-                             "--format", "csv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    proc.stdout.readline()  # `| head -1`
-    proc.stdout.close()
+    size = len(cli(["results", "--all", "--db", tmp_path / "s.sqlite", "--format", "csv"])[1].encode())
+    read_end, write_end = os.pipe()
+    capacity = fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    assert size > 10 * capacity
+    proc = subprocess.Popen([sys.executable, "-m", "psdbench.cli", "results", "--all", "--db",
+                             str(tmp_path / "s.sqlite"), "--format", "csv"], stdout=write_end, stderr=subprocess.PIPE)
+    os.close(write_end)
+    line = b""
+    while not line.endswith(b"\n"):  # `head -1`: one line, read byte by byte (no read-ahead)
+        byte = os.read(read_end, 1)
+        assert byte, "the command ended before writing a line"
+        line += byte
+    os.close(read_end)
     err = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 141
+    assert proc.wait(timeout=600) == 141
     assert err == ""
 
 

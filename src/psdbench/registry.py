@@ -171,7 +171,14 @@ def _suite_files(package: Any, prefix: str) -> dict[str, Any]:
     return {p.name[: -len(".toml")]: p for p in resources.files(name).iterdir() if p.name.endswith(".toml")}
 
 
-def discover(preload: bool = True) -> Registry:
+def _normal(name: str) -> str:
+    """A distribution name as packaging compares them (PEP 503)."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def discover(preload: bool = True, only: str | None = None) -> Registry:
     """Find every registered plugin by name; each is imported at its first use (broken ones are
     then recorded in :attr:`Registry.broken`, not raised).  Suites are found at once: their
     packages hold only TOML files.
@@ -181,10 +188,15 @@ def discover(preload: bool = True) -> Registry:
     preload : bool
         Import a plugin's ``preload`` modules when it is imported (for a process that forks
         workers); ``False`` for commands that only describe plugins.
+    only : str, optional
+        Keep only the entry points of this distribution (``"psdbench"``: the built-ins, whatever
+        plugins the environment holds; the family pages are generated from them).
     """
     eps: dict[str, dict[str, md.EntryPoint]] = {kind: {} for kind in GROUPS}
     for kind, group in GROUPS.items():
         for ep in md.entry_points(group=group):
+            if only is not None and (ep.dist is None or _normal(ep.dist.name) != _normal(only)):
+                continue
             eps[kind][ep.name] = ep  # a name registered twice: the last one found wins, as before
     broken: dict[str, str] = {}
     modules: list[str] = []
