@@ -43,7 +43,7 @@ def generated(problems: list[str]) -> str:
     from psdbench.describe import contract_lines, first_line, pairing_solvers, param_lines, sense_lines, suite_datasets
     from psdbench.registry import discover
 
-    reg = discover()
+    reg = discover(only="psdbench")  # the built-in families' pages: plugins installed beside them are not theirs
     objs = [reg.problem(p) for p in problems]
     texts = [problem_description(p).splitlines() for p in objs]
     out = ["## The problem", "", f"Problems: {', '.join(f'`{p}`' for p in problems)} "

@@ -1,3 +1,4 @@
+import contextlib
 import os
 from pathlib import Path
 
@@ -63,3 +64,24 @@ def pip_uninstall(dist):
     import sys
 
     return subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", dist], capture_output=True, text=True)
+
+
+@contextlib.contextmanager
+def installed(package_dir, dist, work_dir):
+    """``dist`` (built from ``package_dir``) installed while inside: installed offline and
+    uninstalled after, unless the environment already holds it, which is then left exactly as it
+    was (a user's or another test run's plugin is neither replaced nor removed)."""
+    import importlib.metadata as md
+
+    try:
+        md.distribution(dist)
+        yield
+        return
+    except md.PackageNotFoundError:
+        pass
+    res = pip_install_offline(package_dir, work_dir)
+    assert res.returncode == 0, f"offline build/install (pip --no-index) failed:\n{res.stdout}\n{res.stderr}"
+    try:
+        yield
+    finally:
+        pip_uninstall(dist)

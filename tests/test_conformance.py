@@ -113,8 +113,8 @@ class Polite(_Metric):
 def test_wrong_variable_name_fails_clearly(instances):
     with pytest.raises(VariableNamesError) as err:
         check_solver(WrongName(), [instances["mahalanobis"]])
-    assert str(err.value).startswith("solver 'wrong-name' returned variables {'Mat'}; instance metric/mcml")
-    assert "expects {'M', 'colours'}" in str(err.value)
+    assert str(err.value).startswith("solver 'wrong-name' on metric/mcml")
+    assert str(err.value).endswith("returned Mat; expected M, colours")
 
 
 def test_non_psd_output_fails_clearly(instances):
@@ -155,7 +155,8 @@ def test_ignored_deadline_fails_clearly(instances):
     with pytest.raises(DeadlineError, match=r"solver 'sleeper' ignored the deadline .*Budget.seconds\(0.2\)"):
         check_solver(Sleeper(), [instances["mahalanobis"]], deadline_s=0.2, grace_s=0.3)
     assert time.monotonic() - t0 < 30.0  # the watchdog gave up long before the sleeper (60 s) returned
-    report = check_solver(Polite(), [instances["mahalanobis"]], deadline_s=0.2, grace_s=0.3)
+    # a polite solver returns within 10 ms of its deadline; the grace covers a loaded machine's scheduling
+    report = check_solver(Polite(), [instances["mahalanobis"]], deadline_s=0.2, grace_s=5.0)
     assert report.solutions[0][1].status is Status.TIMEOUT
 
 

@@ -118,3 +118,27 @@ def test_sphinx_site_builds_without_warnings(tmp_path):
     for name in ("problem_description", "check_solver", "prepare", "Solution"):
         assert name in api
     assert (tmp_path / "html" / "families" / "graph_classification.html").is_file()
+
+
+def test_family_pages_are_those_of_the_built_ins_beside_an_installed_plugin(tmp_path, monkeypatch):
+    """A plugin installed in the environment (a solver for every kind, a suite running a built-in
+    problem on its own dataset) adds nothing to the built-in families' pages."""
+    (tmp_path / "beside_plugin").mkdir()
+    (tmp_path / "beside_plugin" / "__init__.py").write_text(
+        'class AnySolver:\n    """Runs on anything."""\n    name = "beside-any"\n    kinds = ("*",)\n'
+        "    default_params = {}\n")
+    (tmp_path / "beside_plugin" / "suites").mkdir()
+    (tmp_path / "beside_plugin" / "suites" / "__init__.py").write_text("")
+    (tmp_path / "beside_plugin" / "suites" / "beside.toml").write_text(
+        '[[problems]]\nname = "signed-graph"\ndatasets = ["beside/data"]\n\n[[solvers]]\nname = "beside-any"\n')
+    info = tmp_path / "beside_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: beside-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[psdbench.solvers]\nbeside-any = beside_plugin:AnySolver\n\n"
+                                           "[psdbench.suites]\nbeside = beside_plugin.suites\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from psdbench.describe import info_lines
+    from psdbench.registry import discover
+
+    assert any("beside-any" in line for line in info_lines(discover(preload=False), "signed-graph"))  # installed
+    assert _gen().main(["--check"]) == 0  # and yet the pages, of the built-ins, are unchanged

@@ -87,6 +87,14 @@ def _foreign_folder(d: Path) -> Path:
     return d / "mine"
 
 
+def _names_taken(d: Path) -> Path:
+    """A folder whose report names are taken by folders of the user's (nothing psdbench wrote)."""
+    for name in ("report.html", "results.csv"):
+        (d / "taken" / name).mkdir(parents=True)
+        (d / "taken" / name / "notes.txt").write_text("mine\n")
+    return d / "taken"
+
+
 def _dangling(d: Path) -> Path:
     (d / "link").symlink_to(d / "gone")
     return d / "link"
@@ -150,6 +158,7 @@ EDGE_CASES: dict[str, tuple[Setup, str]] = {
     "backend-option-unknown": (_run(text=grid(solver='name = "clarabel"\nparams = { tol_gapp = [1e-3] }')),
                                "tol_gapp"),
     "backend-option-unknown-flag": (_run("-s", "clarabel[max_iters=5]"), "max_iters"),
+    "backend-option-unknown-scs": (_run("-s", "scs[no_such_option=1]"), "no_such_option"),
     "scheduler-without-dask": (_run("--scheduler", "tcp://127.0.0.1:8786"), "--scheduler"),
     "scheduler-unreachable": (lambda d: _run("--backend", "dask", "--scheduler", f"tcp://127.0.0.1:{_closed_port()}")(d),
                               "--scheduler"),
@@ -174,6 +183,9 @@ EDGE_CASES: dict[str, tuple[Setup, str]] = {
     "out-name-too-long": (_report(lambda d: d / LONG), "longer than"),
     "run-report-foreign-folder": (lambda d: _run()(d)[:-3] + ["--report", str(_foreign_folder(d)), "--quiet"],
                                   "not a psdbench report"),
+    "out-names-taken-by-folders": (_report(_names_taken), "report.html is a folder"),
+    "run-report-names-taken-by-folders": (lambda d: _run()(d)[:-3] + ["--report", str(_names_taken(d)), "--quiet"],
+                                          "report.html is a folder"),
     "run-report-dangling-symlink": (lambda d: _run()(d)[:-3] + ["--report", str(_dangling(d)), "--quiet"], "link"),
     # damaged stores, for every command that opens one
     **{f"damaged-{kind}-{cmd}": (_read(cmd, _damaged(kind)), "damaged")
@@ -308,13 +320,29 @@ def test_store_full_during_run_exits_3(tmp_path, monkeypatch):
 
 
 def test_broken_pipe_ends_quietly_with_141(tmp_path):
+    """`psdbench results --all | head -1`, independent of the machine's load: the pipe is shrunk to
+    one page and the output is many times larger, so the command is still writing (blocked on the
+    full pipe) when the reader closes its end, however slowly either side runs.  (The store's
+    current view holds one row here: its output fitted in a pipe, and a loaded reader closed it only
+    after the command had written everything and ended with 0.)"""
+    import fcntl
+
     _store_with_rows(tmp_path / "s.sqlite", 3000)
-    proc = subprocess.Popen([sys.executable, "-m", "psdbench.cli", "results", "--db", str(tmp_path / "s.sqlite"),
-                             "--format", "csv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    proc.stdout.readline()  # `| head -1`
-    proc.stdout.close()
+    size = len(cli(["results", "--all", "--db", tmp_path / "s.sqlite", "--format", "csv"])[1].encode())
+    read_end, write_end = os.pipe()
+    capacity = fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    assert size > 10 * capacity
+    proc = subprocess.Popen([sys.executable, "-m", "psdbench.cli", "results", "--all", "--db",
+                             str(tmp_path / "s.sqlite"), "--format", "csv"], stdout=write_end, stderr=subprocess.PIPE)
+    os.close(write_end)
+    line = b""
+    while not line.endswith(b"\n"):  # `head -1`: one line, read byte by byte (no read-ahead)
+        byte = os.read(read_end, 1)
+        assert byte, "the command ended before writing a line"
+        line += byte
+    os.close(read_end)
     err = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 141
+    assert proc.wait(timeout=600) == 141
     assert err == ""
 
 

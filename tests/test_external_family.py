@@ -18,7 +18,7 @@ import pytest
 
 from psdbench.harness.store import Store
 
-from .conftest import pip_install_offline, pip_uninstall
+from .conftest import installed
 
 FAMILY_DIR = Path(__file__).resolve().parent / "plugin_family"
 DIST = "psdbench-toyfamily"
@@ -31,12 +31,9 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def family_installed(tmp_path_factory):
-    res = pip_install_offline(FAMILY_DIR, tmp_path_factory.mktemp("toyfamily"))
-    assert res.returncode == 0, f"offline build/install (pip --no-index) failed:\n{res.stdout}\n{res.stderr}"
-    try:
+    # offline: --no-index --no-build-isolation --no-deps, on a copy (see conftest); an installed copy is left as it is
+    with installed(FAMILY_DIR, DIST, tmp_path_factory.mktemp("toyfamily")):
         yield FAMILY_DIR
-    finally:
-        pip_uninstall(DIST)
 
 
 @pytest.fixture(scope="module")

@@ -108,8 +108,9 @@ def _where(pid: int) -> str:
     return f"{sig} {threads}"
 
 
-def _session_left(sid: int, wait: float = 15.0) -> list[str]:
-    """Processes of session ``sid`` (a run and everything it started) still alive after ``wait`` s."""
+def _session_left(sid: int, wait: float = 120.0) -> list[str]:
+    """Processes of session ``sid`` (a run and everything it started) still alive after ``wait`` s
+    (returns as soon as none is: a generous bound for a loaded machine costs nothing)."""
     end = time.time() + wait
     while True:
         left = []
@@ -205,7 +206,13 @@ def test_ctrl_c_or_sigterm_kills_running_cells_stores_none_of_them_and_exits_130
         except sqlite3.OperationalError:
             pass
         time.sleep(0.1)
-    time.sleep(0.5)
+    while time.time() < end and proc.poll() is None:  # the hangs claimed, i.e. sent to their workers
+        try:
+            if sqlite3.connect(db).execute("SELECT count(*) FROM claims").fetchone()[0] >= 1:
+                break
+        except sqlite3.OperationalError:
+            pass
+        time.sleep(0.05)
     assert proc.poll() is None
     if sig in (signal.SIGHUP, signal.SIGQUIT):  # as a terminal sends them: to the foreground group (fork server too)
         os.killpg(proc.pid, sig)

@@ -19,7 +19,7 @@ import pytest
 
 from psdbench.harness.store import Store
 
-from .conftest import pip_install_offline, pip_uninstall
+from .conftest import installed
 
 PLUGIN_DIR = Path(__file__).resolve().parents[1] / "examples" / "solver-plugin"
 DIST = "psdbench-example-plugin"
@@ -31,13 +31,9 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def plugin_installed(tmp_path_factory):
-    # offline: --no-index --no-build-isolation --no-deps, on a copy of the plugin (see conftest)
-    res = pip_install_offline(PLUGIN_DIR, tmp_path_factory.mktemp("solver-plugin"))
-    assert res.returncode == 0, f"offline build/install (pip --no-index) failed:\n{res.stdout}\n{res.stderr}"
-    try:
+    # offline: --no-index --no-build-isolation --no-deps, on a copy (see conftest); an installed copy is left as it is
+    with installed(PLUGIN_DIR, DIST, tmp_path_factory.mktemp("solver-plugin")):
         yield PLUGIN_DIR
-    finally:
-        pip_uninstall(DIST)
 
 
 def test_plugin_listed(plugin_installed):

@@ -57,7 +57,7 @@ __all__ = [
     "TraceRecorder", "certified_reference", "choice", "default_params", "either", "expand_params",
     "number", "pairs_with", "param_specs", "problem_contract", "problem_offers", "problem_description", "problem_family",
     "problem_sense", "repair", "resolve_iterate", "skip_reason", "solver_requires", "solver_returns",
-    "validate_params", "warm_up",
+    "validate_params", "warm_up", "variable_shapes", "point_mismatch",
 ]
 
 
@@ -308,7 +308,13 @@ class Instance(Protocol):
     ``variables`` : tuple of str
         The variable names a :class:`Solution` for this instance may carry (e.g. ``("M",
         "colours")``); a solution carries a subset that ``objective`` and ``verify`` accept.
-        Used by :mod:`psdbench.testing` to name a solver's mismatch.  Default: undeclared.
+        A returned point holding another name is rejected with a line naming both
+        (:func:`point_mismatch`, in a run and in :mod:`psdbench.testing` alike).  Default: undeclared.
+    ``variable_shapes() -> dict of str to tuple``
+        The shape each variable must have on this instance (``None`` for a free dimension), e.g.
+        ``{"X": (N,), "y": (m,)}``: a point of another shape is rejected with a one-line check
+        ("X has 10 entries, the instance has 15") before ``objective`` or ``verify`` sees it.
+        Default: none (shapes are left to ``verify``).
     """
 
     problem: str
@@ -498,6 +504,10 @@ from psdbench.hooks import (  # noqa: E402,F401  (the hook accessors, re-exporte
     certified_reference,
     repair,
     warm_up,
+    variable_shapes,
+    unknown_variables,
+    shape_mismatch,
+    point_mismatch,
 )
 
 

@@ -15,7 +15,7 @@ from psdbench.errors import PsdbenchError
 from psdbench.params import Param
 
 
-__all__ = ["problem_sense", "problem_family", "problem_size_param", "problem_description", "solver_requires", "solver_returns", "pairs_with", "expand_params", "param_specs", "default_params", "validate_params", "skip_reason", "certified_reference", "repair", "warm_up"]
+__all__ = ["problem_sense", "problem_family", "problem_size_param", "problem_description", "solver_requires", "solver_returns", "pairs_with", "expand_params", "param_specs", "default_params", "validate_params", "skip_reason", "certified_reference", "repair", "warm_up", "variable_shapes", "unknown_variables", "shape_mismatch", "point_mismatch"]
 
 
 def problem_sense(problem: Any) -> str:
@@ -151,3 +151,60 @@ def warm_up(solver: Any, instance: Any) -> None:
     hook = getattr(solver, "warm_up", None)
     if hook is not None:
         hook(instance)
+
+
+def variable_shapes(instance: Any) -> dict[str, tuple[int | None, ...]]:
+    """The instance's ``variable_shapes()`` hook: the shape each variable it names must have
+    (``None`` for a free dimension), or ``{}`` when it declares none."""
+    hook = getattr(instance, "variable_shapes", None)
+    if hook is None:
+        return {}
+    shapes = hook() if callable(hook) else hook
+    return {str(k): tuple(None if d is None else int(d) for d in v) for k, v in dict(shapes or {}).items()}
+
+
+def unknown_variables(instance: Any, variables: Mapping[str, Any]) -> str | None:
+    """``"returned x; expected X, y, Z"`` when ``variables`` holds a name the instance's
+    ``variables`` hook does not list (with the listed name it most likely meant), else ``None``."""
+    declared = getattr(instance, "variables", None)
+    if declared is None:
+        return None
+    declared = [str(d) for d in declared]
+    unknown = [str(n) for n in variables if str(n) not in declared]
+    if not unknown and variables:
+        return None
+    import difflib
+
+    folded = {d.lower(): d for d in declared}
+    meant = {n: folded.get(n.lower()) or next(iter(difflib.get_close_matches(n, declared, n=1)), None) for n in unknown}
+    hint = "; ".join(f"did you mean {m} for {n}?" for n, m in meant.items() if m)
+    return (f"returned {', '.join(map(str, variables)) or 'no variables'}; expected {', '.join(declared)}"
+            + (f" ({hint})" if hint else ""))
+
+
+def shape_mismatch(instance: Any, variables: Mapping[str, Any]) -> str | None:
+    """``"X has 10 entries, the instance has 15"`` (or ``"M has shape (3, 3), the instance needs
+    (4, 4)"``) for the first variable whose shape differs from the instance's
+    ``variable_shapes()``, else ``None``."""
+    import numpy as np
+
+    shapes = variable_shapes(instance)
+    for name, value in variables.items():
+        want = shapes.get(str(name))
+        if want is None:
+            continue
+        got = np.shape(value)
+        if len(got) == len(want) and all(w is None or g == w for g, w in zip(got, want)):
+            continue
+        if len(want) == 1 and len(got) == 1:
+            return f"{name} has {got[0]} entries, the instance has {want[0]}"
+        need = "(" + ", ".join("any" if w is None else str(w) for w in want) + ("," if len(want) == 1 else "") + ")"
+        return f"{name} has shape {tuple(got)}, the instance needs {need}"
+    return None
+
+
+def point_mismatch(instance: Any, variables: Mapping[str, Any]) -> str | None:
+    """The one check of a returned point's names and shapes before the instance scores it, shared
+    by the harness (``harness/worker.py``) and the conformance kit (:mod:`psdbench.testing`): the
+    line of :func:`unknown_variables`, else of :func:`shape_mismatch`, else ``None``."""
+    return unknown_variables(instance, variables) or shape_mismatch(instance, variables)

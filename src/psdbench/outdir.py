@@ -25,6 +25,10 @@ from .api import PsdbenchError
 
 #: The file that marks a folder as a psdbench report (safe to replace as a whole).
 MARKER = ".psdbench-report"
+#: Files every report holds: a folder of that name is not one psdbench wrote.
+REPORT_FILES = (MARKER, "report.html", "report.md", "results.csv", "failures.csv")
+#: The longest file stem written (bytes), leaving room for a suffix and ``_N`` under 255.
+_MAX_STEM = 200
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -44,7 +48,11 @@ def check_report_folder(path: str | Path, flag: str = "--out") -> Path:
     if real == Path(real.anchor) or Path.cwd().resolve().is_relative_to(real):
         raise PsdbenchError(f"{flag} {p} holds the working folder; give a folder of its own for the report")
     if real.is_dir():
-        entries = [e.name for e in os.scandir(real)]
+        entries = {e.name: e for e in os.scandir(real)}
+        taken = sorted(n for n in REPORT_FILES if n in entries and not entries[n].is_file(follow_symlinks=False))
+        if taken:  # a report's own names taken by folders (or links, sockets): not a report psdbench wrote
+            raise PsdbenchError(f"{flag} {p}: {taken[0]} is {'a folder' if entries[taken[0]].is_dir() else 'not a file'}, "
+                                "not part of a psdbench report; give a new or empty folder (it is replaced as a whole)")
         if entries and MARKER not in entries and "results.csv" not in entries:
             raise PsdbenchError(f"{flag} {p} holds files that are not a psdbench report ({len(entries)} entries, e.g. "
                                 f"{sorted(entries)[0][:80]}); give a new or empty folder (it is replaced as a whole)")
@@ -86,6 +94,8 @@ def replace_folder(target: str | Path, write: Callable[[Path], dict[str, Path]])
     dict
         ``write``'s paths, moved under ``target``.
     """
+    from .signals import deferred
+
     real = Path(target).resolve()
     real.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.tmp-", dir=real.parent))
@@ -100,19 +110,44 @@ def replace_folder(target: str | Path, write: Callable[[Path], dict[str, Path]])
         mask = os.umask(0)
         os.umask(mask)
         os.chmod(tmp, 0o777 & ~mask)  # mkdtemp's 0700 -> the mode a plain mkdir would give
-        if real.exists():
-            if not _exchange(tmp, real):
-                old = Path(tempfile.mkdtemp(prefix=f".{real.name}.old-", dir=real.parent))
-                os.rename(real, old / real.name)
-                try:
-                    os.rename(tmp, real)
-                except BaseException:
-                    os.rename(old / real.name, real)
-                    raise
-                shutil.rmtree(old, ignore_errors=True)
-            # after the exchange tmp holds the previous report
-        else:
-            os.rename(tmp, real)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        with deferred():  # the partial report removed whole, even if a second signal comes
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    with deferred():  # a signal now waits until the new report is in place and the previous one removed
+        try:
+            _swap(tmp, real)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return {k: real / Path(v).relative_to(tmp) for k, v in paths.items()}
+
+
+def _swap(tmp: Path, real: Path) -> None:
+    """Put ``tmp`` in ``real``'s place: one exchange (``tmp`` then holds the previous folder), or two
+    renames where the system has none."""
+    if not real.exists():
+        os.rename(tmp, real)
+    elif not _exchange(tmp, real):
+        old = Path(tempfile.mkdtemp(prefix=f".{real.name}.old-", dir=real.parent))
+        os.rename(real, old / real.name)
+        try:
+            os.rename(tmp, real)
+        except BaseException:
+            os.rename(old / real.name, real)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def safe_stem(name: str) -> str:
+    """``name`` as one file name in a report folder: no path separator, NUL or leading dot, at most
+    :data:`_MAX_STEM` bytes (a cut name keeps a short hash of the whole, so two stay apart).  Any
+    parameter value may reach a table's or figure's name (``p=a/b`` gives ``p=a-b``)."""
+    import hashlib
+    import re
+
+    stem = re.sub(r"[/\\\x00]+", "-", str(name)).lstrip(".") or "file"
+    raw = stem.encode("utf-8", "surrogateescape")
+    if len(raw) <= _MAX_STEM:
+        return stem
+    tag = hashlib.sha256(raw).hexdigest()[:10]
+    return raw[: _MAX_STEM - 11].decode("utf-8", "ignore") + "-" + tag

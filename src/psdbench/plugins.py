@@ -300,3 +300,56 @@ def _absolute(module: str, node: ast.ImportFrom, is_package: bool) -> str:
     base = parts if is_package else parts[:-1]
     base = base[: len(base) - (node.level - 1)]
     return ".".join(base + ([node.module] if node.module else []))
+
+
+def _editable_root(dist: md.Distribution) -> Path | None:
+    """The project folder of an editable install (``direct_url.json``), else ``None``."""
+    import json
+    from urllib.parse import unquote, urlparse
+
+    try:
+        info = json.loads(dist.read_text("direct_url.json") or "null")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict) or not (info.get("dir_info") or {}).get("editable"):
+        return None
+    url = urlparse(str(info.get("url", "")))
+    return Path(unquote(url.path)) if url.scheme == "file" else None
+
+
+def _pyproject_entry_points(root: Path, group: str) -> set[str]:
+    import tomllib
+
+    try:
+        spec = tomllib.loads((root / "pyproject.toml").read_text())
+    except (OSError, ValueError):
+        return set()
+    table = ((spec.get("project") or {}).get("entry-points") or {}).get(group) or {}
+    return {str(k) for k in table} if isinstance(table, dict) else set()
+
+
+def unregistered_hint(group: str, name: str) -> str:
+    """Why an unknown plugin name may be unknown: ``"; ..."`` when an installed distribution declares
+    ``name`` in ``group`` but this environment has not registered it, else ``""``.
+
+    Two cases, read only when a name is unknown: an editable install whose project's
+    ``pyproject.toml`` declares the name (an entry point added without reinstalling), and a
+    distribution's metadata on disk (``entry_points.txt`` of another copy, such as the
+    ``*.egg-info`` folder of a source tree on ``sys.path``) that :mod:`importlib.metadata`
+    shadows with the copy it registers.
+    """
+    registered = {ep.name for ep in md.entry_points(group=group)}
+    if name in registered:
+        return ""
+    for dist in md.distributions():
+        dname = dist.metadata["Name"] or "?"
+        root = _editable_root(dist)
+        if root is not None and name in _pyproject_entry_points(root, group):
+            return (f"; {root / 'pyproject.toml'} declares it (distribution {dname!r}) but this environment has not "
+                    f"registered it: reinstall with `pip install -e {root}`")
+        if any(ep.group == group and ep.name == name for ep in dist.entry_points):
+            where = getattr(dist, "_path", None)
+            return (f"; {dname!r} declares it in {where or 'its metadata'}/entry_points.txt, but this environment "
+                    f"registers another copy of {dname!r} without it: reinstall it (`pip install -e PROJECT` for a "
+                    "source checkout)")
+    return ""

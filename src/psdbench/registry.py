@@ -23,7 +23,7 @@ from importlib import resources
 from typing import Any
 
 from .api import Dataset, DataError, PsdbenchError
-from .plugins import PluginMap, names_of
+from .plugins import PluginMap, names_of, unregistered_hint
 
 GROUPS = {"problems": "psdbench.problems", "solvers": "psdbench.solvers", "datasets": "psdbench.datasets",
           "reports": "psdbench.reports", "suites": "psdbench.suites"}
@@ -67,12 +67,14 @@ class Registry:
     def problem(self, name: str) -> Any:
         if name not in self.problems:
             hint = f"; plugin failed to load: {self.broken['problems:' + name]}" if "problems:" + name in self.broken else ""
+            hint = hint or unregistered_hint(GROUPS["problems"], name)
             raise PsdbenchError(f"unknown problem {name!r} (known: {', '.join(names_of(self.problems))}){hint}")
         return self.problems[name]
 
     def solver(self, name: str) -> Any:
         if name not in self.solvers:
             hint = f"; plugin failed to load: {self.broken['solvers:' + name]}" if "solvers:" + name in self.broken else ""
+            hint = hint or unregistered_hint(GROUPS["solvers"], name)
             raise PsdbenchError(f"unknown solver {name!r} (known: {', '.join(names_of(self.solvers))}){hint}")
         return self.solvers[name]
 
@@ -169,7 +171,14 @@ def _suite_files(package: Any, prefix: str) -> dict[str, Any]:
     return {p.name[: -len(".toml")]: p for p in resources.files(name).iterdir() if p.name.endswith(".toml")}
 
 
-def discover(preload: bool = True) -> Registry:
+def _normal(name: str) -> str:
+    """A distribution name as packaging compares them (PEP 503)."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def discover(preload: bool = True, only: str | None = None) -> Registry:
     """Find every registered plugin by name; each is imported at its first use (broken ones are
     then recorded in :attr:`Registry.broken`, not raised).  Suites are found at once: their
     packages hold only TOML files.
@@ -179,10 +188,15 @@ def discover(preload: bool = True) -> Registry:
     preload : bool
         Import a plugin's ``preload`` modules when it is imported (for a process that forks
         workers); ``False`` for commands that only describe plugins.
+    only : str, optional
+        Keep only the entry points of this distribution (``"psdbench"``: the built-ins, whatever
+        plugins the environment holds; the family pages are generated from them).
     """
     eps: dict[str, dict[str, md.EntryPoint]] = {kind: {} for kind in GROUPS}
     for kind, group in GROUPS.items():
         for ep in md.entry_points(group=group):
+            if only is not None and (ep.dist is None or _normal(ep.dist.name) != _normal(only)):
+                continue
             eps[kind][ep.name] = ep  # a name registered twice: the last one found wins, as before
     broken: dict[str, str] = {}
     modules: list[str] = []

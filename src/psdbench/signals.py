@@ -56,6 +56,29 @@ def stops_gracefully() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Hold Ctrl-C and the stop signals back while inside (main thread only): a signal that arrives
+    is delivered, through the handler it would have met, when the block ends.  For steps that must
+    not stop half-way, such as swapping a report folder in and removing the one it replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    old: dict[int, Any] = {}
+    for sig in (signal.SIGINT, *STOPS):
+        handler = signal.getsignal(sig)
+        if handler not in (signal.SIG_IGN, None):
+            old[sig] = signal.signal(sig, lambda signum, frame: pending.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        if pending:
+            signal.raise_signal(pending[0])  # now handled as it would have been
+
+
 def exit_status(exc: KeyboardInterrupt) -> int:
     """130 for Ctrl-C, ``128 + signum`` for a stop signal."""
     return 128 + exc.signum if isinstance(exc, Terminated) else 130

@@ -95,6 +95,10 @@ def _label(instance: Any) -> str:
             f"(seed {getattr(instance, 'seed', '?')})")
 
 
+def _first(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:300]
+
+
 def _names(names: Iterable[str]) -> str:
     return "{" + ", ".join(repr(n) for n in sorted(names)) + "}"
 
@@ -144,19 +148,24 @@ def _as_solution(point: Solution | Mapping[str, Any]) -> Solution:
 
 def _score(owner: str, instance: Any, solution: Solution) -> tuple[float, Feasibility, dict[str, Any]]:
     """Objective, verification and metrics of ``solution``; variable-name trouble is named as such."""
-    returned = set(solution.variables)
-    declared = getattr(instance, "variables", None)
-    mismatch = (f"{owner} returned variables {_names(returned)}; instance {_label(instance)} expects "
-                f"{_names(declared) if declared is not None else 'its documented variables'}")
-    if declared is not None and (not returned or returned - set(declared)):
-        raise VariableNamesError(mismatch)
+    names = api.unknown_variables(instance, solution.variables)  # the checks a run makes (api.point_mismatch)
+    if names is not None:
+        raise VariableNamesError(f"{owner} on {_label(instance)}: {names}")
+    shape = api.shape_mismatch(instance, solution.variables)
+    if shape is not None:
+        raise InfeasiblePointError(f"{owner} returned a point that fails verification on {_label(instance)}: {shape}")
     results: list[Any] = []
-    for step in ("objective", "verify", "evaluate"):
+    for step in ("verify", "objective", "evaluate"):
         try:
             results.append(getattr(instance, step)(solution))
         except (KeyError, PsdbenchError) as exc:
-            raise VariableNamesError(f"{mismatch} ({step} raised {type(exc).__name__}: {exc})") from exc
-    value, feas, metrics = results
+            raise VariableNamesError(f"{owner} on {_label(instance)}: returned {', '.join(solution.variables)}, which "
+                                     f"{step} cannot read ({type(exc).__name__}: {_first(exc)})") from exc
+        except (ValueError, IndexError, TypeError) as exc:  # what a run rejects: a point the instance cannot read
+            raise InfeasiblePointError(f"{owner} returned a point that fails verification on {_label(instance)}: the "
+                                       f"instance could not check the point ({type(exc).__name__}: {_first(exc)})"
+                                       ) from exc
+    feas, value, metrics = results
     if not isinstance(feas, Feasibility):
         raise ObjectiveError(f"{_label(instance)}: verify returned {type(feas).__name__}, not Feasibility")
     if feas.checks and feas.ok != all(c.ok for c in feas.checks):

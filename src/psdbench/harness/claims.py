@@ -97,9 +97,20 @@ def take(con: sqlite3.Connection, keys: Iterable[str], run_id: str, since_seq: i
                         "VALUES (?, ?, ?, ?, ?)", (key, run_id, pid, me, stamp))
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     return refused
+
+
+def rollback(con: sqlite3.Connection) -> None:
+    """``ROLLBACK`` the open transaction, if SQLite has not already ended it: on a full disk or an
+    I/O error it rolls back by itself, and a second ``ROLLBACK`` ("cannot rollback - no
+    transaction is active") would hide the error that matters."""
+    if con.in_transaction:
+        try:
+            con.execute("ROLLBACK")
+        except sqlite3.OperationalError:  # ended meanwhile: the original error is raised by the caller
+            pass
 
 
 def release(con: sqlite3.Connection, keys: Iterable[str], run_id: str) -> None:

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sqlite3
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,9 +28,51 @@ from .store import SCHEMA_VERSION, Store
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-def _ro_connect(path: Path) -> sqlite3.Connection:
-    """A read-only connection (``mode=ro``): SQLite creates nothing, writes nothing."""
-    return sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=60)
+def _ro_connect(path: Path, immutable: bool = False) -> sqlite3.Connection:
+    """A read-only connection (``mode=ro``): SQLite creates nothing, writes nothing.  ``immutable``:
+    SQLite's ``immutable=1``, which takes no lock and reads the main file alone (see
+    :func:`needs_immutable`)."""
+    return sqlite3.connect(f"file:{quote(str(path.resolve()))}?{'immutable=1' if immutable else 'mode=ro'}",
+                           uri=True, timeout=60)
+
+
+def _wal_header(path: Path) -> bool:
+    """Whether the file's header says WAL mode (bytes 18 and 19 of an SQLite header are 2)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(20)
+    except OSError:
+        return False
+    return len(head) == 20 and head[18] == 2 and head[19] == 2
+
+
+def needs_immutable(path: Path) -> bool:
+    """Whether a store can be read only in SQLite's immutable mode: it is in WAL mode (a run writing
+    now, or killed with ``kill -9``) and a read-only open fails because the WAL's index
+    (``-shm``) cannot be created or written beside it (a read-only folder or file system)."""
+    if not _wal_header(path):
+        return False
+    try:
+        con = _ro_connect(path)
+        try:
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            con.close()
+    except sqlite3.OperationalError as exc:
+        low = str(exc).lower()
+        return "unable to open" in low or "readonly" in low or "read-only" in low
+    return False
+
+
+def immutable_note(path: Path) -> str | None:
+    """The line a read command prints when it reads a store in immutable mode with a ``-wal`` file
+    beside it, whose rows that mode does not read (``None`` without one: the file holds every row)."""
+    wal = path.with_name(path.name + "-wal")
+    if not (wal.is_file() and wal.stat().st_size > 0):
+        return None
+    return (f"psdbench: warning: {path} is in WAL mode (a run is writing it, or was killed) in a folder psdbench "
+            f"cannot write: read as immutable, without {wal.name}, so the rows may be incomplete; copy both files "
+            "to a writable folder to read them all")
 
 
 def _writable_dir(folder: Path, what: str) -> None:
@@ -77,8 +120,9 @@ def check_store(path: str | Path, write: bool) -> Path:
         head = fh.read(len(SQLITE_MAGIC))
     if head != SQLITE_MAGIC:
         raise PsdbenchError(f"--db {p} is not an SQLite file (not a psdbench results store)")
+    immutable = not write and needs_immutable(p)
     try:
-        con = _ro_connect(p)
+        con = _ro_connect(p, immutable)
         try:
             tables = {r[0]: r[1] for r in con.execute("SELECT name, type FROM sqlite_master")}
             cols = {r[1] for r in con.execute("PRAGMA table_info(results)")} if "results" in tables else set()
@@ -87,6 +131,10 @@ def check_store(path: str | Path, write: bool) -> Path:
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
+        from ..oserrors import EXIT_MACHINE, describe
+
+        if (describe(exc) or (0,))[0] == EXIT_MACHINE:  # a full disk, an I/O error: not the file's fault
+            raise
         raise PsdbenchError(f"--db {p}: unreadable SQLite file ({str(exc).splitlines()[0]})") from None
     ours = ("history" in tables and "meta" in tables) or (tables.get("results") == "table" and "cell_key" in cols)
     if not ours:
@@ -99,7 +147,7 @@ def check_store(path: str | Path, write: bool) -> Path:
     if newer:
         raise PsdbenchError(f"--db {p}: store schema version {version[0]} is newer than this psdbench reads "
                             f"({SCHEMA_VERSION}); upgrade psdbench")
-    damage = store_damage(p, tables, int(version[0]) if version is not None else 1)
+    damage = store_damage(p, tables, int(version[0]) if version is not None else 1, immutable)
     if damage:
         raise PsdbenchError(f"--db {p} is damaged: {damage} (the file was not changed)")
     if write:
@@ -115,7 +163,7 @@ QUICK_CHECK_MAX_BYTES = 256 * 2**20
 SCHEMA_OBJECTS = {"history": "table", "results": "view", "runs": "table", "refs": "table", "meta": "table"}
 
 
-def store_damage(p: Path, tables: dict[str, str], version: int) -> str:
+def store_damage(p: Path, tables: dict[str, str], version: int, immutable: bool = False) -> str:
     """What is damaged in a psdbench store, with what can be recovered ("" if nothing), read-only.
 
     Checked: SQLite's ``PRAGMA quick_check`` (stores up to :data:`QUICK_CHECK_MAX_BYTES`), the
@@ -129,7 +177,7 @@ def store_damage(p: Path, tables: dict[str, str], version: int) -> str:
     salvage = (f"copy out what SQLite can still read with `sqlite3 {p} .recover | sqlite3 recovered.sqlite` "
                "and use that store")
     try:
-        con = _ro_connect(p)
+        con = _ro_connect(p, immutable)
     except sqlite3.DatabaseError as exc:
         return f"SQLite cannot open it ({cut_line(str(exc), 200)}); {salvage}"
     live = Path(f"{p}-wal").exists()  # a run is writing (or was killed): its pages are in flux
@@ -226,10 +274,15 @@ class ReadOnlyStore(Store):
 
     def __init__(self, path: str | Path) -> None:  # no super().__init__: it would create the schema
         self.path = check_store(path, write=False)
+        #: read in SQLite's immutable mode (:func:`needs_immutable`): the rows may be incomplete
+        self.immutable = needs_immutable(self.path)
+        note = immutable_note(self.path) if self.immutable else None
+        if note:
+            print(note, file=sys.stderr)
 
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
-        con = _ro_connect(self.path)
+        con = _ro_connect(self.path, self.immutable)
         try:
             yield con
         finally:

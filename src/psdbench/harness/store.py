@@ -38,7 +38,9 @@ folder) exactly as they found it.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -112,6 +114,25 @@ def _decode(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+#: The least free space a run starts with on the store's file system: its write-ahead log, the
+#: log's index (32 KiB) and the first commits.  Below it a run is refused (exit 3) before the
+#: store is opened, so a full disk leaves the store byte-identical.
+MIN_FREE_BYTES = 1 << 20
+
+
+def check_space(path: Path) -> None:
+    """Raise ``ENOSPC`` (the machine's condition, exit 3) when the store's file system has less than
+    :data:`MIN_FREE_BYTES` free for an unprivileged writer."""
+    try:
+        st = os.statvfs(path.parent if str(path.parent) else ".")
+    except OSError:  # a missing folder: the store's own open names it
+        return
+    free = st.f_bavail * st.f_frsize
+    if free < MIN_FREE_BYTES:
+        raise OSError(errno.ENOSPC, f"disk full: {free // 1024} KiB free on its file system (a run needs "
+                                    f"{MIN_FREE_BYTES >> 20} MiB for the store's journal)", str(path))
+
+
 class Store:
     """Thin wrapper over one SQLite file (WAL mode).  Every write call is one transaction.
 
@@ -123,6 +144,7 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        check_space(self.path)
         self._open()
         # Opened by the first batch of results and held until close(): while it is open, closing
         # the short-lived reading connections does not checkpoint (fsync) the WAL.  A Store that
@@ -163,7 +185,9 @@ class Store:
     def _open(self) -> None:
         """Create the version-5 schema, migrating a version-1 to -4 store, in one transaction."""
         con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        mode = None
         try:
+            mode = con.execute("PRAGMA journal_mode").fetchone()[0]
             con.execute("PRAGMA journal_mode=WAL")  # persistent: stored in the file
             con.execute("BEGIN IMMEDIATE")
             try:
@@ -198,10 +222,15 @@ class Store:
                             (str(SCHEMA_VERSION),))
                 con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
+                claims.rollback(con)
                 raise
-        except sqlite3.OperationalError:
-            raise  # a full disk, an I/O error, a lock: the machine's condition (psdbench.oserrors)
+        except sqlite3.OperationalError:  # a full disk, an I/O error, a lock: the machine's condition (oserrors)
+            if mode not in (None, "wal"):  # nothing committed: the file goes back to its journal mode, as it was
+                try:
+                    con.execute(f"PRAGMA journal_mode={mode}")
+                except sqlite3.Error:
+                    pass
+            raise
         except sqlite3.DatabaseError as exc:
             raise PsdbenchError(f"{self.path}: not a psdbench results store ({exc})") from None
         finally:

@@ -40,8 +40,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..api import (REJECTED, SOLVER_INFEASIBLE, Budget, Solution, Status, certified_reference, problem_sense, repair,
-                   resolve_iterate, skip_reason, warm_up)
+from ..api import (REJECTED, SOLVER_INFEASIBLE, Budget, PsdbenchError, Solution, Status, certified_reference,
+                   point_mismatch, problem_sense, repair, resolve_iterate, skip_reason, warm_up)
 from ..tracing import thin
 from .reference import CERTIFIED_RTOL
 from .results import CellResult, jsonable
@@ -219,24 +219,48 @@ def _measure(instance: Any, solution: Solution, out: CellResult) -> CellResult:
         if status is Status.INFEASIBLE and not message.startswith(SOLVER_INFEASIBLE):  # its own word, no point
             message = SOLVER_INFEASIBLE + (f": {message}" if message else "")
         return replace(out, status=status.value, message=message, metrics=metrics)
-    if not _finite(solution.variables):
+    mismatch = point_mismatch(instance, solution.variables)  # names and shapes, as the kit checks them
+    if mismatch is None and not _finite(solution.variables):
         return replace(out, status=Status.DIVERGED.value, message="returned point contains NaN or inf", metrics=metrics)
-    feas = instance.verify(solution)
-    metrics.update(instance.evaluate(solution))
+    if mismatch is None:
+        try:
+            feas = instance.verify(solution)
+            metrics.update(instance.evaluate(solution))
+            value = instance.objective(solution)
+        except (ValueError, IndexError, KeyError, TypeError, PsdbenchError) as exc:  # a point it cannot read
+            mismatch = f"the instance could not check the point ({type(exc).__name__}: {_first_line(exc)})"
+    if mismatch is not None:  # rejected with one line, as a point that fails a check
+        return _rejected(out, status, solution, mismatch, metrics)
     message = solution.message
     if status is Status.INFEASIBLE and not message.startswith(SOLVER_INFEASIBLE):  # the solver's own word
         message = SOLVER_INFEASIBLE + (f": {message}" if message else "")
     if not feas.ok:
         metrics["verify_failed"] = feas.reason()
-        if status in (Status.OK, Status.MAX_ITER):  # the harness rejects it: api.REJECTED, the failed checks
-            status = Status.INFEASIBLE
-            message = f"{REJECTED}: {feas.reason()}" + (f" (solver: {solution.message})" if solution.message else "")
-        else:  # timeout: the status says why it stopped; the message says its point does not verify
-            message = (solution.message + "; " if solution.message else "") + f"point {REJECTED}: {feas.reason()}"
-    return replace(out, status=status.value, message=message, objective=instance.objective(solution),
+        status, message = _reject(status, solution, feas.reason())
+    return replace(out, status=status.value, message=message, objective=value,
                    feasible=int(feas.ok), min_eig=feas.min_eig, max_residual=feas.max_residual,
                    metrics={**metrics, **{f"verify_{k}": v for k, v in feas.details.items()},
                             "tolerances": feas.tolerances})
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:300]
+
+
+def _reject(status: Status, solution: Solution, why: str) -> tuple[Status, str]:
+    """The status and message of a returned point that fails a check: ``ok`` / ``max_iter`` become
+    ``infeasible`` (:data:`REJECTED` and the check); any other status (``timeout``) says why it
+    stopped, and its message that the point does not verify."""
+    if status in (Status.OK, Status.MAX_ITER):
+        return Status.INFEASIBLE, f"{REJECTED}: {why}" + (f" (solver: {solution.message})" if solution.message else "")
+    return status, (solution.message + "; " if solution.message else "") + f"point {REJECTED}: {why}"
+
+
+def _rejected(out: CellResult, status: Status, solution: Solution, why: str, metrics: dict[str, Any]) -> CellResult:
+    """A returned point the instance cannot score (names or shapes not its own): rejected by
+    :func:`_reject` with the one-line check, no objective."""
+    status, message = _reject(status, solution, why)
+    return replace(out, status=status.value, message=message, feasible=0, metrics={**metrics, "verify_failed": why})
 
 
 def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCache | None = None) -> CellResult:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..outdir import safe_stem
 from .blocks import VERDICTS, Chart, DataSource, Figure, Finding, Section, Table, Text
 from .chart_html import SCRIPT, chart_html, plotly_js
 from .chart_static import chart_png
@@ -84,6 +85,7 @@ class Document:
 
 
 def _unique(name: str, taken: set[str], ext: str) -> str:
+    name = safe_stem(name)  # a section's name may carry any parameter value (outdir.safe_stem)
     out, i = name, 2
     while f"{out}.{ext}" in taken:
         out, i = f"{name}_{i}", i + 1

@@ -29,6 +29,15 @@ def _version(pkg: str) -> str:
 
 #: Keywords of ``cvxpy.Problem.solve`` itself, accepted beside any backend's options.
 CVXPY_SOLVE_KEYWORDS = {"warm_start", "verbose", "ignore_dpp", "enforce_dpp", "canon_backend"}
+#: SCS 3's settings (its documented ``scs.SCS(data, cone, **settings)`` keywords, ``linear_solver``
+#: from 3.3) and the keywords cvxpy's SCS interface maps onto them (``eps``, ``use_indirect``,
+#: ``use_quad_obj``).  ``tests/test_conic_options.py`` checks each against the installed SCS.
+SCS_OPTIONS = {"normalize", "scale", "adaptive_scale", "rho_x", "max_iters", "eps_abs", "eps_rel", "eps_infeas",
+               "alpha", "time_limit_secs", "acceleration_lookback", "acceleration_interval",
+               "write_data_filename", "log_csv_filename", "linear_solver", "eps", "use_indirect", "use_quad_obj"}
+#: The options cvxpy's MOSEK interface takes (``MOSEK.handle_options``; MOSEK's own parameters go
+#: inside ``mosek_params``).
+MOSEK_OPTIONS = {"mosek_params", "save_file", "bfs", "accept_unknown", "eps"}
 
 
 class CvxpySolver:
@@ -149,6 +158,10 @@ class Scs(CvxpySolver):
     default_params: dict[str, Any] = api.default_params(params)
     time_limit_option = "time_limit_secs"
 
+    def option_names(self) -> set[str] | None:
+        """SCS's settings (:data:`SCS_OPTIONS`) and cvxpy's own ``solve`` keywords."""
+        return SCS_OPTIONS | CVXPY_SOLVE_KEYWORDS | {"formulation"}
+
 
 class Clarabel(CvxpySolver):
     """Clarabel (primal-dual interior point).  Its KKT system grows as n^4 on an n x n PSD cone."""
@@ -177,6 +190,10 @@ class Mosek(CvxpySolver):
     package = "mosek"
     default_params: dict[str, Any] = {}
     time_limit_option = None
+
+    def option_names(self) -> set[str] | None:
+        """cvxpy's MOSEK options (:data:`MOSEK_OPTIONS`) and its own ``solve`` keywords."""
+        return MOSEK_OPTIONS | CVXPY_SOLVE_KEYWORDS | {"formulation"}
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()

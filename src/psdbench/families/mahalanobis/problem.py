@@ -115,6 +115,10 @@ class MahalanobisInstance:
     def K(self) -> int:
         return self.F.shape[1]
 
+    def variable_shapes(self) -> dict[str, tuple[int, ...]]:
+        """``M`` is K x K (checked by the harness before ``verify``: ``api.point_mismatch``)."""
+        return {"M": (self.K, self.K)}
+
     @property
     def sense(self) -> str:
         return self.obj.sense

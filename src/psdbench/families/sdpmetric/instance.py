@@ -202,6 +202,10 @@ class TripletMarginInstance:
     def D(self) -> int:
         return self.F.shape[1]
 
+    def variable_shapes(self) -> dict[str, tuple[int, ...]]:
+        """``X`` is D x D (checked by the harness before ``verify``: ``api.point_mismatch``)."""
+        return {"X": (self.D, self.D)}
+
     @property
     def n_triplets(self) -> int:
         return self.U.shape[0]

@@ -117,6 +117,10 @@ class SignedGraphInstance:
     def n(self) -> int:
         return int(self.X.shape[0])
 
+    def variable_shapes(self) -> dict[str, tuple[int, ...]]:
+        """``L`` is n x n (checked by the harness before ``verify``: ``api.point_mismatch``)."""
+        return {"L": (self.n, self.n)}
+
     @property
     def n_samples(self) -> int:
         return int(self.X.shape[1])

@@ -65,6 +65,10 @@ class NearestPsdInstance:
     def n(self) -> int:
         return int(self.A.shape[0])
 
+    def variable_shapes(self) -> dict[str, tuple[int, ...]]:
+        """``X`` is n x n: a point of another shape is rejected by psdbench with one line."""
+        return {"X": (self.n, self.n)}
+
     def _X(self, solution: Solution) -> np.ndarray:
         return np.asarray(solution.variables["X"], dtype=float)
 
