@@ -104,7 +104,7 @@ def progress_chart(df: pd.DataFrame) -> Chart | None:
             if not isinstance(pt, Mapping):
                 continue
             v, what = largest_error(pt)
-            if what:
+            if what and v > 0:  # an exact 0 (a log's first line: both objectives 0) has no place on a log axis
                 it = float(pt["iter"]) if _finite(pt.get("iter")) else float(k)
                 by_kind.setdefault(what, []).append((float(pt.get("t", math.nan)), it, v))
         for what, pts in by_kind.items():

@@ -94,12 +94,13 @@ class SdpQics(_Native):
         y = np.asarray(res["y_opt"], dtype=float).ravel()
         z = np.asarray(res["z_opt"].vec, dtype=float).ravel()
         status = str(res["sol_status"])
+        trace = qics_progress(out.text)
         if status in ("pinfeas", "near_pinfeas"):  # (P) infeasible: A'y_q = z psd, -b'y_q > 0
             return Solution(variables={"y_ray": -y}, status=Status.INFEASIBLE, iterations=iters, info=info,
-                            message=f"QICS: {word}")
+                            trace=trace, message=f"QICS: {word}")
         if status in ("dinfeas", "near_dinfeas"):  # (D) infeasible: x in K, A x = 0, c'x < 0
             return Solution(variables={"X_ray": x}, status=Status.INFEASIBLE, iterations=iters, info=info,
-                            message=f"QICS: {word}")
+                            trace=trace, message=f"QICS: {word}")
         st = Status.TIMEOUT if res["exit_status"] == "max_time" else returned_status(budget)
         return Solution(variables={"X": x, "y": -y, "Z": z}, status=st, iterations=iters, info=info,
-                        trace=qics_progress(out.text), message="" if status == "optimal" else f"QICS: {word}")
+                        trace=trace, message="" if status == "optimal" else f"QICS: {word}")
