@@ -127,3 +127,11 @@ def test_scs_log_gives_progress_points_with_an_exact_relative_gap():
     dimacs = [p for p in sol.trace if largest_error(p)[1] == "DIMACS"]
     final = dimacs_errors(inst.data, sol.variables["X"], sol.variables["y"], sol.variables["Z"]).max_err
     assert largest_error(dimacs[-1])[0] == pytest.approx(final, rel=1e-9)
+
+
+def test_log_links_are_relative_paths_never_external():
+    from psdbench.report.fmt import inline_html
+
+    assert inline_html("[log](../s.solutions/r0/k0.log.gz)") == '<a href="../s.solutions/r0/k0.log.gz">log</a>'
+    for bad in ("[x](//example.org/a)", "[x](https://example.org/a)"):
+        assert "<a " not in inline_html(bad)

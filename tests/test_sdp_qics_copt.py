@@ -87,9 +87,9 @@ def test_qics_log_is_its_progress():
     sol = SdpQics().solve(inst, Budget.seconds(60))
     assert len(sol.trace) == sol.iterations + 1 and [p["iter"] for p in sol.trace] == list(range(sol.iterations + 1))
     gaps = [largest_error(p) for p in sol.trace]
-    assert {w for _, w in gaps} == {"relative gap"} and gaps[-1][0] < 1e-7
+    assert {w for _, w in gaps} == {"its own gap"} and gaps[-1][0] < 1e-7
     assert qics_progress("   3   5.3e-03   1.9e-02  |  3.011e+00   3.020e+00   3.0e-03  |  9.6e-03   5.5e-03  |  0.02    ") == [
-        {"t": 0.02, "iter": 3.0, "objective": 3.011, "dual_objective": 3.02}]
+        {"t": 0.02, "iter": 3.0, "objective": 3.011, "dual_objective": 3.02, "solver_gap": 3.0e-3}]
 
 
 def test_copt_lower_triangle_by_columns():

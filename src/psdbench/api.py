@@ -259,7 +259,10 @@ class Solution:
         Points ``{"t": seconds since the solver started, ...}`` (see :class:`TraceRecorder`).
     info : dict
         Solver-reported numbers (LP count, final lambda_min, ...); stored, never trusted for the
-        objective or feasibility.
+        objective or feasibility.  Two keys are conventional: ``"status"``, the solver's own status
+        word (stored as the metric ``solver_status``), and ``"log"``, the solver's own log as text,
+        which the harness writes gzipped beside the store and leaves out of the row (the metric
+        ``solver_log`` names the file, :func:`psdbench.harness.solutions.save_log`).
     message : str
     iterates : list of (float, dict)
         Sampled iterates ``(t, variables)`` that the harness re-scores with the instance's own

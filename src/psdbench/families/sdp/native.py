@@ -185,20 +185,20 @@ class SdpScs(_Native):
                 break
         info = sol["info"]
         status, code = str(info["status"]), int(info["status_val"])
+        trace = sorted(rec.points + progress, key=lambda q: q["t"])  # its progress, whatever the stop
         out_info = {"budget_s": _budget_s(budget), "status": status, "log": "".join(logs), "scs_status": status, "setup_time_s": info["setup_time"] / 1e3,
                     "solve_time_s": info["solve_time"] / 1e3, "form": p["form"]}
         # SCS's "primal infeasible" (-2, -7) is of the form it was given: on the dual form it is our
         # (D), whose certificate is an X; on (P) it is ours, certified by -y1
         if code in (-2, -7):
             ray = {"y_ray": -np.array(sol["y"][:d.m])} if primal else {"X_ray": T.T @ sol["y"]}
-            return Solution(variables=ray, status=Status.INFEASIBLE, iterations=done, info=out_info,
+            return Solution(variables=ray, status=Status.INFEASIBLE, iterations=done, info=out_info, trace=trace,
                             message=f"SCS: {status}")
         if code in (-1, -6):
             ray = {"X_ray": T.T @ sol["x"]} if primal else {"y_ray": np.array(sol["x"])}
-            return Solution(variables=ray, status=Status.INFEASIBLE, iterations=done, info=out_info,
+            return Solution(variables=ray, status=Status.INFEASIBLE, iterations=done, info=out_info, trace=trace,
                             message=f"SCS: {status}")
         variables = point(sol)
-        trace = sorted(rec.points + progress, key=lambda q: q["t"])
         return Solution(variables=variables, status=returned_status(budget), iterations=done, info=out_info,
                         trace=trace, iterates=rec.finish(variables),
                         message="" if code == 1 else f"SCS: {status}")

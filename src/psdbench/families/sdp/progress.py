@@ -7,7 +7,9 @@
   with ``iter``, the iteration number; the chart draws their largest;
 * or ``rel_gap``, or ``objective`` and ``dual_objective``: then the chart draws the relative gap
   ``|p - d| / (1 + |p| + |d|)`` (err5's form), labelled as such: it is what the solver's log tells,
-  not the DIMACS errors of a point.
+  not the DIMACS errors of a point;
+* or ``solver_gap``: the gap the solver's log prints by its own definition (QICS: objectives printed
+  to 4 digits, too few for a relative gap below 1e-4), labelled "its own gap".
 
 The points are the solver's word, drawn as reported; only the returned point (and the iterates a
 :class:`~psdbench.api.TraceRecorder` keeps) is verified.  The chart shows them whatever the cell's
@@ -65,12 +67,16 @@ def scs_progress(text: str, t_offset: float = 0.0, iter_offset: int = 0) -> list
 
 def largest_error(point: Mapping[str, Any]) -> tuple[float, str]:
     """``(value, what)`` of one trace point: the largest DIMACS error (``"DIMACS"``), else the relative
-    gap (``"relative gap"``), else ``(nan, "")``."""
+    gap (``"relative gap"``: ``rel_gap``), else the gap the solver's log prints by its own definition
+    (``"its own gap"``: ``solver_gap``), else the relative gap of ``objective`` and ``dual_objective``,
+    else ``(nan, "")``."""
     errs = [abs(float(point[k])) for k in ERR_FIELDS if _finite(point.get(k))]
     if errs:
         return max(errs), "DIMACS"
     if _finite(point.get("rel_gap")):
         return abs(float(point["rel_gap"])), "relative gap"
+    if _finite(point.get("solver_gap")):
+        return abs(float(point["solver_gap"])), "its own gap"
     p, d = point.get("objective"), point.get("dual_objective")
     if _finite(p) and _finite(d):
         p, d = float(p), float(d)
@@ -104,7 +110,7 @@ def progress_chart(df: pd.DataFrame) -> Chart | None:
             if not isinstance(pt, Mapping):
                 continue
             v, what = largest_error(pt)
-            if what:
+            if what and v > 0:  # an exact 0 (a log's first line: both objectives 0) has no place on a log axis
                 it = float(pt["iter"]) if _finite(pt.get("iter")) else float(k)
                 by_kind.setdefault(what, []).append((float(pt.get("t", math.nan)), it, v))
         for what, pts in by_kind.items():
@@ -119,7 +125,8 @@ def progress_chart(df: pd.DataFrame) -> Chart | None:
                  x_label="time (s)", y_label="largest error", log_y=True, x_alt_label="iteration",
                  caption="As the solver reported it during the solve (its trace), whatever its final status: "
                          "DIMACS = the largest of err1-err6 of its iterate; relative gap = |p - d| / (1 + |p| + "
-                         "|d|) from its log's primal and dual objectives.  Only returned points are verified.")
+                         "|d|) from its log's primal and dual objectives; its own gap = the gap its log prints, by its own "
+                         "definition.  Only returned points are verified.")
 
 
 def _metric(df: pd.DataFrame, key: str) -> pd.Series:

@@ -24,21 +24,26 @@ from psdbench.api import Budget, Solution, Status
 from .child import captured_stdout
 from .native import _budget_s, _Native, memory_failure, returned_status
 
-#: one iteration line of QICS's log: k, mu/tau, ..., | p_obj d_obj gap | p_feas d_feas | time
-_LINE = re.compile(r"^\s*(\d+)\s+\S+\s+\S+\s+\|\s+(\S+)\s+(\S+)\s+\S+\s+\|\s+\S+\s+\S+\s+\|\s+(\S+)\s*$")
+#: one iteration line of QICS's log: k, mu, tau/kappa | p_obj d_obj gap | p_feas d_feas | time
+_LINE = re.compile(r"^\s*(\d+)\s+\S+\s+\S+\s+\|\s+(\S+)\s+(\S+)\s+(\S+)\s+\|\s+\S+\s+\S+\s+\|\s+(\S+)\s*$")
 
 
 def qics_progress(text: str) -> list[dict[str, float]]:
-    """Trace points ``{"t", "iter", "objective", "dual_objective"}`` from QICS's iteration log."""
+    """Trace points ``{"t", "iter", "objective", "dual_objective", "solver_gap"}`` from QICS's log.
+
+    ``solver_gap`` is QICS's printed gap (its own relative definition, ``min(<s, z>, |p - d|)`` over
+    ``max(tau, min(|p|, |d|))``): the objectives are printed to 4 digits, too few for a relative gap
+    below 1e-4.
+    """
     out = []
     for line in text.splitlines():
         m = _LINE.match(line)
         if m:
             try:
-                k, p, d, t = (float(v) for v in m.groups())
+                k, p, d, g, t = (float(v) for v in m.groups())
             except ValueError:
                 continue
-            out.append({"t": t, "iter": k, "objective": p, "dual_objective": d})
+            out.append({"t": t, "iter": k, "objective": p, "dual_objective": d, "solver_gap": g})
     return out
 
 
@@ -94,12 +99,13 @@ class SdpQics(_Native):
         y = np.asarray(res["y_opt"], dtype=float).ravel()
         z = np.asarray(res["z_opt"].vec, dtype=float).ravel()
         status = str(res["sol_status"])
+        trace = qics_progress(out.text)
         if status in ("pinfeas", "near_pinfeas"):  # (P) infeasible: A'y_q = z psd, -b'y_q > 0
             return Solution(variables={"y_ray": -y}, status=Status.INFEASIBLE, iterations=iters, info=info,
-                            message=f"QICS: {word}")
+                            trace=trace, message=f"QICS: {word}")
         if status in ("dinfeas", "near_dinfeas"):  # (D) infeasible: x in K, A x = 0, c'x < 0
             return Solution(variables={"X_ray": x}, status=Status.INFEASIBLE, iterations=iters, info=info,
-                            message=f"QICS: {word}")
+                            trace=trace, message=f"QICS: {word}")
         st = Status.TIMEOUT if res["exit_status"] == "max_time" else returned_status(budget)
         return Solution(variables={"X": x, "y": -y, "Z": z}, status=st, iterations=iters, info=info,
-                        trace=qics_progress(out.text), message="" if status == "optimal" else f"QICS: {word}")
+                        trace=trace, message="" if status == "optimal" else f"QICS: {word}")
