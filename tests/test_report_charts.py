@@ -25,9 +25,9 @@ def test_chart_data_for_plotly():
     colours = colour_map(["A", "B", "A"])
     assert colours == {"A": PALETTE[0], "B": PALETTE[1]}  # one colour per distinct key, in order
     d = chart_data(_chart(), colours)
-    assert d["dims"] == {"set": ["a", "b"]} and d["hasSeeds"] and d["hasBands"]
-    a, b = d["panels"]
-    assert b["traces"] == [] and b["empty"] == "Nothing ran here."
+    assert d["dims"] == {"set": ["a"]} and d["hasSeeds"] and d["hasBands"]
+    (a,) = d["panels"]  # no "no data" panel: the chart names it in one sentence
+    assert d["empty"] == ["set b (Nothing ran here)"]
     roles = [t["role"] for t in a["traces"]]
     assert roles == ["band", "band", "summary", "seed", "main"]  # low and high of the band, then the line
     main = a["traces"][2]["t"]
@@ -35,7 +35,8 @@ def test_chart_data_for_plotly():
     assert a["traces"][1]["t"]["fill"] == "tonexty"
     assert a["traces"][4]["t"]["marker"]["symbol"] == "x" and a["traces"][4]["t"]["text"] == ["by 0.002"]
     page = chart_html(_chart(), colours, "chart-1")
-    assert page.count("<option") == 2 and 'data-toggle="seeds"' in page
+    assert page.count("<option") == 0 and 'data-toggle="seeds"' in page  # one drawable set: no selector
+    assert "Nothing to draw for 1 panel(s): set b (Nothing ran here)." in page
     payload = re.search(r'<script type="application/json" class="chart-data">(.*)</script>', page).group(1)
     assert json.loads(payload)["panels"][0]["title"] == "set a"  # valid JSON (no NaN) inside the page
 

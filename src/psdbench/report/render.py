@@ -291,15 +291,17 @@ def render(doc: Document, out_dir: str | Path) -> dict[str, Path]:
         hb.append(toc_html)
     family, fam_html = None, []
     for i, (sec, a) in enumerate(zip(front + body, front_anchors + body_anchors)):
-        if i >= len(front) and sec.family != family:  # each family's sections: one closed <details>
+        if front and i >= len(front) and sec.family != family:  # each family's sections: one closed <details>
             if family is not None:
                 hb += _family_html(family, body, fam_html, o)
             family, fam_html, o.area = sec.family, [], []
+        charts_before = len(o.area) if o.area is not None else 0
         m, h = _section(sec, a, o)
         md = md + m
-        if i >= len(front):
-            has_content = any(not x.startswith(("<h2", "<p>")) for x in h[1:]) or len(h) > 2
-            fam_html += h if has_content else [f'<a id="{a}" class="moved"></a>']  # its charts are in the area
+        if front and i >= len(front):
+            moved = o.area is not None and len(o.area) > charts_before
+            only_heading = len(h) <= 1 + bool(sec.intro)
+            fam_html += [f'<a id="{a}" class="moved"></a>'] if moved and only_heading else h  # charts: in the area
             continue
         if sec.title in COLLAPSED:  # details on demand: a click (or a link) opens them
             hb += [f'<details class="front"><summary>{h[0]}</summary>'] + h[1:] + ["</details>"]

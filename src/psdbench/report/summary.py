@@ -12,7 +12,7 @@ from ..harness.results import OUTCOMES, outcome_column
 from ..api import RankingMetric
 from . import analysis as an
 from . import rules
-from .blocks import Section, Table, Text
+from .blocks import Section, Table
 from .fmt import MISSING, fmt_num, fmt_ratio
 
 

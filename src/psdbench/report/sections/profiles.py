@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.report import aggregate as agg
 from psdbench.report import analysis as an
 from psdbench.report import profiles as pp
 from psdbench.report.blocks import Chart, Panel, SectionContext, Series, Table, Text
