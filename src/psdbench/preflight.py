@@ -42,21 +42,17 @@ def report_digest(store: Any) -> str:
     """SHA-256 of what a report shows of a store: every history row's key, run, status and gap
     columns, every reference, and psdbench's version (a run that computed nothing changes none)."""
     import hashlib
-    import sqlite3
 
     from . import __version__
 
     h = hashlib.sha256(__version__.encode())
-    con = sqlite3.connect(f"file:{Path(store.path).resolve()}?mode=ro", uri=True, timeout=60)
-    try:
+    with store._conn() as con:  # the store's own connection: read-only (or immutable) for a ReadOnlyStore
         for query in ("SELECT seq, cell_key, run_id, status, objective, reference_objective, reference_kind, gap_abs, "
                       "gap_rel FROM history ORDER BY seq",
                       "SELECT instance_key, value, lower, gap, kind, solver, created_at FROM refs ORDER BY instance_key"):
             h.update(query.encode())
             for row in con.execute(query):
                 h.update(repr(row).encode())
-    finally:
-        con.close()
     return h.hexdigest()
 
 
