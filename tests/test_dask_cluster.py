@@ -344,3 +344,24 @@ def test_workers_that_cannot_run_cells_are_named_before_any_work(env, tmp_path):
             assert con.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
     finally:
         c.stop()
+
+
+@pytest.mark.slow  # starts a LocalCluster of its own
+def test_terminal_ctrl_c_of_a_run_with_its_own_local_cluster_prints_one_line(env, tmp_path):
+    """Ctrl-C at a terminal reaches the whole process group: psdbench and its LocalCluster's processes."""
+    (tmp_path / "g.toml").write_text(BLOCK_GRID)
+    db = tmp_path / "r.sqlite"
+    mark = Path(env["PSDBENCH_TEST_MARKS"]) / "blocked"
+    run = subprocess.Popen([sys.executable, "-m", "psdbench.cli", "run", "--report", "", "--quiet", "--grid",
+                            tmp_path / "g.toml", "--db", db, "--backend", "dask", "--jobs", "2"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for(mark, run)
+        os.killpg(run.pid, signal.SIGINT)
+        out, err = run.communicate(timeout=600)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 130, err
+    assert err.strip().splitlines() == ["psdbench: interrupted; finished cells are stored, re-run to complete the rest"]
+    mark.unlink()
