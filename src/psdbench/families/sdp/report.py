@@ -42,8 +42,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.report.analysis import shifted_geomean
 from psdbench.report.blocks import Table
+
+try:  # the one module of comparison rules (the generic report's verdicts and SGM), once merged
+    from psdbench.report.rules import shifted_geomean
+except ImportError:  # before it: the same function (times, limit, shift) in analysis
+    from psdbench.report.analysis import shifted_geomean
 
 from .errors import FLAG_A, FLAG_F
 
@@ -130,7 +134,8 @@ def charge(rule: str, limit: float) -> float:
 def rule_sgm(times: pd.Series, solved: pd.Series, limit: float, fail_at: float) -> float:
     """The shifted geometric mean of one solver's cells: solved times capped at ``limit``, the others
     charged ``fail_at``.  The one place this section computes an SGM: it calls the generic report's
-    :func:`psdbench.report.analysis.shifted_geomean` (failures as inf, charged at its limit)."""
+    ``shifted_geomean(times, limits, shift)`` (``psdbench.report.rules``, else ``.analysis``; failures
+    as inf, charged at the limit it is given)."""
     t = np.minimum(pd.to_numeric(times, errors="coerce").to_numpy(float), limit)
     t = np.where(solved.to_numpy(bool) & np.isfinite(t), t, np.inf)
     return shifted_geomean(t, fail_at, SHIFT)
