@@ -128,7 +128,8 @@ def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None) -> 
     rows = frame[mine]
     if rows.empty:
         return {"gap": nan, "metric": nan, "verified": nan, "cells": 0.0}
-    gaps = rows["gap"].astype(float)
+    verified = rows["verified"].astype(bool)
+    gaps = rows["gap"].astype(float).where(verified)  # an unverified point has no gap to rank by
     gap = float(gaps.max()) if gaps.notna().all() else nan
     col = f"metric_{metric}" if metric else None
     value = nan
@@ -137,7 +138,7 @@ def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None) -> 
 
         vals = pd.to_numeric(rows[col], errors="coerce")
         value = float(vals.mean()) if vals.notna().any() else nan
-    return {"gap": gap, "metric": value, "verified": float(rows["verified"].astype(bool).mean()),
+    return {"gap": gap, "metric": value, "verified": float(verified.mean()),
             "cells": float(len(rows))}
 
 
