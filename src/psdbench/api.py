@@ -511,6 +511,7 @@ from psdbench.hooks import (  # noqa: E402,F401  (the hook accessors, re-exporte
     unknown_variables,
     shape_mismatch,
     point_mismatch,
+    unreadable_point,
 )
 
 

@@ -15,7 +15,7 @@ from psdbench.errors import PsdbenchError
 from psdbench.params import Param
 
 
-__all__ = ["problem_sense", "problem_family", "problem_size_param", "problem_description", "solver_requires", "solver_returns", "pairs_with", "expand_params", "param_specs", "default_params", "validate_params", "skip_reason", "certified_reference", "repair", "warm_up", "variable_shapes", "unknown_variables", "shape_mismatch", "point_mismatch"]
+__all__ = ["problem_sense", "problem_family", "problem_size_param", "problem_description", "solver_requires", "solver_returns", "pairs_with", "expand_params", "param_specs", "default_params", "validate_params", "skip_reason", "certified_reference", "repair", "warm_up", "variable_shapes", "unknown_variables", "shape_mismatch", "point_mismatch", "unreadable_point"]
 
 
 def problem_sense(problem: Any) -> str:
@@ -208,3 +208,10 @@ def point_mismatch(instance: Any, variables: Mapping[str, Any]) -> str | None:
     by the harness (``harness/worker.py``) and the conformance kit (:mod:`psdbench.testing`): the
     line of :func:`unknown_variables`, else of :func:`shape_mismatch`, else ``None``."""
     return unknown_variables(instance, variables) or shape_mismatch(instance, variables)
+
+
+def unreadable_point(exc: BaseException) -> str:
+    """The one line for a point the instance's ``verify``, ``objective`` or ``evaluate`` raised on
+    (a shape it does not declare, a missing variable): the harness rejects it, the kit fails on it."""
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return f"the instance could not check the point ({type(exc).__name__}: {first})"

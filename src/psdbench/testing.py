@@ -162,9 +162,8 @@ def _score(owner: str, instance: Any, solution: Solution) -> tuple[float, Feasib
             raise VariableNamesError(f"{owner} on {_label(instance)}: returned {', '.join(solution.variables)}, which "
                                      f"{step} cannot read ({type(exc).__name__}: {_first(exc)})") from exc
         except (ValueError, IndexError, TypeError) as exc:  # what a run rejects: a point the instance cannot read
-            raise InfeasiblePointError(f"{owner} returned a point that fails verification on {_label(instance)}: the "
-                                       f"instance could not check the point ({type(exc).__name__}: {_first(exc)})"
-                                       ) from exc
+            raise InfeasiblePointError(f"{owner} returned a point that fails verification on {_label(instance)}: "
+                                       f"{api.unreadable_point(exc)}") from exc
     feas, value, metrics = results
     if not isinstance(feas, Feasibility):
         raise ObjectiveError(f"{_label(instance)}: verify returned {type(feas).__name__}, not Feasibility")

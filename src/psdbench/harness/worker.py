@@ -41,7 +41,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..api import (REJECTED, SOLVER_INFEASIBLE, Budget, PsdbenchError, Solution, Status, certified_reference,
-                   point_mismatch, problem_sense, repair, resolve_iterate, skip_reason, warm_up)
+                   point_mismatch, problem_sense, repair, resolve_iterate, skip_reason, unreadable_point,
+                   warm_up)
 from ..tracing import thin
 from .reference import CERTIFIED_RTOL
 from .results import CellResult, jsonable
@@ -228,7 +229,7 @@ def _measure(instance: Any, solution: Solution, out: CellResult) -> CellResult:
             metrics.update(instance.evaluate(solution))
             value = instance.objective(solution)
         except (ValueError, IndexError, KeyError, TypeError, PsdbenchError) as exc:  # a point it cannot read
-            mismatch = f"the instance could not check the point ({type(exc).__name__}: {_first_line(exc)})"
+            mismatch = unreadable_point(exc)
     if mismatch is not None:  # rejected with one line, as a point that fails a check
         return _rejected(out, status, solution, mismatch, metrics)
     message = solution.message
@@ -241,10 +242,6 @@ def _measure(instance: Any, solution: Solution, out: CellResult) -> CellResult:
                    feasible=int(feas.ok), min_eig=feas.min_eig, max_residual=feas.max_residual,
                    metrics={**metrics, **{f"verify_{k}": v for k, v in feas.details.items()},
                             "tolerances": feas.tolerances})
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [""])[0][:300]
 
 
 def _reject(status: Status, solution: Solution, why: str) -> tuple[Status, str]:
