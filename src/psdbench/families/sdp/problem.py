@@ -77,6 +77,12 @@ class SdpInstance:
     def tol(self) -> float:
         return float(self.params.get("tol", 1e-6))
 
+    def variable_shapes(self) -> dict[str, tuple[int, ...]]:
+        """``X``, ``Z`` and ``X_ray`` stack the N entries of the blocks, ``y`` and ``y_ray`` have m
+        (checked by the harness and the kit before ``verify``: ``api.point_mismatch``)."""
+        N, m = self.data.N, self.data.m
+        return {"X": (N,), "y": (m,), "Z": (N,), "X_ray": (N,), "y_ray": (m,)}
+
     def _vec(self, solution: Solution, key: str) -> np.ndarray | None:
         v = solution.variables.get(key)
         return None if v is None else np.asarray(v, dtype=float).ravel()
