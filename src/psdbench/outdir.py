@@ -114,11 +114,16 @@ def replace_folder(target: str | Path, write: Callable[[Path], dict[str, Path]])
         with deferred():  # the partial report removed whole, even if a second signal comes
             shutil.rmtree(tmp, ignore_errors=True)
         raise
-    with deferred():  # a signal now waits until the new report is in place and the previous one removed
-        try:
-            _swap(tmp, real)
-        finally:
+    try:
+        with deferred():  # a signal now waits until the new report is in place and the previous one removed
+            try:
+                _swap(tmp, real)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:  # a signal that came before the deferral took hold: no swap, the new folder removed
+        with deferred():
             shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return {k: real / Path(v).relative_to(tmp) for k, v in paths.items()}
 
 
