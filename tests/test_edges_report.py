@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from psdbench.harness.inputs import ReadOnlyStore
 from psdbench.harness.results import CellResult
@@ -60,6 +61,7 @@ def _tmp_folders(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.name.startswith(".rep."))
 
 
+@pytest.mark.slow
 def test_report_under_sigterm_is_replaced_whole_or_not_at_all(tmp_path):
     """A real SIGTERM sent when the report's temporary folder first holds a file, when it holds a
     figure, and when it holds report.md (the last file but one; the swap is near): exit 143, no temporary

@@ -63,6 +63,7 @@ def psdbench(args: list[str], plugin_dir: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_editing_a_solver_reruns_exactly_its_cells_and_results_agrees_with_the_report(tmp_path, plugin):
     grid, db = tmp_path / "g.toml", tmp_path / "r.sqlite"
     grid.write_text(GRID)

@@ -114,6 +114,7 @@ def _wait(cond, proc):
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+@pytest.mark.slow
 def test_stopped_runner_counts_no_stopped_time(tmp_path):
     plugin = tmp_path / "plugin"
     plugin.mkdir()
