@@ -66,7 +66,7 @@ def _run_csdp(problem: Path, work: Path, params: dict[str, float] | None = None)
     if params:
         (work / "param.csdp").write_text("".join(f"{k}={v:.1e}\n" for k, v in params.items()))
     sol = work / "out.sol"
-    out = subprocess.run([CSDP, str(problem), str(sol)], cwd=work, capture_output=True, text=True,
+    out = subprocess.run([CSDP, str(Path(problem).resolve()), str(sol)], cwd=work, capture_output=True, text=True,
                          timeout=600, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
     m = re.search(r"DIMACS error measures:((?:\s+\S+){6})", out.stdout)
     assert m, out.stdout[-2000:]
