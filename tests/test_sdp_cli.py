@@ -59,7 +59,7 @@ def test_user_folder_and_generator_run_and_report(tmp_path: Path, monkeypatch):
 
     cells = pd.read_csv(rep / "sdp_cells.csv")
     clar = cells[cells["solver"] == "sdp-clarabel"]
-    assert set(clar["status"]) == {"ok"}
+    assert set(clar["status"]) == {"ok"}, clar.to_dict("records")  # the message says why, if not
     assert (pd.to_numeric(clar["max DIMACS err"]) <= 1e-6).all()
     import sqlite3
 

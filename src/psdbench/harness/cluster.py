@@ -99,6 +99,14 @@ def _pool() -> CellPool:
     return get_worker().plugins[PLUGIN]
 
 
+def _plugin_gone() -> dict[str, Any]:
+    """The row of a task that started after its run removed the worker plugin (the run is ending)."""
+    from ..api import Status
+    from .limits import harness_failure
+
+    return {"status": Status.CRASHED.value, "message": harness_failure("worker lost: the run ended before the task started")}
+
+
 def _need(task: Any, emit: Any, cache: Any = None) -> int:
     """In a cell process: the memory cap it needs (its address space + the headroom to work)."""
     from .limits import worker_need_mb
@@ -130,9 +138,14 @@ def cancel_running() -> None:
 
 def run_cell(task: dict[str, Any], timeout: float, dataset: Any = None) -> Any:
     """A Dask task: one cell in this thread's cell worker."""
+    from dataclasses import replace
+
     from .runner import run_cell_isolated
 
-    pool = _pool()
+    try:
+        pool = _pool()
+    except KeyError:  # the run ended (Ctrl-C) and took its plugin away while this task waited: no traceback in the log
+        return replace(task["result"], **_plugin_gone())
     w = pool.worker()
     return run_cell_isolated({**task, "dataset_data": dataset}, timeout, pool.cap, w)
 
@@ -141,7 +154,10 @@ def run_reference(task: dict[str, Any], timeout: float, dataset: Any = None) -> 
     """A Dask task: one instance's reference in this thread's cell worker."""
     from .runner import run_reference_isolated
 
-    pool = _pool()
+    try:
+        pool = _pool()
+    except KeyError:  # as in run_cell
+        return _plugin_gone()
     return run_reference_isolated({**task, "dataset_data": dataset}, timeout, pool.cap, in_worker=pool.worker())
 
 
