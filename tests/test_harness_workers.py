@@ -212,3 +212,26 @@ def test_kill_9_of_the_run_loses_and_duplicates_nothing(tmp_path, plugin_path):
     assert len(counts) == 80 and set(counts.values()) == {1}  # every cell once: none lost, none twice
     after = dict(con.execute("SELECT cell_key, run_id FROM history").fetchall())
     assert all(after[k] == v for k, v in first.items())  # rows stored before the kill were kept, not re-run
+
+
+def _environment_probe(task, emit, *cache):
+    """A task that reports one variable of its worker's environment."""
+    return os.environ.get(task["var"])
+
+
+def test_workers_from_the_fork_server_see_the_environment_of_their_start_not_the_servers(monkeypatch):
+    """The fork server keeps the environment of its own start: a worker it forks must still see a
+    variable set later (``PSDBENCH_SDPA_DIR`` set after an earlier run started the server; a
+    notebook's ``%env``).  Found as an ``error`` cell for a user's SDPA folder in CI."""
+    from psdbench.harness.process import CellWorker, _context, run_isolated
+
+    _context()  # the server runs, started before the variable exists
+    monkeypatch.setenv("PSDBENCH_LATE_VARIABLE", "set after the fork server started")
+    out = run_isolated(_environment_probe, {"var": "PSDBENCH_LATE_VARIABLE"}, timeout=60, memory_mb=None)
+    assert (out.outcome, out.value) == ("result", "set after the fork server started"), out.message
+    worker = CellWorker(memory_mb=None)
+    try:
+        out = worker.run(_environment_probe, {"var": "PSDBENCH_LATE_VARIABLE"}, timeout=60)
+    finally:
+        worker.close()
+    assert (out.outcome, out.value) == ("result", "set after the fork server started"), out.message

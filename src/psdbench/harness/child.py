@@ -25,7 +25,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .lifetime import orphaned, own_group, quiet_signals, watch_parent
 
@@ -34,8 +34,12 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BL
 MAX_QUEUED = 64
 
 
-def setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
-    """Child-side setup: import path, parent watch, one BLAS thread, memory cap, quiet output.
+def setup(memory_mb: int | None, path: list[str], parent: int, env: Mapping[str, str] | None = None) -> Any:
+    """Child-side setup: import path, environment, parent watch, one BLAS thread, memory cap, quiet output.
+
+    ``env`` is the dispatching process's environment when it started this worker: a process from
+    the fork server otherwise has the server's, from whenever the server started (a
+    ``PSDBENCH_SDPA_DIR`` or ``PSDBENCH_DATA`` set since then would be missing).
 
     A solver's own printing (a library's banner, an iteration log) is discarded: on the run's
     terminal it would break the progress line and the summary on stdout.  What a solver reports
@@ -43,6 +47,9 @@ def setup(memory_mb: int | None, path: list[str], parent: int) -> Any:
     (:func:`psdbench.testing.check_solver`).  Python warnings are ignored for the same reason.
     """
     sys.path[:] = path  # plugins made importable after the forkserver started are found too
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
     quiet_signals()
     own_group()
     watch_parent(parent)

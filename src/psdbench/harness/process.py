@@ -131,8 +131,8 @@ def post_for(timeout: float) -> float:
 
 
 def _child(fn: Callable[..., Any], task: dict[str, Any], conn: Any, memory_mb: int | None, path: list[str],
-           parent: int) -> None:
-    setup(memory_mb, path, parent)
+           parent: int, env: dict[str, str]) -> None:
+    setup(memory_mb, path, parent, env)
     outbox, alarm = Outbox(conn), HardDeadline()
 
     def body() -> None:
@@ -153,14 +153,14 @@ def _vm_mb(pid: int | str = "self") -> float:
         return 0.0
 
 
-def _serve(conn: Any, memory_mb: int | None, path: list[str], parent: int) -> None:
+def _serve(conn: Any, memory_mb: int | None, path: list[str], parent: int, env: dict[str, str]) -> None:
     """Body of a :class:`CellWorker`: run ``(fn, task)`` messages in turn until ``None`` or EOF.
 
     Each result goes back as ``("result", value, health)``; ``health`` says whether the process
     should be replaced (``MemoryError``, a thread left running, address space past
     :data:`RECYCLE_SHARE` of the headroom under the cap).
     """
-    setup(memory_mb, path, parent)
+    setup(memory_mb, path, parent, env)
     orphaned(lambda: _serve_loop(conn, memory_mb))
 
 
@@ -331,7 +331,8 @@ def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, m
     recv, send = ctx.Pipe(duplex=False)
     start = time.monotonic()
     task = _with_deadline(task, timeout, start)
-    proc = ctx.Process(target=_child, args=(fn, task, send, memory_mb, list(sys.path), os.getpid()), daemon=True)
+    args = (fn, task, send, memory_mb, list(sys.path), os.getpid(), dict(os.environ))
+    proc = ctx.Process(target=_child, args=args, daemon=True)
     proc.start()
     send.close()
     try:
@@ -379,8 +380,8 @@ class CellWorker:
     def _start(self, ctx: mp.context.BaseContext | None = None) -> None:
         ctx = ctx or self.context or _context()
         mine, theirs = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_serve, args=(theirs, self.memory_mb, list(sys.path), os.getpid()),
-                                daemon=True)
+        args = (theirs, self.memory_mb, list(sys.path), os.getpid(), dict(os.environ))
+        self.proc = ctx.Process(target=_serve, args=args, daemon=True)
         self.proc.start()
         theirs.close()
         self.conn = mine
