@@ -173,7 +173,7 @@ def test_every_fault_recorded_rest_stored_nothing_left_running(tmp_path, fault_p
     g.write_text(textwrap.dedent("""
     [run]
     seeds = [0]
-    timeout = 6
+    timeout = 3  # the hung cell is what the test waits for (3 s + 2 s grace)
     # the cap: above what a forked worker needs to start (the run's address space, about 1.0-1.3 GB
     # with every plugin imported, plus 256 MiB; checked when the grid loads), so that the memory
     # hog, not the start, meets it

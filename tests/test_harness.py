@@ -124,7 +124,8 @@ def grid(tmp_path, solvers, seeds=(0,), timeout=8, name="g.toml", dataset="sklea
 
 def test_failures_are_recorded_and_the_grid_goes_on(tmp_path, plugin_path):
     db = tmp_path / "r.sqlite"
-    g = grid(tmp_path, ["gdpa-lp", "faulty-raise", "faulty-hang", "faulty-crash", "faulty-nan"], seeds=(0, 1))
+    # 2 s per cell (+ 2 s grace): the hung cell is what the test waits for; gdpa-lp takes ms
+    g = grid(tmp_path, ["gdpa-lp", "faulty-raise", "faulty-hang", "faulty-crash", "faulty-nan"], timeout=2)
     out = cli(["run", "--grid", str(g), "--db", str(db), "--report", "", "--quiet", "--jobs", "2"], plugin_path)
     assert out.returncode == 0, out.stderr
     # plugins are imported when a cell needs them: the broken one is not in the grid, so the run
@@ -134,13 +135,13 @@ def test_failures_are_recorded_and_the_grid_goes_on(tmp_path, plugin_path):
     assert listed.returncode == 0 and "plugin solvers:broken-plugin skipped (ModuleNotFoundError" in listed.stderr
     assert "faulty-raise\t" in listed.stdout
     df = Store(db).results_frame()
-    assert len(df) == 10  # no row lost
+    assert len(df) == 5  # no row lost
     status = df.groupby("solver")["status"].agg(set).to_dict()
     assert status == {"gdpa-lp": {"ok"}, "faulty-raise": {"error"}, "faulty-hang": {"timeout"},
                       "faulty-crash": {"crashed"}, "faulty-nan": {"diverged"}}
     err = df[df.solver == "faulty-raise"].iloc[0]
     assert "RuntimeError: this solver always fails" in err.message and "Traceback" in err.message
-    assert (df[df.solver == "faulty-hang"].wall_time_s >= 8).all()
+    assert (df[df.solver == "faulty-hang"].wall_time_s >= 2).all()
     ok = df[df.solver == "gdpa-lp"]
     assert ok.reference_kind.eq("certified").all() and ok.gap_abs.notna().all() and (ok.gap_abs >= -1e-6).all()
 

@@ -194,8 +194,9 @@ def test_problem_conforms(registry, wine):
                                           # SCS at its default eps (1e-4) returns lambda_min ~ -5e-5: infeasible
                                           ("scs", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000})])
 def test_solvers_conform(registry, small, name, params):
+    # the contract, not accuracy (that is the slow 1e-4 test): SDPMetric at tol 1e-4 runs to the deadline here
     report = check_solver(registry.solver(name), [small["huber"], small["squared-hinge"]], params=params,
-                          deadline_s=5.0, grace_s=5.0)
+                          deadline_s=2.0, grace_s=5.0)
     assert len(report.solutions) == 2
 
 
