@@ -26,7 +26,8 @@ A suite with an ``[asv]`` table (keys :data:`ASV_SUITE_KEYS`) is one its family 
   not time themselves for the record; the harness does.  They stop at ``budget.expired()``.
 
 The values a solver and an instance return live beside this module and are re-exported here:
-:class:`Solution`, :class:`Status` and its message prefixes, :class:`Feasibility` with its
+:class:`Solution`, :class:`Status` (whose message prefixes :data:`REJECTED`,
+:data:`SOLVER_INFEASIBLE` and :data:`INACCURATE` are defined here), :class:`Feasibility` with its
 :class:`Check` list, and :class:`Formulation` (:mod:`psdbench.solution`).  So do three tools of the
 contract: :class:`Budget` (:mod:`psdbench.budget`), :class:`Param` and its constructors
 (:mod:`psdbench.params`) and :class:`TraceRecorder` with :class:`Deferred` and
@@ -50,7 +51,7 @@ import numpy as np
 from psdbench.budget import Budget
 from psdbench.errors import DataError, PsdbenchError  # without NumPy: ``psdbench --version`` imports none
 from psdbench.params import Param, choice, either, number
-from psdbench.solution import INACCURATE, REJECTED, SOLVER_INFEASIBLE, Check, Feasibility, Formulation, Solution, Status
+from psdbench.solution import Check, Feasibility, Formulation, Solution, Status
 from psdbench.tracing import Deferred, TraceRecorder, resolve_iterate
 
 __all__ = [
@@ -64,6 +65,12 @@ __all__ = [
 ]
 
 
+#: Message prefix of a cell whose returned point failed the harness's verification (status ``infeasible``).
+REJECTED = "rejected by verification"
+#: Message prefix of a cell whose solver reported the problem infeasible (status ``infeasible``).
+SOLVER_INFEASIBLE = "solver reported infeasible"
+#: Message prefix of a cell whose solver returned a point it calls inaccurate (status ``max_iter``/``timeout``).
+INACCURATE = "solver reported an inaccurate solution"
 #: The keys of a suite's ``[asv]`` table (the table marks a suite asv tracks) and what each means.
 ASV_SUITE_KEYS: dict[str, str] = {
     "seeds": "the suite's seeds asv runs (a non-empty list; default: the suite's first seed)",

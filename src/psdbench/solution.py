@@ -3,9 +3,9 @@
 :class:`Solution`
     The point a solver returns, with its status, iterations, trace and sampled iterates.
 :class:`Status`
-    The outcome of one cell (the values the results store holds), with the message prefixes
-    :data:`REJECTED`, :data:`SOLVER_INFEASIBLE` and :data:`INACCURATE` that tell apart the
-    outcomes sharing a status.
+    The outcome of one cell (the values the results store holds; the message prefixes that tell
+    apart the outcomes sharing a status, ``REJECTED``, ``SOLVER_INFEASIBLE`` and ``INACCURATE``,
+    are defined in :mod:`psdbench.api`).
 :class:`Feasibility` and :class:`Check`
     What an instance's ``verify`` returns: every check made, with its value and tolerance.
 :class:`Formulation`
@@ -24,14 +24,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Check", "Feasibility", "Formulation", "INACCURATE", "REJECTED", "SOLVER_INFEASIBLE", "Solution", "Status"]
+__all__ = ["Check", "Feasibility", "Formulation", "Solution", "Status"]
 
 
 class Status(str, enum.Enum):
     """Outcome of one cell.  The string values are what the results store holds.
 
     Three outcomes share a status and are told apart by the cell's ``message``, which starts with
-    one of the prefixes below (:func:`psdbench.harness.results.outcome` reads them back):
+    one of the message prefixes of :mod:`psdbench.api` (:func:`psdbench.harness.results.outcome`
+    reads them back):
     ``infeasible`` is either :data:`REJECTED` (the harness's verification rejected the returned
     point; the message names the failed check, its value and tolerance) or
     :data:`SOLVER_INFEASIBLE` (the solver itself reported the problem infeasible, with no point);
@@ -47,14 +48,6 @@ class Status(str, enum.Enum):
     ERROR = "error"  # exception, with traceback
     CRASHED = "crashed"  # the worker process died
     SKIPPED = "skipped"  # the solver does not support the instance (or is unavailable)
-
-
-#: Message prefix of a cell whose returned point failed the harness's verification (status ``infeasible``).
-REJECTED = "rejected by verification"
-#: Message prefix of a cell whose solver reported the problem infeasible (status ``infeasible``).
-SOLVER_INFEASIBLE = "solver reported infeasible"
-#: Message prefix of a cell whose solver returned a point it calls inaccurate (status ``max_iter``/``timeout``).
-INACCURATE = "solver reported an inaccurate solution"
 
 
 # ------------------------------------------------------------------------------------ verification
