@@ -25,9 +25,13 @@ A suite with an ``[asv]`` table (keys :data:`ASV_SUITE_KEYS`) is one its family 
 * A :class:`Solver` turns an instance and a :class:`Budget` into a :class:`Solution`.  Solvers do
   not time themselves for the record; the harness does.  They stop at ``budget.expired()``.
 
-Three tools of the contract live beside this module and are re-exported here: :class:`Budget`
-(:mod:`psdbench.budget`), :class:`Param` and its constructors (:mod:`psdbench.params`) and
-:class:`TraceRecorder` with :class:`Deferred` and :func:`resolve_iterate` (:mod:`psdbench.tracing`).
+The values a solver and an instance return live beside this module and are re-exported here:
+:class:`Solution`, :class:`Status` (whose message prefixes :data:`REJECTED`,
+:data:`SOLVER_INFEASIBLE` and :data:`INACCURATE` are defined here), :class:`Feasibility` with its
+:class:`Check` list, and :class:`Formulation` (:mod:`psdbench.solution`).  So do three tools of the
+contract: :class:`Budget` (:mod:`psdbench.budget`), :class:`Param` and its constructors
+(:mod:`psdbench.params`) and :class:`TraceRecorder` with :class:`Deferred` and
+:func:`resolve_iterate` (:mod:`psdbench.tracing`).
 
 Optional hooks are declared on the protocols with their defaults, and read only through the
 accessor functions at the end of this module (:func:`problem_sense`, :func:`expand_params`,
@@ -39,15 +43,15 @@ Each family states what its solvers may use of its instances in a kind protocol 
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from psdbench.budget import Budget
 from psdbench.errors import DataError, PsdbenchError  # without NumPy: ``psdbench --version`` imports none
 from psdbench.params import Param, choice, either, number
+from psdbench.solution import Check, Feasibility, Formulation, Solution, Status
 from psdbench.tracing import Deferred, TraceRecorder, resolve_iterate
 
 __all__ = [
@@ -59,30 +63,6 @@ __all__ = [
     "problem_sense", "repair", "resolve_iterate", "skip_reason", "solver_requires", "solver_returns",
     "validate_params", "warm_up", "variable_shapes", "point_mismatch",
 ]
-
-
-
-
-class Status(str, enum.Enum):
-    """Outcome of one cell.  The string values are what the results store holds.
-
-    Three outcomes share a status and are told apart by the cell's ``message``, which starts with
-    one of the prefixes below (:func:`psdbench.harness.results.outcome` reads them back):
-    ``infeasible`` is either :data:`REJECTED` (the harness's verification rejected the returned
-    point; the message names the failed check, its value and tolerance) or
-    :data:`SOLVER_INFEASIBLE` (the solver itself reported the problem infeasible, with no point);
-    ``max_iter`` is either an iteration limit or :data:`INACCURATE` (the solver stopped with a
-    solution it calls inaccurate, e.g. cvxpy's ``optimal_inaccurate``).
-    """
-
-    OK = "ok"
-    MAX_ITER = "max_iter"  # iteration limit, or an inaccurate exit (message starts with INACCURATE)
-    TIMEOUT = "timeout"
-    INFEASIBLE = "infeasible"  # rejected by verification (REJECTED), or reported by the solver (SOLVER_INFEASIBLE)
-    DIVERGED = "diverged"  # NaN / inf in the returned point
-    ERROR = "error"  # exception, with traceback
-    CRASHED = "crashed"  # the worker process died
-    SKIPPED = "skipped"  # the solver does not support the instance (or is unavailable)
 
 
 #: Message prefix of a cell whose returned point failed the harness's verification (status ``infeasible``).
@@ -153,141 +133,6 @@ class DatasetCollection(Protocol):
 
     def load(self, name: str) -> Dataset:
         """Load one dataset; raise :class:`DataError` with a one-line message if it is missing."""
-
-
-# ------------------------------------------------------------------------------------ solutions
-_RELATIONS: dict[str, Callable[[float, float], bool]] = {
-    "<=": lambda v, t: v <= t, "<": lambda v, t: v < t, ">=": lambda v, t: v >= t, ">": lambda v, t: v > t,
-    "==": lambda v, t: v == t}
-
-
-@dataclass(frozen=True)
-class Check:
-    """One check of a verification: ``value relation tolerance`` must hold.
-
-    Attributes
-    ----------
-    name : str
-        What is checked, in words (``"smallest eigenvalue of M"``, ``"asymmetry"``).
-    value : float
-        The measured value.
-    tolerance : float
-        The bound it is compared with (already scaled, as the check applies it).
-    relation : str
-        One of ``<=``, ``<``, ``>=``, ``>``, ``==`` (``value`` on the left).
-    """
-
-    name: str
-    value: float
-    tolerance: float
-    relation: str = "<="
-
-    def __post_init__(self) -> None:
-        if self.relation not in _RELATIONS:
-            raise ValueError(f"Check {self.name!r}: relation {self.relation!r} is not one of {list(_RELATIONS)}")
-
-    @property
-    def ok(self) -> bool:
-        """Whether the check holds (a NaN value fails)."""
-        return bool(_RELATIONS[self.relation](float(self.value), float(self.tolerance)))
-
-    def describe(self) -> str:
-        """``"smallest eigenvalue of M = -2.1e-05, needs >= -1e-06"``."""
-        return f"{self.name} = {float(self.value):.3g}, needs {self.relation} {float(self.tolerance):.3g}"
-
-
-@dataclass
-class Feasibility:
-    """Result of verifying a returned point.
-
-    Attributes
-    ----------
-    ok : bool
-        Every check passed within its tolerance (with ``checks``: ``all(c.ok for c in checks)``,
-        which the conformance kit :mod:`psdbench.testing` enforces).
-    min_eig : float
-        Smallest eigenvalue of the matrix that must be PSD (the most negative, if several).
-    max_residual : float
-        Largest equality / sign / trace residual.
-    tolerances : dict
-        The tolerances used, by name.
-    details : dict
-        Per-check values (e.g. ``min_eig_Hbar``).
-    checks : list of Check
-        Every check made, with its value and tolerance; :meth:`reason` names the failed ones.
-        Optional for plugins (default empty: :meth:`reason` then shows ``details`` and ``tolerances``).
-    """
-
-    ok: bool
-    min_eig: float
-    max_residual: float
-    tolerances: dict[str, float] = field(default_factory=dict)
-    details: dict[str, float] = field(default_factory=dict)
-    checks: list[Check] = field(default_factory=list)
-
-    @property
-    def failed(self) -> list[Check]:
-        """The checks that do not hold."""
-        return [c for c in self.checks if not c.ok]
-
-    def reason(self) -> str:
-        """Why the point fails: each failed check with its value and tolerance ("" when ``ok``).
-
-        Without ``checks`` (a plugin that does not list them), the details and tolerances.
-        """
-        if self.ok:
-            return ""
-        if self.failed:
-            return "; ".join(c.describe() for c in self.failed)
-        return f"details {self.details}, tolerances {self.tolerances}"
-
-
-@dataclass
-class Solution:
-    """What a solver returns.
-
-    Attributes
-    ----------
-    variables : dict of str to ndarray
-        The returned point, in the names the problem documents (e.g. ``M`` for a primal matrix,
-        ``y``, ``z``, ``x`` for GDPA-LP).
-    status : Status
-        The solver's own view (``ok``, ``max_iter``, or ``timeout`` when it stopped at the
-        deadline); the harness may downgrade it after verification.
-    iterations : int
-    trace : list of dict
-        Points ``{"t": seconds since the solver started, ...}`` (see :class:`TraceRecorder`).
-    info : dict
-        Solver-reported numbers (LP count, final lambda_min, ...); stored, never trusted for the
-        objective or feasibility.  Two keys are conventional: ``"status"``, the solver's own status
-        word (stored as the metric ``solver_status``), and ``"log"``, the solver's own log as text,
-        which the harness writes gzipped beside the store and leaves out of the row (the metric
-        ``solver_log`` names the file, :func:`psdbench.harness.solutions.save_log`).
-    message : str
-    iterates : list of (float, dict)
-        Sampled iterates ``(t, variables)`` that the harness re-scores with the instance's own
-        objective and verification (filled by :class:`TraceRecorder`).  An entry may be a
-        :class:`Deferred`, computed by :func:`resolve_iterate` when the iterate is scored.
-    """
-
-    variables: dict[str, np.ndarray]
-    status: Status = Status.OK
-    iterations: int = 0
-    trace: list[dict[str, float]] = field(default_factory=list)
-    info: dict[str, Any] = field(default_factory=dict)
-    message: str = ""
-    iterates: list[tuple[float, dict[str, np.ndarray]]] = field(default_factory=list)
-
-
-@dataclass
-class Formulation:
-    """A cvxpy problem plus a function that reads the solution variables after a solve.
-
-    Returned by :meth:`Instance.reference_formulation`; every generic conic solver solves it.
-    """
-
-    problem: Any  # cvxpy.Problem
-    extract: Callable[[], dict[str, np.ndarray]]
 
 
 # ------------------------------------------------------------------------------------ protocols

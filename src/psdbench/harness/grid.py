@@ -6,12 +6,14 @@ only on instances whose parameters take one of the listed values (used to keep a
 it can handle); the keys ``dataset`` and ``problem`` filter on the dataset and problem names.  A solver is paired only with the
 problems whose ``kind`` it lists in ``kinds`` (``"*"``: any), so one grid can mix problem families.  See ``docs/architecture.md`` for the format; :func:`load_grid` raises a one-line
 :class:`~psdbench.api.PsdbenchError` on anything malformed.
+
+A grid narrowed from the command line (``run -s / -d / -p``: :func:`restrict`,
+:func:`parse_selector`) is cut down in :mod:`psdbench.harness.selection`, re-exported here.
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 import tomllib
 import warnings
 from dataclasses import dataclass, field
@@ -23,7 +25,11 @@ from ..registry import CORE_LIBRARIES, Registry
 from .inputs import check_dataset_content, positive_seconds
 from .keys import cell_id, cell_key, code_hash, dataset_fingerprint, instance_key
 from .limits import MAX_CELLS, check_depth, check_seeds, echo
+from .selection import parse_selector, restrict  # re-exported: the grid narrowed by run -s / -d / -p
 from .tracked import asv_settings
+
+__all__ = ["PROBLEM_KEYS", "RUN_KEYS", "SOLVER_KEYS", "Cell", "Grid", "expand", "parse_selector", "read_grid_file",
+           "read_suite", "restrict"]
 
 RUN_KEYS = {"seeds", "timeout", "reference_timeout", "memory_mb", "reference", "name", "save_solutions"}
 PROBLEM_KEYS = {"name", "datasets", "params"}
@@ -226,7 +232,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
     a grid of more than ``max_cells`` cells (None: no limit; the cells past it are counted, not
     built).  Repeated entries (a solver, seed or dataset listed twice) give one cell.
 
-    ``narrowed`` (a grid cut down from the command line, :func:`restrict`): a solver entry that
+    ``narrowed`` (a grid cut down from the command line, :func:`~psdbench.harness.selection.restrict`): a solver entry that
     gives no cell among the kept problems is dropped instead (its ``where`` keys are then not
     checked: they may name parameters of a problem the selection dropped); only a solver that
     gives no cell at all, through any of its entries, is an error.
@@ -366,87 +372,3 @@ def _unique(cells: list[Cell]) -> list[Cell]:
     for c in cells:
         seen.setdefault(c.cell_key, c)
     return list(seen.values())
-
-
-def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
-    """``"my-solver[tol=1e-3,max_iters=[100,200]]"`` -> ``("my-solver", {"tol": 1e-3, "max_iters": [100, 200]})``.
-
-    benchopt's ``-s solver[param=value]`` syntax: values are TOML literals (numbers, booleans,
-    quoted strings, lists), a bare word is a string; a list expands as in a grid file.  A name
-    without brackets gives ``(name, None)``.
-    """
-    m = re.fullmatch(r"\s*([^\[\]\s]+)\s*(?:\[(.*)\])?\s*", text)
-    if m is None:
-        raise PsdbenchError(f"selector {echo(text)}: expected NAME or NAME[param=value,...]")
-    name, inner = m.group(1), m.group(2)
-    if inner is None:
-        return name, None
-    params: dict[str, Any] = {}
-    depth, part, parts = 0, "", []
-    for ch in inner:  # split on the commas outside list brackets
-        depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
-            parts.append(part)
-            part = ""
-        else:
-            part += ch
-    parts.append(part)
-    for item in (p.strip() for p in parts if p.strip()):
-        key, eq, raw = item.partition("=")
-        if not eq or not key.strip():
-            raise PsdbenchError(f"selector {text!r}: {item!r} is not param=value")
-        try:
-            value = tomllib.loads(f"v = {raw.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw.strip()  # a bare word: a string
-        except RecursionError:
-            raise PsdbenchError(f"selector {echo(text)}: values nested too deep to read") from None
-        params[key.strip()] = value
-    return name, params
-
-
-def _select(entries: list[Any], names: list[str], extra: dict[str, Any]) -> list[dict[str, Any]]:
-    """Keep the grid entries named in ``names`` (selectors); a selector's parameters override those
-    of the entry (the others stay as the grid has them); a name the grid does not list is added
-    with ``extra`` keys."""
-    out = []
-    for text in names:
-        name, params = parse_selector(text)
-        have = [e for e in entries if isinstance(e, dict) and e.get("name") == name]
-        for e in have or [{"name": name, **extra}]:
-            merged = {**(e.get("params") or {}), **params} if params is not None else None
-            out.append({**e, **({"params": merged} if merged is not None else {})})
-    return out
-
-
-def restrict(spec: dict[str, Any], solvers: list[str] | None = None, datasets: list[str] | None = None,
-             problems: list[str] | None = None) -> dict[str, Any]:
-    """A grid narrowed from the command line (``run -s / -d / -p``, as benchopt's ``-s`` / ``-d``).
-
-    Parameters
-    ----------
-    spec : dict
-        A parsed grid or suite.
-    solvers : list of str, optional
-        Keep only these solvers; a name the grid does not list is added with its defaults.  A
-        selector ``name[param=value,...]`` sets those parameters (:func:`parse_selector`).
-    datasets : list of str, optional
-        Run every (kept) problem on these datasets instead of the grid's.
-    problems : list of str, optional
-        Keep only these problems (selectors as for ``solvers``); a name the grid does not list is
-        added with its defaults.
-
-    Returns
-    -------
-    dict
-        A new spec; :func:`expand` then checks it like any grid (a solver that pairs with no kept
-        problem is an error, not an empty grid).
-    """
-    out = {k: v for k, v in spec.items()}
-    if problems:
-        out["problems"] = _select(list(spec.get("problems", [])), problems, {"datasets": list(datasets or [])})
-    if datasets:
-        out["problems"] = [{**p, "datasets": list(datasets)} for p in out.get("problems", []) if isinstance(p, dict)]
-    if solvers:
-        out["solvers"] = _select(list(spec.get("solvers", [])), solvers, {})
-    return out

@@ -1,32 +1,7 @@
 """The results store: an embedded SQLite database (default ``psdbench-results.sqlite``).
 
-Schema version 5 (names are stable; other tools read them):
-
-``history``     every run of every cell: one row per ``(cell_key, run_id)`` (unique), columns
-                :data:`RESULT_COLUMNS` (from :class:`~psdbench.harness.results.CellResult`) plus an
-                increasing ``seq``.  ``--force`` adds rows; nothing is replaced but a row of the
-                same cell in the same run.
-``results``     a VIEW: the latest row (highest ``seq``) of each cell, i.e. one row per cell with
-                the columns :data:`RESULT_COLUMNS`.  ``DELETE FROM results WHERE ...`` forgets the
-                matching cells (every run of them), so that a later run computes them again.
-``current``     a VIEW: the latest row of each cell *description* (``cell_id``: problem, dataset,
-                parameters, seed, solver; :func:`~psdbench.harness.keys.cell_id`), whatever code or
-                library versions computed it: the row a report and ``psdbench results`` show.
-                A cell computed again after its code changed has a new ``cell_key`` but the
-                same ``cell_id``; the older row stays in ``history`` (``results --all``).
-``runs``        machine, library versions and thread settings, once per run.
-``refs``        the reference optimum per instance (``instance_key``), with its certificate.
-``meta``        ``schema_version`` = ``5``.
-``claims``      the cells concurrent runs are computing now (:mod:`~psdbench.harness.claims`);
-                empty when no run is under way.
-
-A version-1 store (``results`` a table keyed by ``cell_key``) is migrated in place when opened for
-writing, in one transaction: its rows are copied into ``history`` and the table is replaced by the
-view.  A version-2 store gains the ``solution`` column (NULL in its rows) and the view is rebuilt
-with it.  A version-3 store gains ``cell_id``, ``solver_code`` and ``problem_code``: ``cell_id`` is
-computed for its rows from their description (the code hashes stay NULL: unknown), and the
-``current`` view is created.  A version-4 store gains ``time_limit_s`` (NULL in its rows: the report then
-charges a failure at the longest wall time of its instance set, and says so).  Read-only opens (:class:`~psdbench.harness.inputs.ReadOnlyStore`) migrate nothing.
+The schema (tables ``history``, ``refs``, ``runs``, ``meta``, ``claims`` and the views ``results`` and
+``current``; version 5) and the migration of an older store are in :mod:`~psdbench.harness.schema`.
 
 The file is in WAL mode (``journal_mode=WAL``, ``synchronous=NORMAL``): a committed row survives
 the end of any process (``kill -9`` included) without an fsync per row; only a power loss or OS
@@ -51,44 +26,13 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import pandas as pd
 
-from ..api import PsdbenchError
-from . import claims
+from . import claims, schema
 from .keys import cell_id
-from .results import JSON_COLUMNS, RESULT_COLUMNS, SQL_TYPES, CellResult
+from .results import JSON_COLUMNS, RESULT_COLUMNS, CellResult
+from .schema import COLS, REF_COLUMNS, SCHEMA_VERSION
 
 __all__ = ["JSON_COLUMNS", "RESULT_COLUMNS", "SCHEMA_VERSION", "Store", "now"]
 
-SCHEMA_VERSION = 5
-_COLS = ", ".join(RESULT_COLUMNS)
-
-_TABLES = f"""
-CREATE TABLE IF NOT EXISTS history (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    {", ".join(f"{c} {SQL_TYPES[c]}" for c in RESULT_COLUMNS)},
-    UNIQUE (cell_key, run_id)
-);
-CREATE INDEX IF NOT EXISTS history_cell ON history(cell_key, seq);
-CREATE INDEX IF NOT EXISTS history_instance ON history(instance_key);
-CREATE INDEX IF NOT EXISTS history_cell_id ON history(cell_id, seq);
-CREATE VIEW IF NOT EXISTS results AS
-    SELECT {_COLS} FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY cell_key);
-CREATE TRIGGER IF NOT EXISTS results_delete INSTEAD OF DELETE ON results
-    BEGIN DELETE FROM history WHERE cell_key = OLD.cell_key; END;
-CREATE VIEW IF NOT EXISTS current AS
-    SELECT {_COLS} FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY COALESCE(NULLIF(cell_id, ''), cell_key));
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY, started_at TEXT, finished_at TEXT, command TEXT,
-    machine TEXT, versions TEXT, threads TEXT
-);
-CREATE TABLE IF NOT EXISTS refs (
-    instance_key TEXT PRIMARY KEY, problem TEXT, dataset TEXT, instance_params TEXT, seed INTEGER,
-    value REAL, lower REAL, gap REAL, kind TEXT, solver TEXT, solver_version TEXT, status TEXT,
-    wall_time_s REAL, message TEXT, created_at TEXT
-);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-"""
-_REF_COLUMNS = ["instance_key", "problem", "dataset", "instance_params", "seed", "value", "lower", "gap", "kind",
-                "solver", "solver_version", "status", "wall_time_s", "message", "created_at"]
 _CHUNK = 500  # SQL variables per IN (...) list
 
 
@@ -145,7 +89,7 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         check_space(self.path)
-        self._open()
+        schema.create(self.path)
         # Opened by the first batch of results and held until close(): while it is open, closing
         # the short-lived reading connections does not checkpoint (fsync) the WAL.  A Store that
         # only reads never holds a connection.
@@ -182,81 +126,10 @@ class Store:
                 pass
 
     # ---- schema
-    def _open(self) -> None:
-        """Create the version-5 schema, migrating a version-1 to -4 store, in one transaction."""
-        con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        mode = None
-        try:
-            mode = con.execute("PRAGMA journal_mode").fetchone()[0]
-            con.execute("PRAGMA journal_mode=WAL")  # persistent: stored in the file
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                version = self._version(con)
-                if version > SCHEMA_VERSION:
-                    raise PsdbenchError(f"{self.path}: store schema version {version} is newer than this psdbench "
-                                        f"reads ({SCHEMA_VERSION}); upgrade psdbench")
-                old = con.execute("SELECT type FROM sqlite_master WHERE name='results'").fetchone()
-                legacy = old is not None and old[0] == "table"
-                if legacy:
-                    con.execute("ALTER TABLE results RENAME TO results_v1")
-                    con.execute("DROP INDEX IF EXISTS results_instance")
-                have = {r[1] for r in con.execute("PRAGMA table_info(history)")}
-                if have and set(RESULT_COLUMNS) - have:  # an older history: add the new columns, rebuild the view
-                    for c in RESULT_COLUMNS:
-                        if c not in have:
-                            con.execute(f"ALTER TABLE history ADD COLUMN {c} {SQL_TYPES[c]}")
-                    con.execute("DROP TRIGGER IF EXISTS results_delete")
-                    con.execute("DROP VIEW IF EXISTS results")
-                    con.execute("DROP VIEW IF EXISTS current")
-                for stmt in [*_TABLES.split(";\n"), claims.SCHEMA]:
-                    if stmt.strip():
-                        con.execute(stmt)
-                if legacy:
-                    have = {r[1] for r in con.execute("PRAGMA table_info(results_v1)")}
-                    cols = [c for c in RESULT_COLUMNS if c in have]
-                    con.execute(f"INSERT INTO history ({', '.join(cols)}) SELECT {', '.join(cols)} FROM results_v1 "
-                                "ORDER BY created_at, cell_key")
-                    con.execute("DROP TABLE results_v1")
-                self._fill_cell_ids(con)
-                con.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
-                            (str(SCHEMA_VERSION),))
-                con.execute("COMMIT")
-            except BaseException:
-                claims.rollback(con)
-                raise
-        except sqlite3.OperationalError:  # a full disk, an I/O error, a lock: the machine's condition (oserrors)
-            if mode not in (None, "wal"):  # nothing committed: the file goes back to its journal mode, as it was
-                try:
-                    con.execute(f"PRAGMA journal_mode={mode}")
-                except sqlite3.Error:
-                    pass
-            raise
-        except sqlite3.DatabaseError as exc:
-            raise PsdbenchError(f"{self.path}: not a psdbench results store ({exc})") from None
-        finally:
-            con.close()
-
-    @staticmethod
-    def _fill_cell_ids(con: sqlite3.Connection) -> None:
-        """Compute ``cell_id`` for rows stored without one (an older store's, in its migration)."""
-        rows = con.execute("SELECT seq, problem, dataset, instance_params, seed, solver, solver_params FROM history "
-                           "WHERE cell_id IS NULL").fetchall()
-        if rows:
-            con.executemany("UPDATE history SET cell_id=? WHERE seq=?",
-                            [(cell_id(p, d, ip or "{}", sd or 0, so, sp or "{}"), seq)
-                             for seq, p, d, ip, sd, so, sp in rows])
-
-    @staticmethod
-    def _version(con: sqlite3.Connection) -> int:
-        if con.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is None:
-            return 1
-        row = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return int(row[0]) if row else 1
-
     def schema_version(self) -> int:
         """The schema version recorded in ``meta``."""
         with self._conn() as con:
-            return self._version(con)
+            return schema.version(con)
 
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
@@ -303,7 +176,7 @@ class Store:
         """Add one row to the history (replacing only a row of the same cell and run)."""
         res = _complete(result if isinstance(result, CellResult) else CellResult.from_row(result))
         with self._conn() as con:
-            con.execute(f"INSERT OR REPLACE INTO history ({_COLS}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+            con.execute(f"INSERT OR REPLACE INTO history ({COLS}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
                         res.to_values())
 
     def write_many(self, results: Iterable[CellResult], references: Iterable[dict[str, Any]] = (),
@@ -323,11 +196,11 @@ class Store:
                 claims.release(con, [r.cell_key for r in results]
                                + [f"ref:{ref.get('instance_key')}" for ref in references], release)
             if rows:
-                con.executemany(f"INSERT OR REPLACE INTO history ({_COLS}) "
+                con.executemany(f"INSERT OR REPLACE INTO history ({COLS}) "
                                 f"VALUES ({', '.join('?' * len(RESULT_COLUMNS))})", rows)
             if refs:
-                con.executemany(f"INSERT OR REPLACE INTO refs ({', '.join(_REF_COLUMNS)}) "
-                                f"VALUES ({', '.join('?' * len(_REF_COLUMNS))})", refs)
+                con.executemany(f"INSERT OR REPLACE INTO refs ({', '.join(REF_COLUMNS)}) "
+                                f"VALUES ({', '.join('?' * len(REF_COLUMNS))})", refs)
 
     # ---- claims (concurrent runs)
     def last_seq(self) -> int:
@@ -400,13 +273,13 @@ class Store:
         ref = {**ref, "created_at": now()}
         if not isinstance(ref.get("instance_params"), str):
             ref["instance_params"] = json.dumps(ref.get("instance_params"), sort_keys=True, default=str)
-        return [ref.get(c) for c in _REF_COLUMNS]
+        return [ref.get(c) for c in REF_COLUMNS]
 
     def write_reference(self, ref: dict[str, Any]) -> None:
         """Store (replace) the reference of one instance."""
         with self._conn() as con:
             con.execute(
-                f"INSERT OR REPLACE INTO refs ({', '.join(_REF_COLUMNS)}) VALUES ({', '.join('?' * len(_REF_COLUMNS))})",
+                f"INSERT OR REPLACE INTO refs ({', '.join(REF_COLUMNS)}) VALUES ({', '.join('?' * len(REF_COLUMNS))})",
                 self._ref_values(ref),
             )
 

@@ -1,7 +1,7 @@
 """What a ``mahalanobis`` (metric-learning) solver may use of an instance.
 
 :class:`MahalanobisKind` lists exactly what ``sgml``, ``pgml``, ``pd-cone`` and the generic conic
-solvers read; :class:`~psdbench.families.mahalanobis.problem.MahalanobisInstance` implements it.
+solvers read; :class:`~psdbench.families.mahalanobis.instance.MahalanobisInstance` implements it.
 The feasible set is ``{M symmetric, M >= rho I, tr(M) <= C}`` (SGML paper, problem (26)); the
 objective ``Q`` depends on ``M`` only through the pair distances ``D_ij = (f_i - f_j)' M (f_i - f_j)``
 of the training rows ``F``, and :class:`PairObjectiveKind` is its interface on ``D``.
