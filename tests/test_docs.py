@@ -32,7 +32,7 @@ def test_readme_opens_with_the_two_setup_commands():
     blocks = re.findall(r"```bash\n(.*?)\n```", README, re.S)
     venv = "python -m venv .venv && . .venv/bin/activate && "
     assert blocks[0].startswith(venv) and blocks[0].endswith(" install -e . && psdbench run")
-    tests = 'python -m pytest -q -m "not slow"'
+    tests = 'python -m pytest -q -m "not slow" -n 2'
     assert blocks[1].startswith(venv) and " install -e '.[test]' && " in blocks[1]
     assert blocks[1].endswith("PSDBENCH_DATA=../shared/datasets " + tests)
     assert tests in (ROOT / ".ci" / "run").read_text()  # CI runs the README's test command
