@@ -63,7 +63,7 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
 
     if grid is not None and suite is not None:
         raise PsdbenchError("give a grid or a suite, not both")
-    reg = discover()
+    reg = discover(preload=False)  # the plugins' `preload` modules: imported by the run when it forks workers
     if isinstance(grid, dict):
         check_depth(grid, "grid")
         spec, name = grid, "grid"

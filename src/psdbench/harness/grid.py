@@ -71,6 +71,9 @@ class Grid:
     #: versions the solvers report themselves (a library outside the environment, e.g. in its own folder)
     reported_versions: dict[str, str] = field(default_factory=dict)
     problem_codes: dict[str, str] = field(default_factory=dict)  # problem name -> its code hash
+    #: modules the grid's plugins list in ``preload``: imported before workers are forked, not by
+    #: :func:`expand` (a resumed run with nothing to do imports none of them)
+    preload: list[str] = field(default_factory=list)
 
 
 def _product(params: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -363,6 +366,8 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
         libraries=list(dict.fromkeys([*CORE_LIBRARIES, *(lib for e in solver_entries for lib in e[3][0])])),
         reported_versions={lib: str(v) for e in solver_entries for lib, v in e[3][0].items()},
         problem_codes=codes,
+        preload=list(dict.fromkeys(m for obj in [*(e[4] for e in solver_entries), *(pr for _, pr, _, _, _ in loaded)]
+                                   for m in getattr(obj, "preload", ()))),
     )
 
 

@@ -16,10 +16,11 @@ never yielded, hence never stored.
 
 from __future__ import annotations
 
+import importlib
 import queue
 import threading
 from dataclasses import replace
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from ..api import Status
 from .limits import harness_failure
@@ -41,7 +42,7 @@ def _guarded(what: str, obj: Any, call: Callable[[], Any]) -> Result:
 
 def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker], Any],
               run_ref: Callable[[Any, threading.Event], Any], memory_mb: int | None,
-              claim: Callable[[str, Any], str] | None = None) -> Iterator[list[Result]]:
+              claim: Callable[[str, Any], str] | None = None, preload: Sequence[str] = ()) -> Iterator[list[Result]]:
     """Run ``items`` on ``jobs`` threads; yield lists of ``(what, obj, result)`` as they finish.
 
     Parameters
@@ -56,6 +57,9 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
         Each worker process's memory cap.
     claim : callable, optional
         ``claim(what, obj) -> reason``: "" if the run may compute it now, else why not.
+    preload : sequence of str
+        Modules the plugins list in ``preload``: imported here, before the workers are forked, so
+        that each starts with them (only when there is work: a resumed run imports none).
 
     Closing the generator early (an interrupted run) kills the running tasks and joins the threads.
     """
@@ -68,6 +72,12 @@ def run_local(items: list[tuple], jobs: int, run_cell: Callable[[Any, CellWorker
     stop = threading.Event()
 
     workers = [CellWorker(memory_mb, cancel=stop) for _ in range(max(1, min(jobs, len(items))))]  # no idle worker
+    if preload and fork_context() is not None:
+        for module in preload:
+            try:
+                importlib.import_module(module)
+            except Exception:  # the plugin's cells report it, in their own rows
+                continue
     ctx = fork_context()
     if ctx is not None:  # before any thread starts: forked workers start with the plugins imported
         for w in workers:

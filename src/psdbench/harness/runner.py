@@ -319,7 +319,7 @@ def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: 
     items += [("cells", bases) for bases in groups.values()]
     return run_local(items, jobs, lambda base, w: run_cell_isolated({"result": base, **extra}, timeout, memory_mb, w),
                      lambda task, stop: run_reference_isolated(task, grid.reference_timeout, memory_mb, stop),
-                     memory_mb, claim)
+                     memory_mb, claim, preload=grid.preload)
 
 
 def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,

@@ -31,8 +31,6 @@ from ..harness.results import outcome_column, solver_word
 from . import rules
 from .analysis import param_text, stop_tolerances
 from .frame import drop_superseded, tidy_frame
-from .render import Document, render
-from .plot import colour_map
 from .rules import DEFAULT_ALLOWANCE
 from ..api import ranking_metric
 from .summary import glossary_section, run_details, winners_section
@@ -162,6 +160,9 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
         ``html``, ``markdown``, ``results_csv``, ``failures_csv``, one entry per table (its CSV stem)
         and one per figure (``<name>_png``).
     """
+    from .plot import colour_map  # matplotlib: imported by the report only, not by the harness's use of rules
+    from .render import Document, render
+
     if registry is None:
         from psdbench.registry import discover
 
