@@ -58,7 +58,7 @@ __all__ = [
     "ASV_SUITE_KEYS", "Budget", "Check", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
     "INACCURATE", "REJECTED", "SOLVER_INFEASIBLE",
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
-    "TraceRecorder", "certified_reference", "choice", "default_params", "either", "expand_params",
+    "TraceRecorder", "certified_reference", "choice", "dataset_stamp", "default_params", "either", "expand_params",
     "number", "pairs_with", "param_specs", "problem_contract", "problem_offers", "problem_description", "problem_family",
     "problem_sense", "repair", "resolve_iterate", "skip_reason", "solver_requires", "solver_returns",
     "validate_params", "warm_up", "variable_shapes", "point_mismatch",
@@ -125,7 +125,12 @@ class DatasetCollection(Protocol):
 
     Optional hooks: ``check(name)``: raise a one-line :class:`DataError` if ``name`` cannot be
     loaded, without loading it (default: ``name in names()``); ``preload`` (tuple of str): modules
-    ``load`` needs, imported by the fork server once (default: ``()``).
+    ``load`` needs, imported by the fork server once (default: ``()``); ``stamp(name) -> str``: a
+    cheap string that changes whenever ``load(name)`` could return other data (e.g. the version of
+    the library whose bundled files it reads), read through :func:`dataset_stamp`.  With it, a run
+    whose store already holds the dataset's fingerprint under the same stamp (and the same
+    collection code) does not load the dataset to compute its cells' keys.  Default: none (the
+    dataset is loaded and hashed by every run).
     """
 
     def names(self) -> list[str]:
@@ -337,6 +342,7 @@ def ranking_metric(section: Any) -> RankingMetric | None:
 # ------------------------------------------------------------------------------------ hook access
 # Defined in psdbench/hooks.py (one default per hook), re-exported here.
 from psdbench.hooks import (  # noqa: E402,F401  (the hook accessors, re-exported)
+    dataset_stamp,
     problem_sense,
     problem_family,
     problem_size_param,

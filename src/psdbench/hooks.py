@@ -129,6 +129,12 @@ def skip_reason(solver: Any, instance: Any) -> str | None:
     return f"{getattr(solver, 'name', solver)} does not support this instance (kind {getattr(instance, 'kind', '?')!r})"
 
 
+def dataset_stamp(collection: Any, name: str) -> str | None:
+    """A dataset collection's ``stamp(name)`` hook (what changes when its data may), ``None`` without one."""
+    hook = getattr(collection, "stamp", None)
+    return None if hook is None else str(hook(name))
+
+
 def certified_reference(instance: Any, time_limit_s: float | None, rtol: float) -> dict[str, Any] | None:
     """The instance's ``certified_reference`` hook, or ``None`` when it offers none."""
     hook = getattr(instance, "certified_reference", None)

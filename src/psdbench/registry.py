@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from .api import Dataset, DataError, PsdbenchError
+from .api import Dataset, DataError, PsdbenchError, dataset_stamp
 from .plugins import PluginMap, names_of, unregistered_hint
 
 GROUPS = {"problems": "psdbench.problems", "solvers": "psdbench.solvers", "datasets": "psdbench.datasets",
@@ -155,6 +155,16 @@ class Registry:
             except Exception:  # a solver whose version lookup fails must not stop the run
                 continue
         return names
+
+    def dataset_stamp(self, name: str) -> tuple[str, Any] | None:
+        """``(stamp, collection)`` of a collection dataset whose collection has a ``stamp`` hook
+        (:func:`psdbench.api.dataset_stamp`), else ``None`` (a single dataset, no hook)."""
+        if name in self.single_datasets:
+            return None
+        prefix, _, rest = name.partition("/")
+        coll = self.collections[prefix]
+        stamp = dataset_stamp(coll, rest)
+        return None if stamp is None else (stamp, coll)
 
     def load_dataset(self, name: str) -> Dataset:
         if name in self.single_datasets:

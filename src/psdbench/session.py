@@ -59,6 +59,7 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
     from .harness.grid import expand, read_grid_file, restrict
     from .harness.inputs import check_solutions_folder, check_store
     from .harness.limits import MAX_CELLS, check_depth, check_memory_mb
+    from .harness.store import DATASETS_META, EXPANSIONS_META, read_meta
     from .registry import discover
 
     if grid is not None and suite is not None:
@@ -73,7 +74,8 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
         name = suite or "default"
         spec = reg.read_suite(name)
     spec = restrict(spec, solvers=solvers, datasets=datasets, problems=problems)
-    g = expand(spec, name, reg, narrowed=bool(solvers or datasets or problems), max_cells=None if yes else MAX_CELLS)
+    g = expand(spec, name, reg, narrowed=bool(solvers or datasets or problems), max_cells=None if yes else MAX_CELLS,
+               known=(read_meta(db, DATASETS_META), read_meta(db, EXPANSIONS_META)))  # stamped data: not loaded
     check_memory_mb(g.memory_mb, f"grid {name}: [run]")
     if save_solutions is not None:
         if not isinstance(save_solutions, bool):

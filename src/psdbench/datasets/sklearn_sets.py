@@ -37,6 +37,13 @@ class SklearnCollection:
         if name not in _LOADERS:
             raise DataError(f"unknown dataset 'sklearn/{name}' (known: {', '.join(sorted(_LOADERS))})")
 
+    def stamp(self, name: str) -> str:
+        """The installed scikit-learn's version: the files its loaders read ship with it."""
+        from importlib.metadata import version
+
+        self.check(name)
+        return f"scikit-learn {version('scikit-learn')}"
+
     def load(self, name: str) -> Dataset:
         self.check(name)
         base, view = split_view(name, "sklearn")

@@ -14,16 +14,17 @@ A grid narrowed from the command line (``run -s / -d / -p``: :func:`restrict`,
 from __future__ import annotations
 
 import itertools
+import json
 import tomllib
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..api import DataError, PsdbenchError, expand_params, pairs_with, param_specs, problem_family, problem_sense, validate_params
 from ..registry import CORE_LIBRARIES, Registry
 from .inputs import check_dataset_content, positive_seconds
-from .keys import cell_id, cell_key, code_hash, dataset_fingerprint, instance_key
+from .keys import cell_id, cell_key, code_hash, dataset_fingerprint, instance_key, stable_hash
 from .limits import MAX_CELLS, check_depth, check_seeds, echo
 from .selection import parse_selector, restrict  # re-exported: the grid narrowed by run -s / -d / -p
 from .tracked import asv_settings
@@ -74,6 +75,11 @@ class Grid:
     #: modules the grid's plugins list in ``preload``: imported before workers are forked, not by
     #: :func:`expand` (a resumed run with nothing to do imports none of them)
     preload: list[str] = field(default_factory=list)
+    #: dataset name -> ``[stamp, fingerprint]`` for the datasets whose collection has a ``stamp``
+    #: hook: kept in the store, so that the next run with the same stamp need not load them
+    dataset_fingerprints: dict[str, list[str]] = field(default_factory=dict)
+    #: ``expand_params`` results on stamped datasets, keyed as :meth:`_Datasets.expand` keys them
+    param_expansions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def _product(params: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -152,12 +158,62 @@ def _library_versions(solver: Any, sname: str, where: str) -> dict[str, str]:
     return versions
 
 
-class _Datasets:
-    """Resolve, load once and check every dataset of the grid (any failure is a one-line DataError)."""
+def _json_exact(value: Any) -> bool:
+    """Whether ``value`` comes back from JSON with the same :func:`stable_hash` (no tuple, NumPy scalar, ...)."""
+    try:
+        return stable_hash(json.loads(json.dumps(value))) == stable_hash(value)
+    except (TypeError, ValueError):
+        return False
 
-    def __init__(self, reg: Registry) -> None:
+
+class _Datasets:
+    """Resolve, load once and check every dataset of the grid (any failure is a one-line DataError).
+
+    ``known``: ``name -> [stamp, fingerprint]`` from the store (:attr:`Grid.dataset_fingerprints`
+    of an earlier run).  A dataset whose stamp (its collection's ``stamp`` hook and the
+    collection's code) equals the known one is not loaded: its content was checked and hashed by
+    that run.  Any other dataset is loaded, checked and hashed here.
+    """
+
+    def __init__(self, reg: Registry, known: Mapping[str, Any] | None = None,
+                 expansions: Mapping[str, Any] | None = None) -> None:
         self.reg = reg
         self.cache: dict[str, Any] = {}
+        self.known, self.known_expansions = dict(known or {}), dict(expansions or {})
+        self.stamped: dict[str, list[str]] = {}  # what this grid's datasets give the store
+        self.expansions: dict[str, list[dict[str, Any]]] = {}
+
+    def expand(self, problem: Any, pname: str, pcode: str, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """``expand_params`` of ``problem`` on dataset ``name``; on a stamped dataset, the stored
+        result for the same problem code, dataset stamp and fingerprint and parameters (the hook is a
+        function of these), else computed and kept for the store."""
+        stamp = self._stamp(name)
+        if stamp is None:
+            return expand_params(problem, lambda: self.load(name), params)
+        key = stable_hash(["expansion", pname, pcode, stamp, self.fingerprint(name), params])
+        out = self.known_expansions.get(key)
+        if not isinstance(out, list) or not all(isinstance(e, dict) for e in out):
+            out = expand_params(problem, lambda: self.load(name), params)
+        if _json_exact(out):  # kept only if the store gives back what keys hash the same
+            self.expansions[key] = out
+        return out
+
+    def _stamp(self, name: str) -> str | None:
+        key = "\0stamp:" + name
+        if key not in self.cache:
+            try:
+                found = self.reg.dataset_stamp(name)
+            except Exception:  # a failing hook only costs the shortcut: the dataset is loaded
+                found = None
+            self.cache[key] = None if found is None else stable_hash([found[0], code_hash(found[1])])
+        return self.cache[key]
+
+    def _known(self, name: str) -> str | None:
+        """The stored fingerprint of ``name`` if its stamp is unchanged, else ``None``."""
+        stamp, entry = self._stamp(name), self.known.get(name)
+        if stamp is None or not isinstance(entry, list) or len(entry) != 2 or entry[0] != stamp:
+            return None
+        return str(entry[1])
 
     def check(self, name: Any, where: str) -> None:
         if not isinstance(name, str):
@@ -169,7 +225,8 @@ class _Datasets:
         except (Exception, SystemExit) as exc:
             raise PsdbenchError(f"{where}: dataset {name}: plugin check failed: {type(exc).__name__}: "
                                 f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-        self.load(name)
+        if self._known(name) is None:
+            self.load(name)
 
     def match(self, names: list[Any], where: str) -> list[Any]:
         """``names`` with each ``collection/<glob>`` replaced by the names it matches (in order, once)."""
@@ -211,7 +268,11 @@ class _Datasets:
         """:func:`dataset_fingerprint` of ``name``, computed once per grid."""
         key = "\0fingerprint:" + name
         if key not in self.cache:
-            self.cache[key] = dataset_fingerprint(self.load(name))
+            known = self._known(name)
+            self.cache[key] = known if known is not None else dataset_fingerprint(self.load(name))
+            stamp = self._stamp(name)
+            if stamp is not None:
+                self.stamped[name] = [stamp, self.cache[key]]
         return self.cache[key]
 
 
@@ -227,7 +288,7 @@ def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> 
 
 
 def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = False,
-           max_cells: int | None = MAX_CELLS) -> Grid:
+           max_cells: int | None = MAX_CELLS, known: tuple[Mapping[str, Any], Mapping[str, Any]] = ({}, {})) -> Grid:
     """Validate a parsed grid and expand it to cells (checks every plugin, dataset and value).
 
     Raises a one-line :class:`PsdbenchError` on anything malformed, including a solver entry that
@@ -239,6 +300,10 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
     gives no cell among the kept problems is dropped instead (its ``where`` keys are then not
     checked: they may name parameters of a problem the selection dropped); only a solver that
     gives no cell at all, through any of its entries, is an error.
+
+    ``known``: what the store kept of earlier runs (:func:`~psdbench.harness.store.read_meta`): the
+    stamped datasets' ``name -> [stamp, fingerprint]`` and their ``expand_params`` results
+    (:class:`_Datasets`); either is used only where the stamp is unchanged.
     """
     check_depth(spec, f"grid {name}")
     unknown = set(spec) - {"run", "problems", "solvers", "asv"}
@@ -271,7 +336,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
         solver_entries.append((s["name"], combos, {k: v if isinstance(v, list) else [v] for k, v in filt.items()},
                                [versions, defaults], solver, where, code_hash(solver)))
 
-    data = _Datasets(reg)
+    data = _Datasets(reg, *known)
     loaded = []
     for i, p in enumerate(problems):
         where = f"grid {name}: problems[{i}]"
@@ -306,10 +371,11 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
     uncounted = 0
     for pname, problem, datasets, combos, where in loaded:
         expanded = []
+        pcode = codes[pname] = code_hash(problem)
         for d in datasets:  # a problem may expand special values (e.g. fold = "all") per dataset
             for c in combos:
                 try:
-                    expanded += [(d, e) for e in expand_params(problem, lambda d=d: data.load(d), c)]
+                    expanded += [(d, e) for e in data.expand(problem, pname, pcode, d, c)]
                 except PsdbenchError as exc:
                     raise PsdbenchError(f"{where}: {(str(exc).splitlines() or [''])[0]}") from None
                 except Exception as exc:  # a plugin's hook failing is a plugin error, not psdbench's
@@ -317,7 +383,6 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
                                         f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from None
         senses[pname] = problem_sense(problem)
         families[pname] = problem_family(problem)
-        pcode = codes[pname] = code_hash(problem)
         for (d, ip), seed in itertools.product(expanded, seeds):
             ikey = instance_key(pname, d, ip, seed, data.fingerprint(d), pcode)
             instances[ikey] = {"problem": pname, "dataset": d, "instance_params": ip, "seed": seed}
@@ -368,6 +433,8 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
         problem_codes=codes,
         preload=list(dict.fromkeys(m for obj in [*(e[4] for e in solver_entries), *(pr for _, pr, _, _, _ in loaded)]
                                    for m in getattr(obj, "preload", ()))),
+        dataset_fingerprints=data.stamped,
+        param_expansions=data.expansions,
     )
 
 

@@ -44,6 +44,7 @@ EXACT = 1e-2
 REFERENCE_STATUSES = ("ok", "max_iter")
 
 
+@functools.lru_cache(maxsize=1)
 def _dependency_versions() -> dict[str, str]:
     """Versions of psdbench's own install requirements (not its extras): the libraries the
     built-in reference hooks are written with."""

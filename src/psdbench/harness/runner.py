@@ -64,7 +64,7 @@ from .process import (BASE_PRELOAD, MAX_CHECKPOINTS, THREAD_VARS, CellWorker, Is
 from .refcache import ReferenceCache
 from .reference import finalize, reference_key, reference_record
 from .results import CellResult
-from .store import Store, now
+from .store import DATASETS_META, EXPANSIONS_META, Store, now
 
 from .limits import (MEMORY_SHARE, MachineError, harness_failure, is_harness_failure, plan_workers,  # noqa: F401
                      worker_need_mb)
@@ -204,6 +204,8 @@ def run_grid(
     timeout = float(timeout or grid.timeout)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     store.start_run(run_id, command, *machine_info(grid.libraries, grid.reported_versions))
+    store.remember(DATASETS_META, grid.dataset_fingerprints)  # for the next run's expansion (harness/grid.py)
+    store.remember(EXPANSIONS_META, grid.param_expansions)
     last = store.last_seq()
     since = last if force else None
     keep = grid.save_solutions if save_solutions is None else save_solutions

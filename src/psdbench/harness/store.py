@@ -31,9 +31,40 @@ from .keys import cell_id
 from .results import JSON_COLUMNS, RESULT_COLUMNS, CellResult
 from .schema import COLS, REF_COLUMNS, SCHEMA_VERSION
 
-__all__ = ["JSON_COLUMNS", "RESULT_COLUMNS", "SCHEMA_VERSION", "Store", "now"]
+__all__ = ["DATASETS_META", "EXPANSIONS_META", "JSON_COLUMNS", "RESULT_COLUMNS", "SCHEMA_VERSION", "Store", "now",
+           "read_meta"]
 
 _CHUNK = 500  # SQL variables per IN (...) list
+
+
+#: ``meta`` keys of what a run keeps for the next one (:meth:`Store.remember`, :func:`read_meta`).
+DATASETS_META, EXPANSIONS_META = "dataset_fingerprints", "param_expansions"
+
+
+def _json_dict(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def read_meta(path: str | Path, key: str) -> dict[str, Any]:
+    """The JSON object a store keeps under ``meta[key]`` (:meth:`Store.remember`), read without
+    writing anything; ``{}`` for a new, empty, older or unreadable store (a run then loads and
+    hashes its datasets, as it would without it)."""
+    p = Path(path)
+    try:
+        if not p.is_file() or p.stat().st_size == 0:
+            return {}
+        con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):
+        return {}
+    return _json_dict(row[0] if row else None)
 
 
 def now() -> str:
@@ -291,6 +322,18 @@ class Store:
                 "INSERT INTO runs (run_id, started_at, command, machine, versions, threads) VALUES (?, ?, ?, ?, ?, ?)",
                 (run_id, now(), command, json.dumps(machine), json.dumps(versions), json.dumps(threads)),
             )
+
+    def remember(self, key: str, entries: Mapping[str, Any]) -> None:
+        """Merge ``entries`` into the JSON object ``meta[key]`` (beside other grids' entries), read
+        back by :func:`read_meta`: the stamped datasets' fingerprints and parameter expansions
+        (:attr:`~psdbench.harness.grid.Grid.dataset_fingerprints`, ``.param_expansions``)."""
+        if not entries:
+            return
+        with self._conn() as con:
+            row = con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+            kept = _json_dict(row[0] if row else None)
+            kept.update({str(k): v for k, v in entries.items()})
+            con.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(kept)))
 
     def finish_run(self, run_id: str) -> None:
         """Stamp the end of a run."""

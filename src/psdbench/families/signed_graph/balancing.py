@@ -58,8 +58,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cvxpy as cp
-import networkx as nx
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
@@ -222,6 +220,8 @@ def min_cut_polarity(L: np.ndarray, tol: float = 0.0) -> tuple[np.ndarray, float
         return np.ones(1), 0.0
     n_comp, labels = _components(pos)
     if n_comp == 1:
+        import networkx as nx  # here: importing the family (a resumed run) needs neither library
+
         G = nx.Graph()
         G.add_nodes_from(range(n))
         iu, ju = np.nonzero(np.triu(pos, 1))
@@ -237,6 +237,8 @@ def min_cut_polarity(L: np.ndarray, tol: float = 0.0) -> tuple[np.ndarray, float
 
 def _solve_maxcut_sdp(W: np.ndarray) -> np.ndarray:
     """Goemans-Williamson SDP ``max sum_{i<j} w_ij (1 - X_ij)/2``, ``X`` PSD, ``diag(X) = 1``."""
+    import cvxpy as cp
+
     n = W.shape[0]
     scale = float(W.max())
     Wn = W / scale

@@ -224,9 +224,9 @@ class _TwoStep:
         return Solution(variables=variables, status=status, iterations=1, info=info)
 
     def library_versions(self) -> dict[str, str]:
-        import sklearn
+        from importlib.metadata import version  # the installed distribution's, without importing it
 
-        return {"scikit-learn": sklearn.__version__}
+        return {"scikit-learn": version("scikit-learn")}
 
 
 class Clime(_TwoStep):
