@@ -14,17 +14,16 @@ A grid narrowed from the command line (``run -s / -d / -p``: :func:`restrict`,
 from __future__ import annotations
 
 import itertools
-import json
 import tomllib
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..api import DataError, PsdbenchError, expand_params, pairs_with, param_specs, problem_family, problem_sense, validate_params
+from ..api import PsdbenchError, pairs_with, param_specs, problem_family, problem_sense, validate_params
 from ..registry import CORE_LIBRARIES, Registry
-from .inputs import check_dataset_content, positive_seconds
-from .keys import cell_id, cell_key, code_hash, dataset_fingerprint, instance_key, stable_hash
+from .grid_data import GridDatasets
+from .inputs import positive_seconds
+from .keys import cell_id, cell_key, code_hash, instance_key
 from .limits import MAX_CELLS, check_depth, check_seeds, echo
 from .selection import parse_selector, restrict  # re-exported: the grid narrowed by run -s / -d / -p
 from .tracked import asv_settings
@@ -78,7 +77,7 @@ class Grid:
     #: dataset name -> ``[stamp, fingerprint]`` for the datasets whose collection has a ``stamp``
     #: hook: kept in the store, so that the next run with the same stamp need not load them
     dataset_fingerprints: dict[str, list[str]] = field(default_factory=dict)
-    #: ``expand_params`` results on stamped datasets, keyed as :meth:`_Datasets.expand` keys them
+    #: ``expand_params`` results on stamped datasets, keyed as :meth:`~psdbench.harness.grid_data.GridDatasets.expand` keys them
     param_expansions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
@@ -158,124 +157,6 @@ def _library_versions(solver: Any, sname: str, where: str) -> dict[str, str]:
     return versions
 
 
-def _json_exact(value: Any) -> bool:
-    """Whether ``value`` comes back from JSON with the same :func:`stable_hash` (no tuple, NumPy scalar, ...)."""
-    try:
-        return stable_hash(json.loads(json.dumps(value))) == stable_hash(value)
-    except (TypeError, ValueError):
-        return False
-
-
-class _Datasets:
-    """Resolve, load once and check every dataset of the grid (any failure is a one-line DataError).
-
-    ``known``: ``name -> [stamp, fingerprint]`` from the store (:attr:`Grid.dataset_fingerprints`
-    of an earlier run).  A dataset whose stamp (its collection's ``stamp`` hook and the
-    collection's code) equals the known one is not loaded: its content was checked and hashed by
-    that run.  Any other dataset is loaded, checked and hashed here.
-    """
-
-    def __init__(self, reg: Registry, known: Mapping[str, Any] | None = None,
-                 expansions: Mapping[str, Any] | None = None) -> None:
-        self.reg = reg
-        self.cache: dict[str, Any] = {}
-        self.known, self.known_expansions = dict(known or {}), dict(expansions or {})
-        self.stamped: dict[str, list[str]] = {}  # what this grid's datasets give the store
-        self.expansions: dict[str, list[dict[str, Any]]] = {}
-
-    def expand(self, problem: Any, pname: str, pcode: str, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """``expand_params`` of ``problem`` on dataset ``name``; on a stamped dataset, the stored
-        result for the same problem code, dataset stamp and fingerprint and parameters (the hook is a
-        function of these), else computed and kept for the store."""
-        stamp = self._stamp(name)
-        if stamp is None:
-            return expand_params(problem, lambda: self.load(name), params)
-        key = stable_hash(["expansion", pname, pcode, stamp, self.fingerprint(name), params])
-        out = self.known_expansions.get(key)
-        if not isinstance(out, list) or not all(isinstance(e, dict) for e in out):
-            out = expand_params(problem, lambda: self.load(name), params)
-        if _json_exact(out):  # kept only if the store gives back what keys hash the same
-            self.expansions[key] = out
-        return out
-
-    def _stamp(self, name: str) -> str | None:
-        key = "\0stamp:" + name
-        if key not in self.cache:
-            try:
-                found = self.reg.dataset_stamp(name)
-            except Exception:  # a failing hook only costs the shortcut: the dataset is loaded
-                found = None
-            self.cache[key] = None if found is None else stable_hash([found[0], code_hash(found[1])])
-        return self.cache[key]
-
-    def _known(self, name: str) -> str | None:
-        """The stored fingerprint of ``name`` if its stamp is unchanged, else ``None``."""
-        stamp, entry = self._stamp(name), self.known.get(name)
-        if stamp is None or not isinstance(entry, list) or len(entry) != 2 or entry[0] != stamp:
-            return None
-        return str(entry[1])
-
-    def check(self, name: Any, where: str) -> None:
-        if not isinstance(name, str):
-            raise PsdbenchError(f"{where}: dataset names are strings, not {name!r}")
-        try:
-            self.reg.check_dataset(name)
-        except PsdbenchError:
-            raise
-        except (Exception, SystemExit) as exc:
-            raise PsdbenchError(f"{where}: dataset {name}: plugin check failed: {type(exc).__name__}: "
-                                f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-        if self._known(name) is None:
-            self.load(name)
-
-    def match(self, names: list[Any], where: str) -> list[Any]:
-        """``names`` with each ``collection/<glob>`` replaced by the names it matches (in order, once)."""
-        out: list[Any] = []
-        for name in names:
-            if not isinstance(name, str):
-                out.append(name)  # check() gives the one-line error
-                continue
-            try:
-                matched = self.reg.match_datasets(name)
-            except PsdbenchError as exc:
-                raise DataError(f"{where}: {str(exc).splitlines()[0]}") from None
-            except (Exception, SystemExit) as exc:  # a collection whose names() fails
-                raise DataError(f"{where}: dataset pattern {name}: cannot list the collection "
-                                f"({type(exc).__name__}: {(str(exc).splitlines() or [''])[0]})") from None
-            out.extend(m for m in matched if m not in out)
-        return out
-
-    def load(self, name: str) -> Any:
-        if name not in self.cache:
-            # a loader's warnings (e.g. numpy's "input contained no data") are shown only if it succeeds
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    ds = self.reg.load_dataset(name)
-                except PsdbenchError as exc:
-                    msg = (str(exc).splitlines() or [""])[0]
-                    raise DataError(msg if msg.startswith(f"dataset {name}") else f"dataset {name}: {msg}") from None
-                except (Exception, SystemExit) as exc:
-                    msg = (str(exc).splitlines() or [""])[0]
-                    raise DataError(f"dataset {name}: cannot be loaded ({type(exc).__name__}: {msg})") from None
-            for w in caught:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            check_dataset_content(ds, name)
-            self.cache[name] = ds
-        return self.cache[name]
-
-    def fingerprint(self, name: str) -> str:
-        """:func:`dataset_fingerprint` of ``name``, computed once per grid."""
-        key = "\0fingerprint:" + name
-        if key not in self.cache:
-            known = self._known(name)
-            self.cache[key] = known if known is not None else dataset_fingerprint(self.load(name))
-            stamp = self._stamp(name)
-            if stamp is not None:
-                self.stamped[name] = [stamp, self.cache[key]]
-        return self.cache[key]
-
-
 def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> None:
     """A ``where`` key must name ``dataset``, ``problem`` or a parameter of a problem the solver pairs with."""
     known = {"dataset", "problem"}
@@ -303,7 +184,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
 
     ``known``: what the store kept of earlier runs (:func:`~psdbench.harness.store.read_meta`): the
     stamped datasets' ``name -> [stamp, fingerprint]`` and their ``expand_params`` results
-    (:class:`_Datasets`); either is used only where the stamp is unchanged.
+    (:class:`~psdbench.harness.grid_data.GridDatasets`); either is used only where the stamp is unchanged.
     """
     check_depth(spec, f"grid {name}")
     unknown = set(spec) - {"run", "problems", "solvers", "asv"}
@@ -336,7 +217,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
         solver_entries.append((s["name"], combos, {k: v if isinstance(v, list) else [v] for k, v in filt.items()},
                                [versions, defaults], solver, where, code_hash(solver)))
 
-    data = _Datasets(reg, *known)
+    data = GridDatasets(reg, *known)
     loaded = []
     for i, p in enumerate(problems):
         where = f"grid {name}: problems[{i}]"
