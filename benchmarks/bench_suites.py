@@ -16,7 +16,7 @@ instances of a set are those of the asv seeds (the ``[asv]`` table's, else the s
     the reference); fails when a cell did not verify, has no reference or lies below it beyond its
     floor
 ``<Family>_<Suite>Quality.track_unverified``
-    the share of the set's cells whose final point did not verify
+    the share of the set's cells (those that ran) whose final point did not verify
 ``<Family>_<Suite>Quality.track_metric_from_best``
     ``|metric - metric_best|`` of the suite's declared task metric (``[asv] metric``,
     ``metric_best``), mean over the set, its unit says which; fails when a cell lacks the metric;
@@ -29,12 +29,16 @@ beyond its factor) reads each the right way; the rule and its reasons are stated
 * a value lost (a point no longer verifies, a metric missing, the suite's run broken): the
   benchmark raises a one-line reason, asv records a failure, ``asv compare`` flags a value followed
   by a failure as "introduced a failure" (``!``, red) and the reverse as fixed (``*``, green);
-* a value lost in both commits (a case with no reference at all, so no gap in either): "both
-  failed", shown plain, never flagged (``asv run -e`` prints the reason);
+* a value lost in both commits (a case with no reference at all, so no gap in either; an
+  infeasible instance, or a solver whose points never pass verification, e.g. SCS's below the
+  DIMACS tolerances of ``sdp-generated``): "both failed", shown plain, never flagged (``asv run
+  -e`` prints the reason);
 * 0 before and above 0 after (a perfect F-measure or share lost): flagged as worse (``+``, red),
   the ratio printed ``n/a`` (asv's ``a < b / factor`` holds for ``a = 0 < b``; its ratio divides by
   zero); 0 in both is unchanged.  No offset is added: asv reads zero as it should;
-* NaN (the ``n/a`` of a pair the suite does not run, skipped in ``setup``) is never flagged.
+* a skip (``n/a``: a pair the suite does not run, or whose cells were all skipped, the solver's
+  library absent: ``setup`` raises ``NotImplementedError``) is never flagged; a library missing in
+  one commit's environment shows as ``n/a`` there, not as a regression.
 
 The ``track_`` values come from one harness run of every tracked suite (``setup_cache``, shared by
 the ``Quality`` classes: references, verification and gaps exactly as ``psdbench run`` and the
@@ -57,7 +61,7 @@ from typing import Any
 
 from psdbench.api import Budget, skip_reason, warm_up
 from psdbench.harness.tracked import (TrackedCase, case_summary, tracked_cases, tracked_frame, tracked_grid,
-                                     tracked_suites, tracked_value)
+                                     case_skip_reason, tracked_suites, tracked_value)
 from psdbench.registry import discover
 
 from benchmarks.instances import limit_blas
@@ -193,9 +197,15 @@ class _Quality:
     def setup(self, measured: Any, instance_set: str, config: str) -> None:
         if (instance_set, config) not in self.cases:
             raise NotImplementedError(f"suite {self.suite} runs no cell of {config} on {instance_set}")
+        why = case_skip_reason(self._summary(measured, instance_set, config))
+        if why is not None:
+            raise NotImplementedError(why)  # asv's skip (n/a), never flagged
+
+    def _summary(self, measured: Any, instance_set: str, config: str) -> dict[str, float]:
+        return measured[type(self).__name__[:-len("Quality")]][(instance_set, config)]
 
     def _tracked(self, measured: Any, instance_set: str, config: str, what: str) -> float:
-        summary = measured[type(self).__name__[:-len("Quality")]][(instance_set, config)]
+        summary = self._summary(measured, instance_set, config)
         return tracked_value(summary, what, self.metric)  # raises with the reason when lost
 
     def track_gap(self, measured: Any, instance_set: str, config: str) -> float:

@@ -292,7 +292,7 @@ def test_every_family_is_tracked_by_asv_from_its_suites():
 
 def _summary(**values):
     base = {"gap": 1e-8, "unverified": 0.0, "metric": 0.9, "metric_from_best": 0.1, "cells": 1.0,
-            "no_reference": 0.0, "beyond_bound": 0.0, "metric_missing": 0.0}
+            "no_reference": 0.0, "beyond_bound": 0.0, "metric_missing": 0.0, "skipped": 0.0}
     return {**base, **values}
 
 
@@ -320,6 +320,8 @@ def test_a_lost_gap_fails_the_benchmark_and_every_value_is_a_cost():
     assert bench.track_unverified(lost, *key) == 1.0 and bench.track_metric_from_best(lost, *key) == 0.4
     with pytest.raises(LostValue, match="^gap lost: 1 of 1 cells have no reference$"):
         bench.track_gap(measured(gap=math.nan, no_reference=1.0), *key)
+    with pytest.raises(NotImplementedError, match="every cell of this case was skipped"):  # asv's skip: n/a
+        bench.setup(measured(skipped=1.0), *key)
 
 
 @pytest.mark.parametrize("table, words", [("bogus = 1", "[asv] must be a table of metric, metric_best, seeds"),

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from psdbench.api import PsdbenchError
-from psdbench.harness.tracked import LostValue, TrackedCase, asv_settings, case_summary, labels, tracked_value
+from psdbench.harness.tracked import (LostValue, TrackedCase, asv_settings, case_skip_reason, case_summary, labels,
+                                     tracked_value)
 
 
 def _frame(rows, metric="error_rate"):
@@ -64,6 +65,20 @@ def test_a_higher_is_better_metric_that_drops_tracks_a_larger_distance():
     missing = _frame([("a", 0, 0.0, 0.0, True, 0.7), ("a", 1, 0.0, 0.0, True, math.nan)], "f_measure")
     with pytest.raises(LostValue, match="^metric_from_best lost: 1 of 2 cells lack the metric f_measure$"):
         tracked_value(case_summary(missing, _case("a"), "f_measure", 1.0), "metric_from_best", "f_measure")
+
+
+def test_skipped_cells_are_left_out_and_a_case_of_skipped_cells_is_skipped():
+    """A solver whose library is absent skips its cells: asv shows n/a, not a lost gap."""
+    frame = _frame([("a", 0, 1e-7, 1e-7, True, 0.1), ("a", 1, math.nan, math.nan, False, math.nan),
+                    ("b", 0, math.nan, math.nan, False, math.nan), ("b", 1, math.nan, math.nan, False, math.nan)])
+    frame["status"] = ["ok", "skipped", "skipped", "skipped"]
+    a = case_summary(frame, _case("a"), "error_rate")
+    assert (a["cells"], a["skipped"], a["unverified"]) == (2.0, 1.0, 0.0) and case_skip_reason(a) is None
+    assert tracked_value(a, "gap") == 1e-7 and tracked_value(a, "metric_from_best") == pytest.approx(0.1)
+    b = case_summary(frame, _case("b"), "error_rate")
+    assert case_skip_reason(b) == "every cell of this case was skipped (2): its solver did not run"
+    with pytest.raises(LostValue, match="no cell of this case was measured"):
+        tracked_value(b, "gap")
 
 
 def test_the_verified_share_is_tracked_inverted():

@@ -16,12 +16,14 @@ every value as a cost, a rise by more than its factor is a regression (``asv com
 * ``gap``: the worst ``ranked_gap`` over the case's cells (the report's: the relative gap, 0 for a
   tie with the reference); lost (:func:`tracked_value` raises) when a cell did not verify, has no
   reference, or lies below the reference beyond its floor;
-* ``unverified``: the share of the cells whose final point did not verify;
+* ``unverified``: the share of the cells that ran whose final point did not verify;
 * ``metric_from_best``: the mean over the cells of ``|metric - metric_best|``, the declared task
   metric's distance from its best value (``metric_best``: 0 for an error, 1 for an F-measure or a
   0/1 property; a bound the metric never passes).  Lost when a cell lacks the metric.
 
-A case none of whose cells was measured loses every value.  ``psdbench compare`` reads a metric's
+Skipped cells (status ``skipped``: the solver's library absent) are left out, and a case of
+skipped cells only is skipped (``n/a``), not lost; a case none of whose cells was measured loses
+every value.  ``psdbench compare`` reads a metric's
 direction from its name instead (:func:`metric_direction`); a suite whose metric's name says
 higher-is-better must declare ``metric_best``, so the two never disagree.
 """
@@ -172,13 +174,15 @@ def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None,
     dict
         ``gap`` (worst ``ranked_gap``, NaN when lost), ``unverified`` (share of cells not verified),
         ``metric`` (mean), ``metric_from_best`` (mean ``|metric - metric_best|``), and the counts
-        :func:`tracked_value` explains a loss with: ``cells``, ``no_reference`` (verified, no gap),
-        ``beyond_bound`` (verified, below the reference beyond its floor), ``metric_missing``.
-        The values are NaN where the frame holds none of the case's cells.
+        :func:`tracked_value` explains a loss with: ``cells`` (the frame's), ``no_reference``
+        (verified, no gap), ``beyond_bound`` (verified, below the reference beyond its floor),
+        ``metric_missing``; ``skipped``: the cells left out, status ``skipped`` (its library
+        absent).  The values are NaN where the frame holds none of the case's cells, or only
+        skipped ones (:func:`case_skip_reason`).
     """
     nan = math.nan
     empty = {"gap": nan, "unverified": nan, "metric": nan, "metric_from_best": nan, "cells": 0.0,
-             "no_reference": 0.0, "beyond_bound": 0.0, "metric_missing": 0.0}
+             "no_reference": 0.0, "beyond_bound": 0.0, "metric_missing": 0.0, "skipped": 0.0}
     if frame.empty:
         return empty
     mine = [labels(p, d, ip, s, sp) == (case.instance_set, case.config) and (p, d, int(seed)) in
@@ -190,6 +194,10 @@ def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None,
         return empty
     import pandas as pd
 
+    skipped = rows["status"].astype(str).eq("skipped") if "status" in rows.columns else pd.Series(False, rows.index)
+    if skipped.all():  # no cell ran (the solver's library absent, or it skips the instance): nothing to track
+        return {**empty, "cells": float(len(rows)), "skipped": float(len(rows))}
+    rows = rows[~skipped]
     verified = rows["verified"].astype(bool)
     gap = pd.to_numeric(rows["gap"], errors="coerce")
     ranked = pd.to_numeric(rows["ranked_gap"], errors="coerce").where(verified)  # unverified: no gap to rank
@@ -199,9 +207,18 @@ def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None,
             "unverified": float((~verified).mean()),
             "metric": float(vals.mean()) if metric and vals.notna().all() else nan,
             "metric_from_best": float((vals - metric_best).abs().mean()) if metric and vals.notna().all() else nan,
-            "cells": float(len(rows)), "no_reference": float((verified & gap.isna()).sum()),
+            "cells": float(len(skipped)), "skipped": float(skipped.sum()),
+            "no_reference": float((verified & gap.isna()).sum()),
             "beyond_bound": float((verified & gap.notna() & ranked.isna()).sum()),
             "metric_missing": float(vals.isna().sum()) if metric else 0.0}
+
+
+def case_skip_reason(summary: dict[str, float]) -> str | None:
+    """Why asv skips a case (every cell skipped: its solver's library absent, or it skips the
+    instances), else ``None``."""
+    if summary["cells"] and summary["skipped"] == summary["cells"]:
+        return f"every cell of this case was skipped ({int(summary['skipped'])}): its solver did not run"
+    return None
 
 
 class LostValue(RuntimeError):
@@ -232,7 +249,7 @@ def tracked_value(summary: dict[str, float], what: str, metric: str | None = Non
         When none of the case's cells was measured, or (``gap``) a cell did not verify, has no
         reference or lies below it beyond its floor, or (``metric_from_best``) a cell lacks the metric.
     """
-    n = int(summary["cells"])
+    n = int(summary["cells"] - summary["skipped"])
     if n == 0:
         raise LostValue("no cell of this case was measured (its suite's run failed: see setup_cache's output)")
     why = []
