@@ -23,9 +23,10 @@ every value as a cost, a rise by more than its factor is a regression (``asv com
 
 Skipped cells (status ``skipped``: the solver's library absent) are left out, and a case of
 skipped cells only is skipped (``n/a``), not lost; a case none of whose cells was measured loses
-every value.  ``psdbench compare`` reads a metric's
-direction from its name instead (:func:`metric_direction`); a suite whose metric's name says
-higher-is-better must declare ``metric_best``, so the two never disagree.
+every value.  0 needs no offset: asv flags a rise from 0 as worse (what ``asv compare`` shows in
+each case: ``benchmarks/bench_suites.py``).  ``psdbench compare`` reads a metric's direction from
+its name instead (:func:`metric_direction`); a suite whose metric's name says higher is better
+must declare ``metric_best``, so the two never disagree.
 """
 
 from __future__ import annotations
@@ -250,6 +251,9 @@ def tracked_value(summary: dict[str, float], what: str, metric: str | None = Non
         reference or lies below it beyond its floor, or (``metric_from_best``) a cell lacks the metric.
     """
     n = int(summary["cells"] - summary["skipped"])
+    skipped = case_skip_reason(summary)
+    if skipped is not None:  # bench_suites skips such a case in setup, before any value is read
+        raise LostValue(skipped)
     if n == 0:
         raise LostValue("no cell of this case was measured (its suite's run failed: see setup_cache's output)")
     why = []
