@@ -85,7 +85,7 @@ def _discover() -> dict[str, Tracked]:
     reg = discover()
     suites = tracked_suites(reg)
     plugins = [names_of(m) for m in (reg.problems, reg.solvers, reg.collections, reg.single_datasets)]
-    h = hashlib.sha256(repr((__version__, plugins, "metric_best")).encode())  # the tuple's layout too  # names only: nothing imported
+    h = hashlib.sha256(repr((__version__, plugins, "metric_best")).encode())  # names only; "metric_best": the layout
     for suite in suites:
         h.update(f"{suite}\0{reg.suites[suite].read_text()}\0".encode())
     cache = Path(tempfile.gettempdir()) / f"psdbench-asv-tracked-{h.hexdigest()[:20]}.pkl"
