@@ -12,12 +12,33 @@ instances of a set are those of the asv seeds (the ``[asv]`` table's, else the s
     instance built and the solver warmed up untimed; the suite's timeout as the budget); BLAS on
     one thread
 ``<Family>_<Suite>Quality.track_gap``
-    the relative gap the report ranks by, the worst over the set (NaN: no reference, or a point
-    that did not verify)
-``<Family>_<Suite>Quality.track_metric``
-    the suite's declared task metric (``[asv] metric``), mean over the set
-``<Family>_<Suite>Quality.track_verified``
-    the share of the set's cells whose final point verified
+    the worst ``ranked_gap`` over the set (the relative gap the report ranks by, 0 for a tie with
+    the reference); fails when a cell did not verify, has no reference or lies below it beyond its
+    floor
+``<Family>_<Suite>Quality.track_unverified``
+    the share of the set's cells (those that ran) whose final point did not verify
+``<Family>_<Suite>Quality.track_metric_from_best``
+    ``|metric - metric_best|`` of the suite's declared task metric (``[asv] metric``,
+    ``metric_best``), mean over the set, its unit says which; fails when a cell lacks the metric;
+    absent from a suite that declares no metric
+
+Direction: every ``track_`` value is a cost, 0 at best, so ``asv compare`` (a regression is a rise
+beyond its factor) reads each the right way; the rule and its reasons are stated once, in
+:mod:`psdbench.harness.tracked`.  What ``asv compare`` shows (asv 0.6, ``commands/compare.py``):
+
+* a value lost (a point no longer verifies, a metric missing, the suite's run broken): the
+  benchmark raises a one-line reason, asv records a failure, ``asv compare`` flags a value followed
+  by a failure as "introduced a failure" (``!``, red) and the reverse as fixed (``*``, green);
+* a value lost in both commits (a case with no reference at all, so no gap in either; an
+  infeasible instance, or a solver whose points never pass verification, e.g. SCS's below the
+  DIMACS tolerances of ``sdp-generated``): "both failed", shown plain, never flagged (``asv run
+  -e`` prints the reason);
+* 0 before and above 0 after (a perfect F-measure or share lost): flagged as worse (``+``, red),
+  the ratio printed ``n/a`` (asv's ``a < b / factor`` holds for ``a = 0 < b``; its ratio divides by
+  zero); 0 in both is unchanged.  No offset is added: asv reads zero as it should;
+* a skip (``n/a``: a pair the suite does not run, or whose cells were all skipped, the solver's
+  library absent: ``setup`` raises ``NotImplementedError``) is never flagged; a library missing in
+  one commit's environment shows as ``n/a`` there, not as a regression.
 
 The ``track_`` values come from one harness run of every tracked suite (``setup_cache``, shared by
 the ``Quality`` classes: references, verification and gaps exactly as ``psdbench run`` and the
@@ -39,7 +60,8 @@ from pathlib import Path
 from typing import Any
 
 from psdbench.api import Budget, skip_reason, warm_up
-from psdbench.harness.tracked import TrackedCase, case_summary, tracked_cases, tracked_frame, tracked_grid, tracked_suites
+from psdbench.harness.tracked import (TrackedCase, case_summary, tracked_cases, tracked_frame, tracked_grid,
+                                     case_skip_reason, tracked_suites, tracked_value)
 from psdbench.registry import discover
 
 from benchmarks.instances import limit_blas
@@ -49,8 +71,11 @@ def _camel(text: str) -> str:
     return "".join(w[:1].upper() + w[1:] for w in re.split(r"[^0-9A-Za-z]+", text) if w)
 
 
-def _discover() -> dict[str, tuple[str, float, str | None, dict[tuple[str, str], TrackedCase]]]:
-    """Class name -> ``(suite, timeout, metric, {(set, config): case})``, for every tracked suite."""
+Tracked = tuple[str, float, str | None, float, dict[tuple[str, str], TrackedCase]]
+
+
+def _discover() -> dict[str, Tracked]:
+    """Class name -> ``(suite, timeout, metric, metric_best, {(set, config): case})``, per tracked suite."""
     import hashlib
     import pickle
 
@@ -60,7 +85,7 @@ def _discover() -> dict[str, tuple[str, float, str | None, dict[tuple[str, str],
     reg = discover()
     suites = tracked_suites(reg)
     plugins = [names_of(m) for m in (reg.problems, reg.solvers, reg.collections, reg.single_datasets)]
-    h = hashlib.sha256(repr((__version__, plugins)).encode())  # names only: nothing imported
+    h = hashlib.sha256(repr((__version__, plugins, "metric_best")).encode())  # names only; "metric_best": the layout
     for suite in suites:
         h.update(f"{suite}\0{reg.suites[suite].read_text()}\0".encode())
     cache = Path(tempfile.gettempdir()) / f"psdbench-asv-tracked-{h.hexdigest()[:20]}.pkl"
@@ -73,7 +98,7 @@ def _discover() -> dict[str, tuple[str, float, str | None, dict[tuple[str, str],
         grid, settings, cases = tracked_cases(suite, reg)
         for case in cases:
             name = f"{_camel(case.family)}_{_camel(suite)}"
-            out.setdefault(name, (suite, grid.timeout, settings["metric"], {}))[3][
+            out.setdefault(name, (suite, grid.timeout, settings["metric"], settings["metric_best"], {}))[4][
                 (case.instance_set, case.config)] = case
     tmp = cache.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(pickle.dumps(out))
@@ -102,8 +127,8 @@ def measure_tracked() -> dict[str, dict[tuple[str, str], dict[str, float]]]:
             except Exception as exc:  # one suite's failure (its data missing) leaves the others measured
                 print(f"bench_suites: suite {suite} not measured: {type(exc).__name__}: {exc}", file=sys.stderr)
                 frames[suite] = pd.DataFrame()
-    return {name: {key: case_summary(frames[suite], case, metric) for key, case in cases.items()}
-            for name, (suite, _, metric, cases) in TRACKED.items()}
+    return {name: {key: case_summary(frames[suite], case, metric, best) for key, case in cases.items()}
+            for name, (suite, _, metric, best, cases) in TRACKED.items()}
 
 
 class _Solves:
@@ -153,10 +178,12 @@ class _Solves:
 
 
 class _Quality:
-    """Gap, metric and verified share of one tracked suite's cells, from one harness run of every
-    tracked suite (``setup_cache``, shared by every subclass: asv keys it by this definition)."""
+    """Gap, verified share and metric of one tracked suite's cells, each a cost (0 at best), from one
+    harness run of every tracked suite (``setup_cache``, shared by every subclass: asv keys it by
+    this definition)."""
 
     suite = ""
+    metric: str | None = None
     cases: dict[tuple[str, str], TrackedCase] = {}
     params: list[list[str]] = [[], []]
     param_names = ["instance_set", "config"]
@@ -170,31 +197,44 @@ class _Quality:
     def setup(self, measured: Any, instance_set: str, config: str) -> None:
         if (instance_set, config) not in self.cases:
             raise NotImplementedError(f"suite {self.suite} runs no cell of {config} on {instance_set}")
+        why = case_skip_reason(self._summary(measured, instance_set, config))
+        if why is not None:
+            raise NotImplementedError(why)  # asv's skip (n/a), never flagged
+
+    def _summary(self, measured: Any, instance_set: str, config: str) -> dict[str, float]:
+        return measured[type(self).__name__[:-len("Quality")]][(instance_set, config)]
 
     def _tracked(self, measured: Any, instance_set: str, config: str, what: str) -> float:
-        return measured[type(self).__name__[:-len("Quality")]][(instance_set, config)][what]
+        summary = self._summary(measured, instance_set, config)
+        return tracked_value(summary, what, self.metric)  # raises with the reason when lost
 
     def track_gap(self, measured: Any, instance_set: str, config: str) -> float:
         return self._tracked(measured, instance_set, config, "gap")
 
-    track_gap.unit = "relative gap"
+    track_gap.unit = "worst ranked relative gap (0: at the reference)"
 
-    def track_metric(self, measured: Any, instance_set: str, config: str) -> float:
-        return self._tracked(measured, instance_set, config, "metric")
+    def track_unverified(self, measured: Any, instance_set: str, config: str) -> float:
+        return self._tracked(measured, instance_set, config, "unverified")
 
-    track_metric.unit = "metric"
-
-    def track_verified(self, measured: Any, instance_set: str, config: str) -> float:
-        return self._tracked(measured, instance_set, config, "verified")
-
-    track_verified.unit = "share of cells"
+    track_unverified.unit = "share of cells not verified"
 
 
-for _name, (_suite, _timeout, _metric, _cases) in TRACKED.items():
+def _metric_benchmark(metric: str, best: float) -> Any:
+    """``track_metric_from_best`` of a suite with a declared metric, its unit naming the metric."""
+    def track_metric_from_best(self: _Quality, measured: Any, instance_set: str, config: str) -> float:
+        return self._tracked(measured, instance_set, config, "metric_from_best")
+
+    track_metric_from_best.unit = f"|{metric} - {best:g}| (0: its best)"
+    return track_metric_from_best
+
+
+for _name, (_suite, _timeout, _metric, _best, _cases) in TRACKED.items():
     _params = [list(dict.fromkeys(k[0] for k in _cases)), list(dict.fromkeys(k[1] for k in _cases))]
     _family = next(iter(_cases.values())).family
-    for _cls_name, _base, _doc in ((_name, _Solves, "time and peak memory"),
-                                   (_name + "Quality", _Quality, f"gap, {_metric or 'no'} metric, verified share")):
-        globals()[_cls_name] = type(_cls_name, (_base,), {
-            "__module__": __name__, "__qualname__": _cls_name, "suite": _suite, "budget_s": _timeout,
-            "cases": _cases, "params": _params, "__doc__": f"Suite {_suite} (family {_family}): {_doc}."})
+    _what = f"ranked gap, unverified share, |{_metric} - {_best:g}|" if _metric else "ranked gap, unverified share"
+    for _cls_name, _base, _doc in ((_name, _Solves, "time and peak memory"), (_name + "Quality", _Quality, _what)):
+        _attrs = {"__module__": __name__, "__qualname__": _cls_name, "suite": _suite, "budget_s": _timeout,
+                  "cases": _cases, "params": _params, "__doc__": f"Suite {_suite} (family {_family}): {_doc}."}
+        if _base is _Quality and _metric:
+            _attrs.update(metric=_metric, track_metric_from_best=_metric_benchmark(_metric, _best))
+        globals()[_cls_name] = type(_cls_name, (_base,), _attrs)

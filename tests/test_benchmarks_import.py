@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import math
 import os
 import re
 import subprocess
@@ -271,21 +272,64 @@ def test_every_family_is_tracked_by_asv_from_its_suites():
     """bench_suites makes a solves class and a quality class for each family's tracked suite, with
     one parameter pair per instance set and solver configuration the suite runs (at asv's seeds)."""
     module = _module(ROOT / "benchmarks" / "bench_suites.py")
-    families = {case.family: case.suite for _, (_, _, _, cases) in module.TRACKED.items() for case in cases.values()}
+    families = {case.family: case.suite for _, (*_, cases) in module.TRACKED.items() for case in cases.values()}
     assert {f: families.get(f) for f in TRACKED_FAMILIES} == TRACKED_FAMILIES
-    for name, (suite, _, _, cases) in module.TRACKED.items():
+    for name, (suite, _, _, _, cases) in module.TRACKED.items():
         solves, quality = getattr(module, name), getattr(module, name + "Quality")
         assert solves.suite == quality.suite == suite and set(cases) <= {
             (s, c) for s in solves.params[0] for c in solves.params[1]}
         assert all(len({cell[3] for cell in case.cells}) == 1 for case in cases.values())  # seed 0 only
     gc = module.TRACKED["GraphClassification_GdpaWdbcSmall"]
-    assert gc[2] == "error_rate" and sorted(c for _, c in gc[3]) == ["gdpa-lp", "gdpa-lp-elim",
-                                                                     "scs (formulation=reduced)"]
+    assert gc[2:4] == ("error_rate", 0.0) and sorted(c for _, c in gc[4]) == ["gdpa-lp", "gdpa-lp-elim",
+                                                                              "scs (formulation=reduced)"]
+    # the larger-is-better metrics are tracked as their distance from 1 (their [asv] metric_best)
+    assert module.TRACKED["SignedGraph_SignedGraphSmall"][2:4] == ("f_measure", 1.0)
+    assert module.TRACKED["Mahalanobis_SgmlObjectiveSmall"][2:4] == ("verify_balanced", 1.0)
+    quality = module.SignedGraph_SignedGraphSmallQuality
+    assert quality.track_metric_from_best.unit == "|f_measure - 1| (0: its best)"
+    assert not hasattr(module.BregmanDykstra_DykstraSmallQuality, "track_metric_from_best")  # no metric declared
 
 
-@pytest.mark.parametrize("table, words", [("bogus = 1", "[asv] must be a table of metric, seeds"),
+def _summary(**values):
+    base = {"gap": 1e-8, "unverified": 0.0, "metric": 0.9, "metric_from_best": 0.1, "cells": 1.0,
+            "no_reference": 0.0, "beyond_bound": 0.0, "metric_missing": 0.0, "skipped": 0.0}
+    return {**base, **values}
+
+
+def test_a_lost_gap_fails_the_benchmark_and_every_value_is_a_cost():
+    """What asv records for a signed-graph case: the values of a healthy run, a failure (the
+    exception's one-line reason) when the point stops verifying, and a larger value when the
+    F-measure drops."""
+    from psdbench.harness.tracked import LostValue
+
+    module = _module(ROOT / "benchmarks" / "bench_suites.py")
+    cls = module.SignedGraph_SignedGraphSmallQuality
+    key = next(iter(cls.cases))
+    bench = cls()
+
+    def measured(**values):
+        return {"SignedGraph_SignedGraphSmall": {key: _summary(**values)}}
+
+    healthy = measured()
+    bench.setup(healthy, *key)
+    assert bench.track_gap(healthy, *key) == 1e-8 and bench.track_unverified(healthy, *key) == 0.0
+    assert bench.track_metric_from_best(healthy, *key) == 0.1
+    lost = measured(gap=math.nan, unverified=1.0, metric_from_best=0.4)  # the point no longer verifies
+    with pytest.raises(LostValue, match="^gap lost: 1 of 1 cells did not verify$"):
+        bench.track_gap(lost, *key)
+    assert bench.track_unverified(lost, *key) == 1.0 and bench.track_metric_from_best(lost, *key) == 0.4
+    with pytest.raises(LostValue, match="^gap lost: 1 of 1 cells have no reference$"):
+        bench.track_gap(measured(gap=math.nan, no_reference=1.0), *key)
+    with pytest.raises(NotImplementedError, match="every cell of this case was skipped"):  # asv's skip: n/a
+        bench.setup(measured(skipped=1.0), *key)
+
+
+@pytest.mark.parametrize("table, words", [("bogus = 1", "[asv] must be a table of metric, metric_best, seeds"),
                                           ("seeds = []", "[asv] seeds must be a non-empty list"),
-                                          ("metric = 3", "[asv] metric must be the name of a metric")])
+                                          ("metric = 3", "[asv] metric must be the name of a metric"),
+                                          ('metric = "accuracy"\nmetric_best = "1"',
+                                           "[asv] metric_best must be a finite number (the metric's best value), "
+                                           "not '1'")])
 def test_a_malformed_asv_table_is_a_one_line_error_at_load(tmp_path, table, words):
     from psdbench.api import PsdbenchError
     from psdbench.session import prepare

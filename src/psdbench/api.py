@@ -71,10 +71,13 @@ REJECTED = "rejected by verification"
 SOLVER_INFEASIBLE = "solver reported infeasible"
 #: Message prefix of a cell whose solver returned a point it calls inaccurate (status ``max_iter``/``timeout``).
 INACCURATE = "solver reported an inaccurate solution"
-#: The keys of a suite's ``[asv]`` table (the table marks a suite asv tracks) and what each means.
+#: The keys of a suite's ``[asv]`` table (the table marks a suite asv tracks) and what each means;
+#: every value asv tracks is a cost, 0 at best (the rule: :mod:`psdbench.harness.tracked`).
 ASV_SUITE_KEYS: dict[str, str] = {
     "seeds": "the suite's seeds asv runs (a non-empty list; default: the suite's first seed)",
     "metric": "the task metric asv tracks, a key of the instances' evaluate (default: none tracked)",
+    "metric_best": "the metric's best value, a number it never passes (default 0: an error or distance, lower "
+                   "is better; 1 for an F-measure or a 0/1 property); asv tracks |metric - metric_best|",
 }
 
 

@@ -10,9 +10,12 @@ change and the change of every task metric.  A cell is flagged
 * ``slower`` when ``time_ratio > factor`` (default 1.1, ``asv compare``'s) and A's time is
   above ``min_time`` (default 0.05 s: shorter times are mostly noise);
 * ``gap`` when B's ``gap_rel`` exceeds A's by more than ``gap_tol`` (or B has no gap where A had);
-* ``metric:<name>`` when a metric whose direction is known from its name (``error``, ``loss``:
-  lower is better; ``accuracy``, ``f_measure``, ``f1``, ``auc``: higher is better) got worse by
-  more than ``metric_tol``.  Other metrics are reported, never flagged.
+* ``metric:<name>`` when a metric whose direction is known from its name
+  (:func:`psdbench.harness.tracked.metric_direction`: ``error``, ``loss``: lower is better;
+  ``accuracy``, ``f_measure``, ``f1``, ``auc``: higher is better) got worse by more than
+  ``metric_tol``.  Other metrics are reported, never flagged.  asv reads the suites' declared
+  metrics through ``[asv] metric_best`` instead; a suite whose metric's name says higher is better
+  must declare it (the rule: :mod:`psdbench.harness.tracked`).
 
 The per-solver table aggregates: matched cells, geometric mean of the time ratios, median
 ``gap_rel`` change, and the number of flagged cells.
@@ -40,10 +43,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .harness.tracked import HIGHER_BETTER, LOWER_BETTER, metric_direction  # noqa: F401  (the one rule)
+
 FINISHED = ("ok", "max_iter")
 IDENTITY = ["problem", "dataset", "instance_params", "seed", "solver", "solver_params"]
-LOWER_BETTER = ("error", "loss")
-HIGHER_BETTER = ("accuracy", "f_measure", "f1", "auc")
 
 
 def _matched(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
@@ -55,16 +58,6 @@ def _matched(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 
 def _key(df: pd.DataFrame) -> pd.Series:
     return df.apply(lambda r: json.dumps([r[c] for c in IDENTITY], sort_keys=True, default=str), axis=1)
-
-
-def metric_direction(name: str) -> int:
-    """``-1`` if lower is better, ``+1`` if higher is better, ``0`` if the name does not say."""
-    low = name.lower()
-    if any(w in low for w in LOWER_BETTER):
-        return -1
-    if any(w in low for w in HIGHER_BETTER):
-        return 1
-    return 0
 
 
 def _num(v: Any) -> float:
