@@ -43,8 +43,9 @@ def random_instance(registry, wdbc, n=30, graph="knn", seed=0, k=5):
 PIP_OFFLINE = ("install", "--no-index", "--no-build-isolation", "--no-deps", "-q")
 
 
-def pip_install_offline(package_dir, work_dir):
-    """Run ``pip install --no-index --no-build-isolation --no-deps`` on a copy of ``package_dir``.
+def pip_install_offline(package_dir, work_dir, target):
+    """Run ``pip install --no-index --no-build-isolation --no-deps --target target`` on a copy of
+    ``package_dir``.
 
     The copy keeps the build's ``*.egg-info`` / ``build/`` out of the checkout.  Building without
     isolation needs ``bdist_wheel`` in this interpreter: setuptools >= 70.1, which the ``test``
@@ -56,22 +57,21 @@ def pip_install_offline(package_dir, work_dir):
 
     copy = Path(work_dir) / Path(package_dir).name
     shutil.copytree(package_dir, copy, ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__"))
-    return subprocess.run([sys.executable, "-m", "pip", *PIP_OFFLINE, str(copy)], capture_output=True, text=True)
-
-
-def pip_uninstall(dist):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", dist], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "pip", *PIP_OFFLINE, "--target", str(target), str(copy)],
+                          capture_output=True, text=True)
 
 
 @contextlib.contextmanager
 def installed(package_dir, dist, work_dir):
-    """``dist`` (built from ``package_dir``) installed while inside: installed offline and
-    uninstalled after, unless the environment already holds it, which is then left exactly as it
-    was (a user's or another test run's plugin is neither replaced nor removed)."""
+    """``dist`` (built from ``package_dir``) importable while inside, with its entry points, in
+    this process and the processes it starts: installed offline into a folder of ``work_dir`` put
+    first on ``sys.path`` and ``PYTHONPATH``, never into the environment, so that test runs
+    sharing the environment (two copies of the suite, pytest-xdist's workers) never see each
+    other's copy appear or vanish.  An environment that already holds ``dist`` (a user's plugin)
+    is used as it is."""
+    import importlib
     import importlib.metadata as md
+    import sys
 
     try:
         md.distribution(dist)
@@ -79,9 +79,22 @@ def installed(package_dir, dist, work_dir):
         return
     except md.PackageNotFoundError:
         pass
-    res = pip_install_offline(package_dir, work_dir)
+    target = Path(work_dir) / "site-packages"
+    res = pip_install_offline(package_dir, work_dir, target)
     assert res.returncode == 0, f"offline build/install (pip --no-index) failed:\n{res.stdout}\n{res.stderr}"
+    old_env, old_path, old_modules = os.environ.get("PYTHONPATH"), list(sys.path), set(sys.modules)
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(target), *([old_env] if old_env else [])])
+    sys.path.insert(0, str(target))
+    importlib.invalidate_caches()
     try:
         yield
     finally:
-        pip_uninstall(dist)
+        if old_env is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old_env
+        sys.path[:] = old_path
+        for name in set(sys.modules) - old_modules:  # the plugin's modules go with it
+            if str(getattr(sys.modules[name], "__file__", "") or "").startswith(str(target)):
+                del sys.modules[name]
+        importlib.invalidate_caches()

@@ -3,8 +3,9 @@
 ``tests/plugin_family`` is a package of its own (``psdbench-toyfamily``) that registers a problem
 (``toy/nearest-psd``), a dataset (``toy/noisy-corr``), a solver (``toy-altproj``), a report
 section (``toy-nearest-psd``) and a suite (``toy-suite``).  It is installed offline (no package
-index, no build isolation, no dependencies), driven through the command line like a user would,
-and uninstalled afterwards.  Nothing in psdbench names it.  The conformance kit
+index, no build isolation, no dependencies) into a folder of the test's own on the path
+(``conftest.installed``: never into the environment) and driven through the command line like a
+user would.  Nothing in psdbench names it.  The conformance kit
 (``psdbench.testing``) checks its problem and solvers where the kit is present.
 """
 

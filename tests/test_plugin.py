@@ -1,8 +1,8 @@
-"""Round trip of a third-party solver plugin: install, discover, run through the CLI, uninstall.
+"""Round trip of a third-party solver plugin: install, discover, run through the CLI.
 
 ``examples/solver-plugin`` registers ``example-harmonic`` (harmonic-function label propagation)
 through the ``psdbench.solvers`` entry-point group.  It is installed offline (no package index,
-no build isolation, no dependencies) and uninstalled afterwards.  Its error rate must equal the
+no build isolation, no dependencies) into a folder of the test's own on the path (``conftest.installed``).  Its error rate must equal the
 instance's ``labelprop_error`` baseline, which psdbench computes independently of the plugin.
 """
 
