@@ -79,11 +79,29 @@ def test_shifted_geomean_charges_failures_at_each_cells_limit():
 
 
 def test_margin_and_tie():
-    ratio, low, high, tie = rules.margin([1.0, 2.0], [2.0, 8.0], 100.0)
-    assert ratio == pytest.approx(math.sqrt(2 * 4)) and (low, high) == (2.0, 4.0) and not tie
+    ratio, low, high, tie, shared = rules.margin([1.0, 2.0], [2.0, 8.0], 100.0)
+    assert ratio == pytest.approx(math.sqrt(2 * 4)) and (low, high) == (2.0, 4.0) and not tie and shared == 0
     # the bregman case: the order flips on one seed, so a tie
-    assert rules.margin([0.0425, 0.121], [0.0409, 0.13], 100.0)[3]
-    assert not rules.margin([1.0], [1.0], 100.0)[3]  # one instance: no spread, never a tie
+    assert rules.margin([0.0425, 0.121], [0.0409, 0.13], 100.0).tie
+    assert rules.margin([1.0], [1.0], 100.0).tie  # the runner-up reached it as fast: the order is not settled
+    assert not rules.margin([1.0], [1.5], 100.0).tie
+
+
+def test_a_tie_needs_a_unit_the_runner_up_reached_at_least_as_fast():
+    # the kNN N = 200 case: both failed on one seed (both charged 120 s), gdpa-lp-elim 44-57x faster on
+    # the other two: a shared failure is no evidence of a tie, and it is left out of the ratio
+    inf = math.inf
+    m = rules.margin([0.021, 0.025, inf], [1.2, 1.1, inf], 120.0)
+    assert not m.tie and m.shared_failures == 1
+    assert (m.low, m.high) == (pytest.approx(1.1 / 0.025), pytest.approx(1.2 / 0.021))
+    assert m.ratio == pytest.approx(math.sqrt(1.2 / 0.021 * 1.1 / 0.025))
+    # the winner failed where the runner-up reached it: the runner-up was faster there, a tie
+    assert rules.margin([0.02, inf], [1.2, 30.0], 120.0).tie
+    # the runner-up failed everywhere the winner did not: no tie, whatever the limits
+    assert not rules.margin([0.02, inf], [inf, inf], 120.0).tie
+    # nothing reached by either: no ratio, no tie
+    m = rules.margin([inf, inf], [inf, inf], 120.0)
+    assert math.isnan(m.ratio) and not m.tie and m.shared_failures == 2
 
 
 def _row(inst, solver, wall, gap, params, problem="graph-classification", limit=120.0, kind="certified",
@@ -142,7 +160,7 @@ def test_winners_are_per_instance_set_with_runner_up_and_margin():
     assert fam["family"].tolist() == ["graph-classification ([2 sets](#s-winners-per-instance-set))"]
     assert fam["gap ≤ 0.01"].tolist() == ["gdpa-lp-elim [tol 0.0001]: 1; scs [tol 0.0001]: 1"]
     per = sec[1].blocks[0].frame
-    assert per["reference"].eq("certified interval").all()
+    assert per["reference"].eq("certified interval (known to 1e-07)").all()  # no refs row: the floor
 
 
 def test_the_sgm_of_one_set_does_not_move_when_another_set_is_added():
@@ -162,7 +180,7 @@ def test_no_winner_by_gap_against_a_competitors_own_objective_and_a_declared_met
             for s in (0, 1) for lab, t, gap in (("gdpa-lp-elim", 0.1, 0.0), ("scs", 1.0, 1e-3))]
     f = _frame(rows, [{"instance_key": f"knn{s}", "value": 123.0, "kind": "best_verified"} for s in (0, 1)])
     per = winners_section(f, {"tolerances": (1e-2,)})[1].blocks[0].frame
-    assert per["reference"].tolist() == ["best verified: gdpa-lp-elim"]
+    assert per["reference"].tolist() == ["best verified: gdpa-lp-elim (known to 1e-07)"]
     assert per["gap ≤ 0.01"].tolist() == ["no winner by gap: the reference is a competitor's own objective"]
     from psdbench.api import RankingMetric
 

@@ -5,10 +5,12 @@ A section that checks a claim ("method A's error is not above B's", "at least 5x
 measures it over seeds / folds, then reads the spread:
 
 * :func:`spread` / :func:`fmt_spread`: median [min-max] of values over seeds;
-* :func:`paired_interval`: the 95 % Student-t interval of the mean of paired differences (the
-  t interval itself is :func:`psdbench.report.aggregate.t_interval`);
+* :func:`paired_interval`: the 95 % Student-t interval of the mean of paired differences over the
+  independent units (instances, folds; seeds only where they change the result:
+  :func:`psdbench.report.units.unit_keys`, applied by :func:`psdbench.report.aggregate.paired`);
 * :func:`verdict`: one of :data:`psdbench.report.blocks.VERDICTS` from the low and high end of that
-  interval (or of the spread) against the claim's threshold;
+  interval against the claim's threshold: :func:`psdbench.report.rules.claim_verdict`, the rule the
+  winners table applies too;
 * :func:`finding_line`: a :class:`~psdbench.report.blocks.Finding` as the bullet line a table's
   ``checks`` shows beside it, worded the same in every family;
 * :func:`finding_block` / :func:`source_block`: the :class:`~psdbench.report.blocks.Finding` /
@@ -26,10 +28,13 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from psdbench.report import rules
 from psdbench.report.aggregate import Interval, t_interval
 from psdbench.report.blocks import DataSource, Finding, Text
+from psdbench.report.rules import FAILS, HOLDS, NOT_MEASURED, WITHIN
 
-HOLDS, FAILS, WITHIN, NOT_MEASURED = "holds", "does not hold", "within the spread", "not measured in this run"
+__all__ = ["FAILS", "HOLDS", "NOT_MEASURED", "WITHIN", "Spread", "finding_block", "finding_line", "fmt_interval",
+           "fmt_spread", "interval_verdict", "not_measured", "paired_interval", "source_block", "spread", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -80,44 +85,15 @@ def fmt_interval(i: Interval, fmt: str | Callable[[float], str] = "+.2f", unit: 
 
 
 def verdict(low: float, high: float, threshold: float, relation: str = ">=") -> str:
-    """The verdict on a claim ``value relation threshold`` read from an interval ``[low, high]``.
-
-    ``holds`` when the whole interval satisfies the claim, ``does not hold`` when none of it does,
-    ``within the spread`` when it straddles the threshold, ``not measured in this run`` when the
-    interval is missing (NaN).  A single measurement is the interval ``[value, value]``.
-
-    Parameters
-    ----------
-    low, high : float
-        Ends of the interval (a confidence interval, or the min and max over seeds).
-    threshold : float
-    relation : str
-        ``">="``, ``">"``, ``"<="`` or ``"<"``: the claim is ``value relation threshold``.
-
-    Returns
-    -------
-    str
-        One of :data:`psdbench.report.blocks.VERDICTS`.
-    """
-    if not (math.isfinite(low) and math.isfinite(high)) or not math.isfinite(threshold):
-        return NOT_MEASURED
-    ok = {">=": lambda v: v >= threshold, ">": lambda v: v > threshold,
-          "<=": lambda v: v <= threshold, "<": lambda v: v < threshold}[relation]
-    lo_ok, hi_ok = ok(low), ok(high)
-    if lo_ok and hi_ok:
-        return HOLDS
-    if not lo_ok and not hi_ok:
-        return FAILS
-    return WITHIN
+    """The verdict on a claim ``value relation threshold`` read from an interval ``[low, high]``:
+    :func:`psdbench.report.rules.claim_verdict`, the one rule the winners table applies too."""
+    return rules.claim_verdict(low, high, threshold, relation)
 
 
 def interval_verdict(i: Interval, threshold: float, relation: str = ">=") -> str:
-    """:func:`verdict` of a t interval (a single pair: its value, no spread)."""
-    if not i.n:
-        return NOT_MEASURED
-    if i.n < 2 or not math.isfinite(i.low):
-        return verdict(i.mean, i.mean, threshold, relation)
-    return verdict(i.low, i.high, threshold, relation)
+    """:func:`verdict` of a paired t interval over units (a single unit: its value, no spread):
+    :func:`psdbench.report.rules.paired_verdict`."""
+    return rules.paired_verdict(i.mean, i.low, i.high, i.n, threshold, relation)
 
 
 def not_measured(paper: str, claim: str, paper_value: str = "", why: str = "") -> Finding:

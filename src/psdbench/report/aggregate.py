@@ -115,22 +115,46 @@ def t_interval(values: Any, level: float = 0.95) -> Interval:
     return Interval(m, s, n, m - half, m + half, level)
 
 
+def units(df: pd.DataFrame, values: Sequence[str] = ("objective",), key: str = "instance_key") -> pd.Series:
+    """Per row, its independent unit (:func:`psdbench.report.units.unit_keys`: the instance, its seed
+    only where the seed changes ``values``); ``key`` where the frame lacks the instance description."""
+    from .units import unit_keys
+
+    need = {"problem", "dataset", "instance_params", "seed", "solver_label"}
+    if df.empty or not need <= set(df.columns):
+        return df[key].astype(str) if key in df.columns else pd.Series([], dtype=str, index=df.index)
+    return unit_keys(df, values)
+
+
+def per_unit(df: pd.DataFrame, value: str, unit: pd.Series) -> pd.Series:
+    """The mean finite ``value`` of each unit (index: the unit key)."""
+    v = pd.to_numeric(df[value], errors="coerce").astype(float)
+    ok = np.isfinite(v)
+    return v[ok].groupby(unit[ok]).mean()
+
+
 def paired(df: pd.DataFrame, value: str, a: str, b: str, by: str = "solver_label", key: str = "instance_key",
            cells: str | Sequence[str] = "ok") -> pd.DataFrame:
-    """Per shared instance, ``value`` of configuration ``a`` and of ``b`` (columns ``a``, ``b``).
+    """Per shared unit, ``value`` of configuration ``a`` and of ``b`` (columns ``a``, ``b``).
 
-    Instances where either has no selected cell with a finite value are left out.
+    The units are :func:`units` of the two configurations' selected cells with a finite value:
+    instances (folds included), seeds only where they change ``value``; a unit's value is the mean
+    over its cells.  Units where either has no such cell are left out.
     """
     sel = select_cells(df, cells)
-    va = per_instance(sel[sel[by] == a], value)
-    vb = per_instance(sel[sel[by] == b], value)
+    sel = sel[sel[by].isin([a, b]) & np.isfinite(pd.to_numeric(sel[value], errors="coerce").astype(float))]
+    if sel.empty:
+        return pd.DataFrame({"a": pd.Series(dtype=float), "b": pd.Series(dtype=float)})
+    unit = units(sel, (value,), key)
+    va = per_unit(sel[sel[by] == a], value, unit[sel[by] == a])
+    vb = per_unit(sel[sel[by] == b], value, unit[sel[by] == b])
     both = va.index.intersection(vb.index)
     return pd.DataFrame({"a": va[both], "b": vb[both]})
 
 
 def paired_difference(df: pd.DataFrame, value: str, a: str, b: str, by: str = "solver_label",
                       ratio: bool = False, level: float = 0.95) -> Interval:
-    """:func:`t_interval` of ``a - b`` (or ``a / b`` with ``ratio``) over the instances both solved."""
+    """:func:`t_interval` of ``a - b`` (or ``a / b`` with ``ratio``) over the units both solved."""
     p = paired(df, value, a, b, by)
     d = p["a"] / p["b"].where(p["b"] != 0) if ratio else p["a"] - p["b"]
     return t_interval(d, level)

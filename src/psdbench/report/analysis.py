@@ -20,34 +20,8 @@ import pandas as pd
 from . import rules
 from .curves import curve_arrays, gaps
 from .rules import DEFAULT_ALLOWANCE, TOLERANCES
-
-#: Instance parameters that replicate an instance (cross-validation folds, repetitions) rather than
-#: change its size or structure: they do not split comparable sets.
-REPLICATE_PARAMS: tuple[str, ...] = ("fold", "folds", "rep", "repeat", "replicate", "split", "trial", "seed")
-
-
-def _value(v: Any) -> str:
-    """A parameter value for reading: an integral float as an integer (``n=20``, not ``n=20.0``)."""
-    return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else str(v)
-
-
-def param_text(params: dict[str, Any]) -> str:
-    """``k=v, ...`` over every parameter (sorted by name), values for reading."""
-    return ", ".join(f"{k}={_value(params[k])}" for k in sorted(params))
-
-
-def set_key(params: dict[str, Any]) -> str:
-    """``k=v, ...`` over the instance parameters that are not replicates (sorted by name)."""
-    return ", ".join(f"{k}={_value(params[k])}" for k in sorted(params) if k not in REPLICATE_PARAMS)
-
-
-def instance_sets(frame: pd.DataFrame) -> pd.Series:
-    """Per row, its comparable instance set: ``problem: dataset`` and :func:`set_key` of its parameters."""
-    if frame.empty:
-        return pd.Series([], dtype=str, index=frame.index)
-    keys = frame["instance_params"].map(lambda d: set_key(d if isinstance(d, dict) else {}))
-    base = frame["problem"].astype(str) + ": " + frame["dataset"].astype(str)
-    return base + keys.map(lambda k: f" ({k})" if k else "")
+from .references import REFERENCE_KINDS  # noqa: F401 (re-exported)
+from .units import REPLICATE_PARAMS, _value, instance_sets, param_text, set_key, unit_keys  # noqa: F401 (re-exported)
 
 
 def natural_key(text: str) -> tuple:
@@ -71,26 +45,44 @@ def time_limits(frame: pd.DataFrame, sets: pd.Series) -> tuple[pd.Series, pd.Ser
 
 
 def reference_certified(frame: pd.DataFrame) -> np.ndarray:
-    """Per row, whether its instance's reference is certified (a proven bound on the other side)."""
-    return frame["reference_kind"].astype(str).str.contains("certified").to_numpy()
+    """Per row, whether a certified bound lies on the other side of its instance's reference (a point
+    below it by more than the floor is then beyond that bound)."""
+    bounded = frame["reference_bounded"].fillna(False).astype(bool).to_numpy() if "reference_bounded" in frame.columns \
+        else np.zeros(len(frame), bool)
+    return bounded | frame["reference_kind"].astype(str).str.contains("certified").to_numpy()
 
 
 def reach_times(frame: pd.DataFrame, tols: Iterable[float] = TOLERANCES,
-                default_allowance: float = DEFAULT_ALLOWANCE) -> pd.DataFrame:
-    """One row per cell with a reference: when it reached each target accuracy (:mod:`.rules`).
+                default_allowance: float = DEFAULT_ALLOWANCE, by_unit: bool = True) -> pd.DataFrame:
+    """One row per unit and configuration with a reference: when it reached each target accuracy (:mod:`.rules`).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A tidy frame (:func:`psdbench.report.frame.tidy_frame`).
+    tols : iterable of float
+    default_allowance : float
+    by_unit : bool
+        Collapse the cells of one independent unit (column ``unit``,
+        :func:`psdbench.report.units.unit_keys`: the seeds of an instance that did not change its result)
+        into one row (default); ``False``: one row per cell.
 
     Returns
     -------
     DataFrame
-        ``set``, ``instance_key``, ``solver_label``, ``wall_time_s``, ``limit_s`` (the time a failure is
-        charged at, :func:`time_limits`), ``limit_recorded``, ``floor`` (:func:`psdbench.report.rules.floor`),
-        ``ranked_gap`` of the final point and ``t_<tol>`` (seconds to reach each tolerance, ``inf`` when
-        not reached; :func:`psdbench.report.rules.reach_times_of_curve`).
+        ``set``, ``instance_key`` (the unit: an instance, or an instance description whose seeds are one
+        result), ``solver_label``, ``wall_time_s``, ``limit_s`` (the time a failure is charged at,
+        :func:`time_limits`), ``limit_recorded``, ``floor`` (:func:`psdbench.report.rules.floor`),
+        ``ranked_gap`` of the final point, ``resolution`` and ``set_accuracy`` (the set's largest floor
+        and reference accuracy: targets tighter than ``resolution`` are not resolved), ``cells`` and
+        ``t_<tol>`` (seconds to reach each tolerance, ``inf`` when not reached;
+        :func:`psdbench.report.rules.reach_times_of_curve`; a unit of several cells: their median).
     """
     tols = list(tols)
     f = frame[np.isfinite(pd.to_numeric(frame["reference_objective"], errors="coerce").astype(float))]
+    tcols = [f"t_{t:g}" for t in tols]
     cols = ["set", "instance_key", "solver_label", "wall_time_s", "limit_s", "limit_recorded", "floor",
-            "ranked_gap"] + [f"t_{t:g}" for t in tols]
+            "ranked_gap", "resolution", "set_accuracy", "cells"] + tcols
     if f.empty:
         return pd.DataFrame(columns=cols)
     sets = instance_sets(f)
@@ -105,16 +97,49 @@ def reach_times(frame: pd.DataFrame, tols: Iterable[float] = TOLERANCES,
         rows.append(rules.reach_times_of_curve(t, gaps(obj, float(ref), sense), feas, tols, float(fl[j]),
                                                bool(certified[j]), wall[j], gap[j], bool(verified[j])))
     limit, recorded = time_limits(f, sets)
-    out = pd.DataFrame(rows, columns=cols[8:], index=f.index)
+    out = pd.DataFrame(rows, columns=tcols, index=f.index)
+    # the set's over the whole frame where the tidy frame computed it (a family table passes a part of a set)
+    res = pd.Series(fl, index=f.index).groupby(sets).transform("max")
+    if "resolution" in f.columns:
+        res = pd.to_numeric(f["resolution"], errors="coerce").fillna(res)
+    acc = (pd.to_numeric(f["set_accuracy" if "set_accuracy" in f.columns else "reference_accuracy"], errors="coerce")
+           if {"set_accuracy", "reference_accuracy"} & set(f.columns) else pd.Series(np.nan, index=f.index))
+    acc = acc.groupby(sets).transform("max")
+    out.insert(0, "cells", 1)
+    out.insert(0, "set_accuracy", acc.to_numpy(float))
+    out.insert(0, "resolution", res.to_numpy(float))
     out.insert(0, "ranked_gap", np.where(verified, rules.ranked_gaps(gap, fl, certified), np.nan))
     out.insert(0, "floor", fl)
     out.insert(0, "limit_recorded", recorded.to_numpy())
     out.insert(0, "limit_s", limit.to_numpy())
     out.insert(0, "wall_time_s", wall)
     out.insert(0, "solver_label", f["solver_label"].to_numpy())
-    out.insert(0, "instance_key", f["instance_key"].to_numpy())
+    unit = f["unit"] if by_unit and "unit" in f.columns else f["instance_key"]
+    out.insert(0, "instance_key", unit.astype(str).to_numpy())
     out.insert(0, "set", sets.to_numpy())
-    return out.reset_index(drop=True)
+    out = out.reset_index(drop=True)
+    if not by_unit or not out.duplicated(["set", "instance_key", "solver_label"]).any():
+        return out
+    how = {"wall_time_s": "median", "limit_s": "max", "limit_recorded": "all", "floor": "max", "ranked_gap": "max",
+           "resolution": "max", "set_accuracy": "max", "cells": "sum", **{c: "median" for c in tcols}}
+    return out.groupby(["set", "instance_key", "solver_label"], sort=False, as_index=False).agg(how)[cols]
+
+
+def set_resolution(times: pd.DataFrame) -> tuple[float, bool]:
+    """The finest target one instance set's reach times resolve, and whether the reference (rather
+    than the verification floor) sets it: :func:`psdbench.report.rules.resolution` of its floors."""
+    if times.empty:
+        return math.nan, False
+    res = rules.resolution(times["resolution"] if "resolution" in times.columns else times["floor"])
+    acc = pd.to_numeric(times["set_accuracy"], errors="coerce").max() if "set_accuracy" in times.columns else np.nan
+    return res, bool(np.isfinite(acc) and acc >= res)
+
+
+def unresolved(times: pd.DataFrame, tol: float) -> str:
+    """``""`` when one set's reach times resolve ``tol``, else why not
+    (:func:`psdbench.report.rules.unresolved_text`)."""
+    res, by_ref = set_resolution(times)
+    return "" if rules.resolves(tol, res) else rules.unresolved_text(res, by_ref)
 
 
 def cost_table(times: pd.DataFrame, column: str, labels: Sequence[str] | None = None,
@@ -197,24 +222,27 @@ def set_scores(times: pd.DataFrame, tol: float) -> tuple[pd.DataFrame, float]:
 def set_winner(times: pd.DataFrame, tol: float) -> dict[str, Any]:
     """The winner of one instance set at ``tol``, its runner-up and the margin between them.
 
-    Among the compared configurations (:func:`compared`) that reached ``tol`` at least once, the
-    smallest shifted geometric mean wins; the margin is :func:`psdbench.report.rules.margin` of the
-    runner-up's times over the winner's, paired by instance.
+    Not resolved (``unresolved``: why, no winner) when ``tol`` is tighter than the set's resolution
+    (:func:`unresolved`).  Else, among the compared configurations (:func:`compared`) that reached
+    ``tol`` on at least one unit, the smallest shifted geometric mean wins; the margin is
+    :func:`psdbench.report.rules.margin` of the runner-up's times over the winner's, paired by unit.
 
     Returns
     -------
     dict
-        ``winner``, ``runner_up`` (``""`` when none), ``reached`` / ``runner_reached``, ``instances``,
-        ``sgm``, ``runner_sgm``, ``median``, ``min``, ``max`` (the winner's seconds over the instances it
-        reached), ``ratio``, ``low``, ``high``, ``tie``, ``shift``, ``left_out`` (configurations that ran
-        only part of the set).
+        ``winner``, ``runner_up`` (``""`` when none), ``reached`` / ``runner_reached``, ``instances``
+        (units compared), ``configurations`` (compared), ``sgm``, ``runner_sgm``, ``median``, ``min``,
+        ``max`` (the winner's seconds over the units it reached), ``ratio``, ``low``, ``high``, ``tie``,
+        ``shared_failures``, ``shift``, ``left_out`` (configurations that ran only part of the set),
+        ``unresolved`` (``""`` or why the target is not resolved).
     """
     labels, inst, left = compared(times)
     out: dict[str, Any] = {"winner": "", "runner_up": "", "reached": 0, "runner_reached": 0, "instances": len(inst),
-                           "sgm": math.nan, "runner_sgm": math.nan, "median": math.nan, "min": math.nan,
-                           "max": math.nan, "ratio": math.nan, "low": math.nan, "high": math.nan, "tie": False,
-                           "shift": math.nan, "left_out": left}
-    if not inst:
+                           "configurations": len(labels), "sgm": math.nan, "runner_sgm": math.nan,
+                           "median": math.nan, "min": math.nan, "max": math.nan, "ratio": math.nan, "low": math.nan,
+                           "high": math.nan, "tie": False, "shared_failures": 0, "shift": math.nan, "left_out": left,
+                           "unresolved": unresolved(times, tol)}
+    if not inst or out["unresolved"]:
         return out
     tab, shift = set_scores(times, tol)
     out["shift"] = shift
@@ -229,9 +257,9 @@ def set_winner(times: pd.DataFrame, tol: float) -> dict[str, Any]:
         col = f"t_{tol:g}"
         cost = cost_table(times, col, [w, r], inst)
         lim = times.groupby("instance_key")["limit_s"].max().reindex(inst).to_numpy(float)
-        ratio, low, high, tie = rules.margin(cost[w].to_numpy(float), cost[r].to_numpy(float), lim)
+        m = rules.margin(cost[w].to_numpy(float), cost[r].to_numpy(float), lim)
         out.update(runner_up=r, runner_reached=int(tab.loc[r, "reached"]), runner_sgm=float(tab.loc[r, "sgm"]),
-                   ratio=ratio, low=low, high=high, tie=tie)
+                   ratio=m.ratio, low=m.low, high=m.high, tie=m.tie, shared_failures=m.shared_failures)
     return out
 
 
@@ -269,43 +297,29 @@ def decimate(x: np.ndarray, y: np.ndarray, n: int = 60) -> tuple[np.ndarray, np.
     return x[idx], y[idx]
 
 
-#: What each reference kind shown beside a verdict means (the glossary's lines).
-REFERENCE_KINDS: dict[str, str] = {
-    "certified interval": "an exactly feasible point and a bound on the other side of the optimum, narrower than the "
-                          "certification tolerance",
-    "independent reference solve": "the reference solve's own point (not a competitor's), without a tight bound",
-    "best verified": "a competitor's own verified objective: no winner is declared by gap against it",
-    "none": "no reference: no gap",
-}
+def reference_sources(frame: pd.DataFrame, refs: pd.DataFrame | None = None) -> pd.Series:
+    """Per row, the one kind name of its instance's reference (a key of :data:`REFERENCE_KINDS`,
+    ``best verified: <labels>``), as the tidy frame computed it
+    (:func:`psdbench.report.references.reference_columns`); computed here for a frame without it."""
+    if "reference_label" in frame.columns:
+        return frame["reference_label"].fillna("none").astype(object)
+    from .references import reference_columns
+
+    return reference_columns(frame, refs)["reference_label"]
 
 
-def reference_sources(frame: pd.DataFrame, refs: pd.DataFrame | None) -> pd.Series:
-    """Per row, the kind of its instance's reference (a key of :data:`REFERENCE_KINDS`).
-
-    ``best verified`` names the configuration whose own point it is (``best verified: <label>``); a
-    best-verified value equal to the reference solve's own point is an ``independent reference solve``.
-    """
-    solve = {}
-    if refs is not None and len(refs) and {"instance_key", "value"} <= set(refs.columns):
-        solve = {str(k): float(v) for k, v in zip(refs["instance_key"], pd.to_numeric(refs["value"], errors="coerce"))
-                 if np.isfinite(v)}
-    out = pd.Series("none", index=frame.index, dtype=object)
-    ref = pd.to_numeric(frame["reference_objective"], errors="coerce").astype(float)
-    for key, g in frame.groupby("instance_key"):
-        r = ref[g.index].dropna()
-        if r.empty:
-            continue
-        v = float(r.iloc[0])
-        kind = str(g["reference_kind"].dropna().iloc[0]) if g["reference_kind"].notna().any() else ""
-        if "certified" in kind:
-            label = "certified interval"
-        elif key in solve and math.isclose(solve[key], v, rel_tol=1e-12, abs_tol=1e-300):
-            label = "independent reference solve"
-        else:
-            own = g[g["verified"].astype(bool) & np.isclose(g["objective"].astype(float), v, rtol=1e-12, atol=0)]
-            label = "best verified: " + ", ".join(sorted(own["solver_label"].unique())) if len(own) else "best verified"
-        out[g.index] = label
-    return out
+def reference_text(frame: pd.DataFrame) -> str:
+    """The reference kinds of some rows with their accuracy: ``wide certified interval (known to 2.4e-2)``."""
+    if frame.empty:
+        return ""
+    parts = []
+    lab = reference_sources(frame)
+    acc = pd.to_numeric(frame["reference_accuracy"], errors="coerce") if "reference_accuracy" in frame.columns \
+        else pd.Series(np.nan, index=frame.index)
+    for name in sorted(set(lab)):
+        a = acc[lab == name].max()
+        parts.append(name + (f" (known to {a:.2g})" if np.isfinite(a) and name != "none" else ""))
+    return "; ".join(parts)
 
 
 def stop_tolerances(frame: pd.DataFrame) -> pd.Series:

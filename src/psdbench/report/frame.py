@@ -16,6 +16,8 @@ from psdbench import api
 
 from . import rules
 from .fmt import MISSING
+from .references import reference_columns
+from .units import instance_sets, unit_keys
 
 #: Gaps in curves and profiles are ``(objective - reference) / max(|reference|, REF_FLOOR)``: relative
 #: where the optimum's magnitude exceeds 1, absolute below (an optimum of 0, as on many metric-learning
@@ -183,10 +185,21 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
             the final point passed verification (``feasible == 1``) and has a finite objective;
         ``cert_width_rel``
             the width of the instance's certificate ``|p* - lower| / max(|p*|, REF_FLOOR)`` (NaN
-            without a certified reference): gaps below it cannot be told apart;
+            without a certified reference);
+        ``reference_label``, ``reference_accuracy``, ``reference_bounded``
+            the instance reference's one kind name, how accurately it is known and whether a certified
+            bound lies on the other side (:func:`psdbench.report.references.reference_columns`);
         ``floor``, ``ranked_gap``
-            :func:`psdbench.report.rules.floor` of the cell and the gap it is ranked by
-            (:func:`psdbench.report.rules.ranked_gap`; NaN unless verified, and beyond a certified bound);
+            :func:`psdbench.report.rules.floor` of the cell (the reference's accuracy and the cell's
+            verification allowance) and the gap it is ranked by (:func:`psdbench.report.rules.ranked_gap`;
+            NaN unless verified, and beyond the bound);
+        ``resolution``, ``set_accuracy``
+            the largest floor and the largest reference accuracy over the cells with a reference of the
+            row's comparable instance set (:func:`psdbench.report.units.instance_sets`): targets tighter
+            than ``resolution`` are not resolved (:func:`psdbench.report.rules.resolves`);
+        ``unit``
+            the row's independent unit (:func:`psdbench.report.units.unit_keys` over the objective and
+            the reference: seeds count only where they change them);
         ``instance_reference``, ``instance_reference_kind``
             the instance's reference value and kinds (cells first, then ``refs``);
         ``curve``
@@ -222,8 +235,17 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
     df["gap"] = [relative_gap(o, r, s) for o, r, s in zip(df["objective"], df["reference_objective"], df["sense"])]
     df["verified"] = (df["feasible"] == 1) & np.isfinite(df["objective"].astype(float))
     df["cert_width_rel"] = df["instance_key"].map(certificate_widths(refs)).astype(float)
+    ref_cols = reference_columns(df, refs, float(allowance))
+    for c in ref_cols.columns:
+        df[c] = ref_cols[c]
     df["floor"] = rules.floors(df, float(allowance))
-    certified = df["reference_kind"].astype(str).str.contains("certified").to_numpy()
+    sets = instance_sets(df)
+    df["resolution"] = df["floor"].where(np.isfinite(df["reference_objective"].astype(float))).groupby(
+        sets).transform("max") if len(df) else np.nan
+    df["set_accuracy"] = df["reference_accuracy"].groupby(sets).transform("max") if len(df) else np.nan
+    df["unit"] = unit_keys(df, ("objective", "reference_objective")) if len(df) else pd.Series(dtype=str)
+    certified = df["reference_bounded"].to_numpy(bool) | df["reference_kind"].astype(str).str.contains(
+        "certified").to_numpy()
     df["ranked_gap"] = np.where(df["verified"], rules.ranked_gaps(df["gap"].to_numpy(float), df["floor"].to_numpy(float),
                                                                   certified), np.nan) if len(df) else np.nan
     if len(df):

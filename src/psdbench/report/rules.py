@@ -42,14 +42,16 @@ shifted geometric mean
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["DEFAULT_ALLOWANCE", "MAX_SHIFT", "MIN_SHIFT", "TOLERANCES", "VERDICTS", "allowance", "configured_for", "floor",
-           "floors", "glossary", "margin", "ranked_gap", "ranked_gaps", "reach_times_of_curve", "reaches",
-           "set_shift", "shifted_geomean", "stopping_tolerance", "verdict"]
+__all__ = ["DEFAULT_ALLOWANCE", "FAILS", "HOLDS", "LEVEL", "MAX_SHIFT", "MIN_SHIFT", "Margin", "NOT_MEASURED",
+           "TOLERANCES", "VERDICTS", "WITHIN", "allowance", "claim_verdict", "configured_for", "floor", "floors",
+           "glossary", "margin", "paired_verdict", "ranked_gap", "ranked_gaps", "reach_times_of_curve", "reaches",
+           "resolution", "resolves", "set_shift", "shifted_geomean", "stopping_tolerance", "unresolved_text",
+           "verdict"]
 
 #: The target accuracies (ranked gap) of the winners matrix and the profiles.
 TOLERANCES: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
@@ -116,10 +118,12 @@ def floor(cert_width: float | None, allowance_: float) -> float:
 
 
 def floors(frame: pd.DataFrame, default: float = DEFAULT_ALLOWANCE) -> pd.Series:
-    """:func:`floor` of every row of a tidy frame (columns ``cert_width_rel`` and ``metrics``)."""
+    """:func:`floor` of every row of a tidy frame: its ``reference_accuracy`` (older frames:
+    ``cert_width_rel``) and the allowance of its ``metrics``."""
     if frame.empty:
         return pd.Series([], dtype=float, index=frame.index)
-    width = pd.to_numeric(frame["cert_width_rel"], errors="coerce") if "cert_width_rel" in frame.columns \
+    col = "reference_accuracy" if "reference_accuracy" in frame.columns else "cert_width_rel"
+    width = pd.to_numeric(frame[col], errors="coerce") if col in frame.columns \
         else pd.Series(np.nan, index=frame.index)
     mets = frame["metrics"] if "metrics" in frame.columns else pd.Series([{}] * len(frame), index=frame.index)
     return pd.Series([floor(w, allowance(m.get("tolerances") if isinstance(m, Mapping) else None, default))
@@ -268,34 +272,118 @@ def set_shift(best_times: Iterable[float]) -> float:
     return float(np.clip(np.median(b), MIN_SHIFT, MAX_SHIFT))
 
 
-def margin(winner: Sequence[float], runner_up: Sequence[float], limits: Any) -> tuple[float, float, float, bool]:
-    """How much faster the winner is than the runner-up, paired over the set's instances.
+class Margin(NamedTuple):
+    """How much faster a winner is than its runner-up (:func:`margin`)."""
+
+    ratio: float
+    low: float
+    high: float
+    tie: bool
+    shared_failures: int
+
+
+def margin(winner: Sequence[float], runner_up: Sequence[float], limits: Any) -> Margin:
+    """How much faster the winner is than the runner-up, paired over the set's units.
 
     Parameters
     ----------
     winner, runner_up : sequence of float
-        Their times per instance (same order; ``inf``: not reached, charged at the limit).
+        Their times per unit (same order; ``inf``: not reached, charged at the limit).
     limits : float or sequence of float
-        The instances' time limits.
+        The units' time limits.
 
     Returns
     -------
-    ratio, low, high : float
-        Geometric mean, min and max over instances of ``runner_up / winner`` (times clipped to their
-        limit, at least :data:`MIN_SHIFT`).
-    tie : bool
-        The spread includes 1 on two instances or more: on some instance the runner-up was at least
-        as fast, so the order is not settled.
+    Margin
+        ``ratio``, ``low``, ``high``: geometric mean, min and max of ``runner_up / winner`` (times
+        clipped to their limit, at least :data:`MIN_SHIFT`) over the units on which at least one of
+        the two reached the target; a unit both failed (both charged the limit) says nothing about
+        which is faster and is left out (``shared_failures`` counts them; NaN ratios when no unit is
+        left).  ``tie``: the evidence of a tie, a unit on which the runner-up **reached** the target at
+        least as fast as the winner (a winner that failed there counts its limit).
     """
-    w = np.asarray(list(winner), float)
-    r = np.asarray(list(runner_up), float)
-    if not len(w):
-        return math.nan, math.nan, math.nan, False
-    lim = np.broadcast_to(np.asarray(list(limits) if not np.isscalar(limits) else limits, float), w.shape)
-    w = np.maximum(np.where(np.isfinite(w), np.minimum(w, lim), lim), MIN_SHIFT)
-    r = np.maximum(np.where(np.isfinite(r), np.minimum(r, lim), lim), MIN_SHIFT)
-    q = r / w
-    return float(np.exp(np.mean(np.log(q)))), float(q.min()), float(q.max()), bool(len(q) > 1 and q.min() <= 1.0)
+    w0 = np.asarray(list(winner), float)
+    r0 = np.asarray(list(runner_up), float)
+    if not len(w0):
+        return Margin(math.nan, math.nan, math.nan, False, 0)
+    lim = np.broadcast_to(np.asarray(list(limits) if not np.isscalar(limits) else limits, float), w0.shape)
+    w = np.maximum(np.where(np.isfinite(w0), np.minimum(w0, lim), lim), MIN_SHIFT)
+    r = np.maximum(np.where(np.isfinite(r0), np.minimum(r0, lim), lim), MIN_SHIFT)
+    informative = np.isfinite(w0) | np.isfinite(r0)
+    shared = int((~informative).sum())
+    tie = bool(np.any(np.isfinite(r0) & (r <= w)))
+    if not informative.any():
+        return Margin(math.nan, math.nan, math.nan, tie, shared)
+    q = r[informative] / w[informative]
+    return Margin(float(np.exp(np.mean(np.log(q)))), float(q.min()), float(q.max()), tie, shared)
+
+
+def resolution(floors_: Iterable[float]) -> float:
+    """The finest target a set of cells resolves: the largest of their floors (:func:`floor`: the
+    reference's accuracy and the verification allowance); NaN when none is known."""
+    f = np.asarray([float(x) for x in floors_], float)
+    f = f[np.isfinite(f)]
+    return float(f.max()) if len(f) else math.nan
+
+
+def resolves(tol: float, resolution_: float) -> bool:
+    """Whether target ``tol`` is resolved: not tighter than the resolution (an unknown one resolves)."""
+    return not (math.isfinite(resolution_) and tol < resolution_)
+
+
+def unresolved_text(known_to: float, by_reference: bool) -> str:
+    """``"not resolved by the reference (known to 2.4e-2)"``, or by the verification floor."""
+    return (f"not resolved by the reference (known to {known_to:.2g})" if by_reference
+            else f"not resolved: verification floor {known_to:.2g}")
+
+
+#: The words of a comparison's verdict (:func:`claim_verdict`).
+HOLDS, FAILS, WITHIN, NOT_MEASURED = "holds", "does not hold", "within the spread", "not measured in this run"
+#: The confidence level of every paired interval.
+LEVEL = 0.95
+
+
+def claim_verdict(low: float, high: float, threshold: float, relation: str = ">=") -> str:
+    """The one rule for "better" / "within the spread" / "does not hold": a claim ``value relation
+    threshold`` read from an interval ``[low, high]`` of the value.
+
+    ``holds`` (the winner is better) when the whole interval satisfies the claim, ``does not hold``
+    when none of it does, ``within the spread`` when it straddles the threshold, ``not measured in
+    this run`` when the interval is missing (NaN).  A single measurement is the interval
+    ``[value, value]``.
+
+    Parameters
+    ----------
+    low, high : float
+        Ends of the interval: the 95 % Student-t interval of the mean paired difference over the
+        units (:func:`paired_verdict`), or a single value.
+    threshold : float
+    relation : str
+        ``">="``, ``">"``, ``"<="`` or ``"<"``.
+
+    Returns
+    -------
+    str
+    """
+    if not (math.isfinite(low) and math.isfinite(high)) or not math.isfinite(threshold):
+        return NOT_MEASURED
+    ok = {">=": lambda v: v >= threshold, ">": lambda v: v > threshold,
+          "<=": lambda v: v <= threshold, "<": lambda v: v < threshold}[relation]
+    lo_ok, hi_ok = ok(low), ok(high)
+    if lo_ok and hi_ok:
+        return HOLDS
+    if not lo_ok and not hi_ok:
+        return FAILS
+    return WITHIN
+
+
+def paired_verdict(mean: float, low: float, high: float, n: int, threshold: float, relation: str = ">=") -> str:
+    """:func:`claim_verdict` of a paired t interval over ``n`` units (one unit: its value, no spread)."""
+    if not n:
+        return NOT_MEASURED
+    if n < 2 or not math.isfinite(low):
+        return claim_verdict(mean, mean, threshold, relation)
+    return claim_verdict(low, high, threshold, relation)
 
 
 #: Solver parameters that set a configuration's own stopping tolerance, the first present wins.

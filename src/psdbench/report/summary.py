@@ -72,18 +72,23 @@ def run_details(runs: pd.DataFrame, frame: pd.DataFrame, store_path: str) -> Sec
 
 def _tie_or_margin(rec: Mapping[str, Any]) -> str:
     if not rec["runner_up"]:
-        return "no runner-up reached it"
+        return "uncontested" if rec.get("configurations", 2) < 2 else "no runner-up reached it"
     ru = f"{rec['short'](rec['runner_up'])} {rec['runner_reached']}/{rec['instances']}"
+    shared = rec.get("shared_failures", 0)
+    left = f"; {shared} both failed, left out" if shared else ""
+    spread = (f" [{fmt_ratio(rec['low'])}-{fmt_ratio(rec['high'])}]" if np.isfinite(rec["low"])
+              and rec["low"] != rec["high"] else "")
     if rec["tie"]:
-        return f"tie with {ru} (x{fmt_ratio(rec['ratio'])} [{fmt_ratio(rec['low'])}-{fmt_ratio(rec['high'])}])"
-    spread = f" [{fmt_ratio(rec['low'])}-{fmt_ratio(rec['high'])}]" if rec["instances"] > 1 else ""
-    return f"runner-up {ru}, x{fmt_ratio(rec['ratio'])}{spread} slower"
+        return f"tie with {ru} (x{fmt_ratio(rec['ratio'])}{spread}{left})"
+    return f"runner-up {ru}, x{fmt_ratio(rec['ratio'])}{spread} slower" + (f" ({left[2:]})" if left else "")
 
 
 def _gap_cell(rec: Mapping[str, Any]) -> str:
     """One winners cell: the winner with k/n and its median seconds, then the runner-up and the margin."""
     if not rec["instances"]:
         return "no instance every configuration ran"
+    if rec.get("unresolved"):
+        return rec["unresolved"]
     if not rec["winner"]:
         return f"none reached it (0/{rec['instances']})"
     return (f"**{rec['short'](rec['winner'])}** {rec['reached']}/{rec['instances']}, {fmt_num(rec['median'])} s; "
@@ -92,13 +97,19 @@ def _gap_cell(rec: Mapping[str, Any]) -> str:
 
 def metric_winner(g: pd.DataFrame, metric: RankingMetric) -> dict[str, Any]:
     """One instance set ranked by a declared task metric: the best mean over verified cells, the
-    runner-up, their paired difference [min-max] over instances and whether it is a tie (the spread
-    includes 0 on two instances or more)."""
+    runner-up, and their comparison by the one rule (:func:`psdbench.report.rules.paired_verdict`): the
+    95 % t interval of the paired difference (winner - runner-up, sense-adjusted) over the independent
+    units (:func:`psdbench.report.aggregate.paired`: instances, seeds only where they change the
+    metric); the winner is better when the interval is above 0, a tie (within the spread) when it
+    straddles 0."""
+    from .aggregate import paired, t_interval
+
     col = f"metric_{metric.metric}"
     v = g[g["verified"].astype(bool)] if col in g.columns else g.iloc[0:0]
     v = v[np.isfinite(pd.to_numeric(v[col], errors="coerce").astype(float))] if len(v) else v
     out: dict[str, Any] = {"winner": "", "runner_up": "", "mean": np.nan, "runner_mean": np.nan, "n": 0,
-                           "runner_n": 0, "low": np.nan, "high": np.nan, "tie": False}
+                           "runner_n": 0, "diff": np.nan, "low": np.nan, "high": np.nan, "units": 0, "tie": False,
+                           "verdict": rules.NOT_MEASURED, "configurations": g["solver_label"].nunique()}
     if v.empty:
         return out
     means = v.groupby("solver_label")[col].mean().sort_values(ascending=metric.sense != "max", kind="stable")
@@ -106,11 +117,12 @@ def metric_winner(g: pd.DataFrame, metric: RankingMetric) -> dict[str, Any]:
     out.update(winner=w, mean=float(means.iloc[0]), n=int((v["solver_label"] == w).sum()))
     if len(means) > 1:
         r = str(means.index[1])
-        per = v.pivot_table(index="instance_key", columns="solver_label", values=col, aggfunc="mean")[[w, r]].dropna()
-        d = (per[w] - per[r]) * (1 if metric.sense == "max" else -1)
+        p = paired(v, col, w, r, cells="all")
+        iv = t_interval((p["a"] - p["b"]) * (1 if metric.sense == "max" else -1))
+        verdict = rules.paired_verdict(iv.mean, iv.low, iv.high, iv.n, 0.0, ">")
         out.update(runner_up=r, runner_mean=float(means.iloc[1]), runner_n=int((v["solver_label"] == r).sum()),
-                   low=float(d.min()) if len(d) else np.nan, high=float(d.max()) if len(d) else np.nan,
-                   tie=bool(len(d) > 1 and d.min() <= 0))
+                   diff=iv.mean, low=iv.low, high=iv.high, units=iv.n, verdict=verdict,
+                   tie=verdict != rules.HOLDS)
     return out
 
 
@@ -120,21 +132,24 @@ def _metric_cell(rec: Mapping[str, Any], metric: RankingMetric, short: Any) -> s
         return f"no verified cell with {name}"
     head = f"by {name}: **{short(rec['winner'])}** {fmt_num(rec['mean'])} ({rec['n']} cells)"
     if not rec["runner_up"]:
-        return head
-    what = "tie with" if rec["tie"] else "runner-up"
+        return head + ("; uncontested" if rec.get("configurations", 2) < 2 else "")
+    what = {rules.HOLDS: "better than", rules.WITHIN: "tie with (within the spread)",
+            rules.FAILS: "not better than"}.get(rec["verdict"], "tie with")
+    interval = (f"[{fmt_num(rec['low'])}, {fmt_num(rec['high'])}] (95 %, {rec['units']} units)"
+                if np.isfinite(rec["low"]) else f"({rec['units']} unit: no interval)")
     return (f"{head}; {what} {short(rec['runner_up'])} {fmt_num(rec['runner_mean'])}, difference "
-            f"[{fmt_num(rec['low'])}, {fmt_num(rec['high'])}]")
+            f"{fmt_num(rec['diff'])} {interval}")
 
 
 def _family_summary(cells: list[str]) -> str:
     """``A: 6 (2 tied); B: 1; none: 1`` of 8 sets: the per-set winners of one family and target."""
     won: dict[str, list[int]] = {}
     for c in cells:
-        w = c.split("**")[1] if c.count("**") >= 2 else "none"
+        w = c.split("**")[1] if c.count("**") >= 2 else "not resolved" if c.startswith("not resolved") else "none"
         n = won.setdefault(w, [0, 0])
         n[0] += 1
         n[1] += "tie with" in c
-    parts = sorted(won.items(), key=lambda kv: (kv[0] == "none", -kv[1][0], kv[0]))
+    parts = sorted(won.items(), key=lambda kv: (kv[0] in ("none", "not resolved"), -kv[1][0], kv[0]))
     return "; ".join(f"{k}: {n}" + (f" ({t} tied)" if t else "") for k, (n, t) in parts)
 
 
@@ -164,7 +179,7 @@ def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
         for s in sorted(sets.unique(), key=an.natural_key):
             idx = sets.index[sets == s]
             kinds = sorted(set(source[idx]))
-            row = {"family": fam, "instance set": s, "reference": "; ".join(kinds)}
+            row = {"family": fam, "instance set": s, "reference": an.reference_text(f.loc[idx])}
             circular = [k for k in kinds if k.startswith("best verified")]
             if metric is not None:
                 text = _metric_cell(metric_winner(f.loc[idx], metric), metric, short)
@@ -191,14 +206,19 @@ def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
     front = Table("winners", "Winners per family and target accuracy", pd.DataFrame(fam_rows),
                   "Sets won per configuration (of the family's comparable instance sets: problem, dataset, size and "
                   "structure parameters; seeds and folds are replicates), fastest to reach the target gap unless "
-                  "the family is ranked by its own metric; `tied`: the runner-up was as fast on some instance.  "
+                  "the family is ranked by its own metric; `tied`: the runner-up reached the target as fast on "
+                  "some unit (by a metric: the paired 95 % interval straddles 0); `not resolved`: the target is "
+                  "tighter than the reference's accuracy or the verification floor.  "
                   "Per set: [winners per instance set](#s-winners-per-instance-set); rules: [glossary](#s-glossary).")
     per_set = Table("winners_per_set", "Winners per instance set", pd.DataFrame(set_rows),
-                    "Cell: **winner** reached/compared, its median seconds to reach the target; the runner-up with "
-                    "its reached/compared and the margin (runner-up time / winner time, geometric mean [min-max] over "
-                    "the set's instances); a tie when the runner-up was at least as fast on some instance.  "
-                    "Reference: its kind per instance (certified interval, independent reference solve, or a "
-                    "competitor's best-verified objective, against which no winner is declared by gap).")
+                    "Cell: **winner** reached/compared units (instances, folds; seeds only where they change the "
+                    "result), its median seconds to reach the target; the runner-up with its reached/compared and "
+                    "the margin (runner-up time / winner time, geometric mean [min-max] over the units at least one "
+                    "of them reached; units both failed are left out and counted); a tie when the runner-up reached "
+                    "the target at least as fast on some unit; `uncontested`: the set has one configuration; "
+                    "`not resolved`: the target is tighter than the set's reference accuracy (`known to`) or "
+                    "verification floor, so no winner is named.  Reference: its one kind name per instance with its "
+                    "accuracy (a competitor's best-verified objective: no winner is declared by gap).")
     return [Section("Winners", [front]), Section("Winners per instance set", [per_set])]
 
 
