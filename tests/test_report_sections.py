@@ -76,15 +76,17 @@ def test_every_family_gets_curves_and_profiles(tmp_path):
             png = paths[f"{fig}_{family}_png"]
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         sgm = pd.read_csv(paths[f"sgm_{family}"], dtype=str, keep_default_na=False).set_index("configuration")
-        # fast-solver reaches 1e-4 first on each of the 3 instances (scaled SGM 1); slow-solver later, also 3/3
-        assert sgm.loc["fast-solver", "gap ≤ 0.0001: scaled SGM (reached)"] == "1.00 (3/3)"
+        # fast-solver reaches 1e-4 first on each of the 3 instances (scaled SGM 1); slow-solver later, also 3/3;
+        # the mahalanobis seeds are nested in one fold: one unit (report/units.py), not three
+        n = "1/1" if family == "mahalanobis" else "3/3"
+        assert sgm.loc["fast-solver", "gap ≤ 0.0001: scaled SGM (reached)"] == f"1.00 ({n})"
         slow = sgm.loc["slow-solver", "gap ≤ 0.0001: scaled SGM (reached)"]
-        assert slow.endswith("(3/3)") and float(slow.split()[0]) > 1
-        assert sgm.loc["fast-solver", "gap ≤ 0.01: scaled SGM (reached)"] == "1.00 (3/3)"
+        assert slow.endswith(f"({n})") and float(slow.split()[0]) > 1
+        assert sgm.loc["fast-solver", "gap ≤ 0.01: scaled SGM (reached)"] == f"1.00 ({n})"
     md = paths["markdown"].read_text(encoding="utf-8")
     assert "Diamonds: verified cells with one point" in md
     winners = pd.read_csv(paths["winners_per_set"], dtype=str, keep_default_na=False).set_index("family")
-    assert winners.loc["mahalanobis", "gap ≤ 0.0001"].startswith("**fast-solver** 3/3")
+    assert winners.loc["mahalanobis", "gap ≤ 0.0001"].startswith("**fast-solver** 1/1")  # one fold: one unit
     assert paths["gap_vs_time_signed-graph_png"].exists() and "sgm_signed-graph" not in paths
     html = paths["html"].read_text(encoding="utf-8")
     assert html.count('class="chart"') >= 7 and 'href="#s-' in html

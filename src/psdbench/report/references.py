@@ -117,6 +117,8 @@ def reference_columns(frame: pd.DataFrame, refs: pd.DataFrame | None,
             a, b = abs(v - bound) / scale, True
         elif own and math.isfinite(spread):
             a, b = abs(spread), False
+        elif stored == "certified":
+            a, b = math.nan, True  # certified, its interval not at hand (no refs row): the cell's own floor
         else:
             a, b = floor, False
         if stored == "certified" or (own and math.isfinite(lower)):

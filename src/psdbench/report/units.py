@@ -5,11 +5,10 @@
   seeds) do not split it (:func:`instance_sets`).
 * A **unit** is what a comparison treats as one independent replicate (:func:`unit_keys`): an
   instance (its problem, dataset and every parameter, folds included), and its seed only where
-  the seed changes the instance: within one instance description, when the reference objective is
-  the same on every seed (to :data:`SAME_RTOL`; without a reference: every configuration's compared
-  values), the seeds are repetitions on one instance, not independent replicates: they count once,
-  their mean the unit's value.  The reached counts, the paired intervals of the findings and the
-  winners' margins all count units.
+  the seed changes the result: seeds nested in a fold (or another replicate parameter) are
+  repetitions within it, and seeds whose results are the same (to :data:`SAME_RTOL`) are
+  repetitions of one computation; either way they count once, their mean the unit's value.  The
+  reached counts, the paired intervals of the findings and the winners' margins all count units.
 
 Nothing here depends on another report module, so the tidy frame (:mod:`psdbench.report.frame`)
 and the analyses can both use it.
@@ -76,11 +75,16 @@ def unit_keys(frame: pd.DataFrame, values: Sequence[str] = ("objective",)) -> pd
     """Per row, the independent unit it belongs to (see the module docstring).
 
     The seeds of one instance description (problem, dataset, every instance parameter) are one unit
-    when they leave the instance unchanged: its reference objective is the same on every seed (to
-    :data:`SAME_RTOL`), or, where no seed has a reference, every configuration's ``values`` are.  A
-    solver's own randomness (a random start) then varies within the unit, whose value is the mean
-    over its seeds; a seed that draws a different instance (synthetic data, a different split) is
-    a unit of its own.
+    when
+
+    * the description has a replicate parameter (:data:`REPLICATE_PARAMS`: a fold, a split): the
+      seeds are nested in it (the fold is the replicate; a solver's random start varies within
+      it), or
+    * the seeds changed nothing: every configuration's ``values`` and the reference objective are
+      the same on every seed (to :data:`SAME_RTOL`): repetitions of one computation.
+
+    Else each seed is a unit of its own (a seed that draws the instance).  A unit's value is the
+    mean over its cells.
 
     Parameters
     ----------
@@ -88,7 +92,7 @@ def unit_keys(frame: pd.DataFrame, values: Sequence[str] = ("objective",)) -> pd
         Rows with ``problem``, ``dataset``, ``instance_params``, ``seed``, ``solver_label``, the
         ``values`` columns and (optionally) ``reference_objective``.
     values : sequence of str
-        The compared columns, consulted where no seed has a reference.
+        The compared columns.
 
     Returns
     -------
@@ -101,22 +105,19 @@ def unit_keys(frame: pd.DataFrame, values: Sequence[str] = ("objective",)) -> pd
     desc = _description(frame)
     seed = frame["seed"].astype(str) if "seed" in frame.columns else pd.Series("", index=frame.index)
     cols = [c for c in values if c in frame.columns]
+    if "reference_objective" in frame.columns and "reference_objective" not in cols:
+        cols.append("reference_objective")
     out = desc + "\0seed=" + seed
     if "seed" not in frame.columns:
         return out
     for d, g in frame.groupby(desc, sort=False):
         if g["seed"].nunique() < 2:
             continue
-        ref = pd.to_numeric(g["reference_objective"], errors="coerce").astype(float) \
-            if "reference_objective" in g.columns else pd.Series(np.nan, index=g.index)
-        if np.isfinite(ref).any():
-            per_seed = ref.groupby(g["seed"]).agg(lambda r: r[np.isfinite(r)].iloc[0] if np.isfinite(r).any()
-                                                  else np.nan)
-            same = _same(per_seed.to_numpy(float))
-        else:
-            same = all(_same(pd.to_numeric(h[c], errors="coerce").to_numpy(float))
-                       for _, h in (g.groupby("solver_label", sort=False) if "solver_label" in g.columns
-                                    else [(None, g)]) for c in cols if len(h) > 1)
+        params = g["instance_params"].iloc[0]
+        nested = isinstance(params, dict) and any(k in REPLICATE_PARAMS for k in params)
+        same = nested or all(_same(pd.to_numeric(h[c], errors="coerce").to_numpy(float))
+                             for _, h in (g.groupby("solver_label", sort=False) if "solver_label" in g.columns
+                                          else [(None, g)]) for c in cols if len(h) > 1)
         if same:
             out[g.index] = d
     return out
