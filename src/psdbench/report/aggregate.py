@@ -68,6 +68,22 @@ def ok_total(group: pd.DataFrame, value: str | None = None, cells: str | Sequenc
     return f"{k}/{len(group)}"
 
 
+def ok_units(group: pd.DataFrame, value: str | None = None, cells: str | Sequence[str] = "ok") -> str | None:
+    """``k/n`` over the independent units of ``group`` (column ``unit``: instances, folds; seeds only
+    where they change the result): the ``k`` units every cell of which is selected by ``cells`` with a
+    finite ``value``.  :func:`ok_total` for a frame without units; ``None`` for an empty group."""
+    if group.empty:
+        return None
+    if "unit" not in group.columns:
+        return ok_total(group, value, cells)
+    wanted = ("ok",) if cells == "ok" else None if cells == "all" else tuple(cells)
+    ok = group["status"].isin(wanted) if wanted is not None else pd.Series(True, index=group.index)
+    if value is not None:
+        ok &= np.isfinite(pd.to_numeric(group[value], errors="coerce").astype(float))
+    per = ok.groupby(group["unit"]).all()
+    return f"{int(per.sum())}/{len(per)}"
+
+
 def kinds(values: Iterable[Any]) -> str:
     """Distinct non-empty strings (split at commas), sorted and comma-joined (``""`` if none)."""
     out = {k.strip() for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))

@@ -8,7 +8,7 @@ values across the pivot (an average, a count of wins).
 
 Aggregations by name (each over the cells ``Measure.cells`` selects, finite values only):
 ``mean``, ``median``, ``std``, ``mean_std`` (``(mean, std, count)``), ``count``, ``kinds``
-(distinct strings), ``ok_total`` (``k/n`` over all cells of the group), ``instance_mean`` /
+(distinct strings), ``ok_units`` (``k/n`` over the independent units), ``references`` (the reference kinds with their accuracy, one name per reference), ``ok_total`` (``k/n`` over all cells of the group), ``instance_mean`` /
 ``instance_mean_std`` / ``instances`` (over the first value of each distinct instance).  A callable
 ``agg(cells, group, value, key)`` receives the selected cells, all cells of the group, the value
 column and the key (row key columns and the pivot value, by column name).
@@ -30,7 +30,17 @@ from .fmt import fmt_num
 Key = Mapping[str, Any]
 AggFn = Callable[[pd.DataFrame, pd.DataFrame, "str | None", Key], Any]
 
+def _references(cells: pd.DataFrame, group: pd.DataFrame, value: str | None, key: Key) -> str:
+    """The reference kinds of the cells with their accuracy (:func:`psdbench.report.analysis.reference_text`)."""
+    from .analysis import reference_text
+
+    have = cells[np.isfinite(pd.to_numeric(cells["reference_objective"], errors="coerce").astype(float))] \
+        if "reference_objective" in cells.columns else cells.iloc[0:0]
+    return reference_text(have)
+
+
 AGGREGATIONS: dict[str, AggFn] = {
+    "references": _references,
     "mean": lambda cells, group, value, key: agg.mean(cells[value]),
     "median": lambda cells, group, value, key: agg.median(cells[value]),
     "std": lambda cells, group, value, key: agg.std(cells[value]),
@@ -74,6 +84,8 @@ class Measure:
         """The aggregated value over ``group`` (all cells of the row and pivot value)."""
         if self.agg == "ok_total":
             out: Any = agg.ok_total(group, self.value, self.cells)
+        elif self.agg == "ok_units":
+            out = agg.ok_units(group, self.value, self.cells)
         else:
             fn = AGGREGATIONS[self.agg] if isinstance(self.agg, str) else self.agg
             out = fn(agg.select_cells(group, self.cells), group, self.value, key)
@@ -270,10 +282,12 @@ __all__ = ["AGGREGATIONS", "ExtraRow", "Measure", "RowView", "Summary", "TableSp
 
 
 def reached_measure(options: Mapping[str, Any], label: str = "") -> Measure:
-    """A measure ``k1 · k2 · k3 of n``: of the ``n`` cells of a group, how many reached each target accuracy
-    (report option ``tolerances``) by the rules every generic table applies
+    """A measure ``k1 · k2 · k3 of n``: of the ``n`` units of a group (instances, folds; seeds only where
+    they change the result: :func:`psdbench.report.units.unit_keys`), how many reached each target
+    accuracy (report option ``tolerances``) by the rules every generic table applies
     (:func:`psdbench.report.analysis.reach_times`, :mod:`psdbench.report.rules`), so a family table and
-    the winners and profiles agree cell by cell."""
+    the winners and profiles agree cell by cell; ``n.r.`` where the target is tighter than the
+    instance set's resolution (its reference's accuracy or verification floor: not resolved)."""
     from . import analysis as an
     from . import rules
 
@@ -282,6 +296,10 @@ def reached_measure(options: Mapping[str, Any], label: str = "") -> Measure:
 
     def fn(cells: pd.DataFrame, group: pd.DataFrame, value: str | None, key: Key) -> str:
         t = an.reach_times(group, tols, allowance)
-        return " · ".join(str(int(np.isfinite(t[f"t_{x:g}"].astype(float)).sum())) for x in tols) + f" of {len(group)}"
+        res = rules.resolution(t["resolution"]) if len(t) else float("nan")
+        n = group["unit"].nunique() if "unit" in group.columns else len(group)
+        # a unit reached a target when its (median) time is finite
+        return " · ".join(str(int(np.isfinite(t[f"t_{x:g}"].astype(float)).sum())) if rules.resolves(x, res)
+                          else "n.r." for x in tols) + f" of {n}"
 
     return Measure(label or "reached at " + " · ".join(f"{x:g}" for x in tols), agg=fn, fmt=str, cells="all")

@@ -49,7 +49,7 @@ def group_spec(sub: pd.DataFrame, name: str, title: str, options: Any = None) ->
     measures = [Measure("cells ok/total", agg="ok_total", fmt=lambda v: v or MISSING),
                 Measure("error rate (%)", "metric_error_rate", "mean_std", _pct),
                 Measure("objective", "objective"), Measure("p*", "reference_objective"),
-                Measure("ref kind", "reference_kind", "kinds", _kinds),
+                Measure("ref kind", agg="references", fmt=_kinds, cells="all"),
                 Measure("ranked gap (median)", "ranked_gap", "median"), reached_measure(options or {})]
     if _has(sub, "metric_lower_bound"):
         measures += [Measure("lower bound", "metric_lower_bound"), Measure("LB/p*", agg=_lb_ratio),
@@ -64,9 +64,7 @@ def group_spec(sub: pd.DataFrame, name: str, title: str, options: Any = None) ->
     ref = Measure("", "instance_reference", "instance_mean", cells="all")
     extra.append(ExtraRow("SDP optimum (reference)", {
         "objective": ref, "p*": ref,
-        "ref kind": Measure("", agg=lambda c, g, v, k: agg.kinds(c.loc[np.isfinite(c["instance_reference"]),
-                                                                       "instance_reference_kind"]),
-                            fmt=_kinds, cells="all"),
+        "ref kind": Measure("", agg="references", fmt=_kinds, cells="all"),
         "cells ok/total": Measure("", "instance_reference", "instances", lambda n: f"{n} inst.", cells="all")},
         when=lambda v: isnum(v.get("objective"))))
     meta = (f"{sub['instance_key'].nunique()} instance(s), {sub['seed'].nunique()} seed(s), {len(sub)} cell(s)")

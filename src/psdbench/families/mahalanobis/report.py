@@ -27,6 +27,7 @@ import pandas as pd
 
 from psdbench import findings as fd
 from psdbench.report import aggregate as agg
+from psdbench.report import analysis as an
 from psdbench.report.blocks import Finding, SectionContext
 from psdbench.report.fmt import MISSING, fmt_finite, fmt_interval, fmt_mean_std, fmt_num, fmt_sci, slug
 from psdbench.report.tables import (ExtraRow, Measure, RowView, Summary, TableSpec, any_finite, build_tables,
@@ -91,8 +92,8 @@ def objective_specs(sub: pd.DataFrame, objective: str, lay: _Layout, authors: An
     s = slug(objective.lower()).lower()
     order = {"row_order": lambda k: lay.solver_rank(k[0]), "row_headers": ("optimizer",)}
     has_ref = lambda f: np.isfinite(f["instance_reference"].astype(float))  # noqa: E731
-    extra = [ExtraRow(lambda f: f"reference p* [{agg.kinds(f.loc[has_ref(f), 'instance_reference_kind'])}]"
-                      if agg.kinds(f.loc[has_ref(f), "instance_reference_kind"]) else "reference p*",
+    extra = [ExtraRow(lambda f: f"reference p* [{an.reference_text(f[has_ref(f)])}]"
+                      if has_ref(f).any() else "reference p*",
                       {"": Measure("", "instance_reference", "instance_mean", fmt_sci, cells="all")})]
     paper_any = any(np.isfinite(paper.objective_value(objective, o, pdata.get(d))) for o in paper.optimizers
                     for d in set(sub["dataset"]))
@@ -131,17 +132,20 @@ def objective_specs(sub: pd.DataFrame, objective: str, lay: _Layout, authors: An
                      note=note, **lay.columns(**order))
 
     def ref_folds(c: pd.DataFrame, g: pd.DataFrame, v: Any, k: Any) -> str:
-        n = len(agg.per_instance(c, "instance_reference"))
-        return f"{n}/{c['instance_key'].nunique()} ({agg.kinds(c.loc[has_ref(c), 'instance_reference_kind']) or MISSING})"
+        units = c["unit"] if "unit" in c.columns else c["instance_key"]
+        n = units[has_ref(c)].nunique()
+        return f"{n}/{units.nunique()} ({an.reference_text(c[has_ref(c)]) or MISSING})"
 
     folds = TableSpec(f"table_metric_objective_{s}_folds", f"{objective}: folds ok/total and reached",
-                      (Measure("", "objective", "ok_total", lambda v: v or MISSING),
+                      (Measure("", "objective", "ok_units", lambda v: v or MISSING),
                        reached_measure(options or {}, "reached")),
                       extra_rows=(ExtraRow("reference p*", {"": Measure("", agg=ref_folds, fmt=str, cells="all")},
                                            shaded=False),),
-                      note="Cells with status `ok` and an objective / all cells; `reached`: folds that reached "
+                      note="Folds (the independent units: the seeds of a fold are repetitions within it) whose "
+                           "cells all have status `ok` and an objective / folds; `reached`: folds that reached "
                            "each target gap by the report's rules (glossary; the winners and profiles count the "
-                           "same); reference p*: folds with a reference / folds, with the reference kinds.",
+                           "same; `n.r.`: the target is tighter than the reference's accuracy); reference p*: "
+                           "folds with a reference / folds, with the reference kinds.",
                       **lay.columns(**order))
     spread = TableSpec(f"table_metric_objective_{s}_spread", f"{objective}: final objective, mean ± std over folds",
                        (Measure("", "objective", "mean_std", lambda v: fmt_mean_std(v, fmt_sci)),),

@@ -77,6 +77,12 @@ def sgm_frame(times: pd.DataFrame, tols: tuple[float, ...], short: dict[str, str
                for lab in labels}
         shifts = []
         for tol in tols:
+            why = an.unresolved(g, tol)
+            if why:  # the target is tighter than the set's reference or floor: no score
+                for lab in labels:
+                    per[lab][f"gap ≤ {tol:g}: scaled SGM (reached)"] = why
+                    per[lab][f"gap ≤ {tol:g}: SGM (s)"] = "n.r."
+                continue
             tab, shift = an.set_scores(g, tol)
             shifts.append(shift)
             for lab in labels:
@@ -114,17 +120,26 @@ class PerformanceProfiles:
         short = an.tolerance_labels(context.frame, an.short_labels(sorted(times["solver_label"].unique())))
         perf, data = [], []
         for scope, t in scopes(times):
-            common, left = an.common_instances(t)
-            note = _scope_note(t, common, left, short)
             labels = sorted(t["solver_label"].unique())
             for tol in tols:
-                cost = an.cost_table(t, f"t_{tol:g}", labels, common)
+                # only the sets that resolve the target (their reference and floor no coarser than it)
+                ok = t[t["set"].map({s: not an.unresolved(g, tol) for s, g in t.groupby("set")})]
                 key = {"instances": scope}
-                perf.append(performance_panel(cost, f"{scope}: gap ≤ {tol:g}", note, key, short))
-                data.append(data_panel(cost, f"{scope}: gap ≤ {tol:g}", note, key, short))
+                title = f"{scope}: gap ≤ {tol:g}"
+                if ok.empty:
+                    why = an.unresolved(t, tol) or "not resolved"
+                    perf.append(Panel(title, [], "", why[0].upper() + why[1:] + ".", key))
+                    data.append(Panel(title, [], "", why[0].upper() + why[1:] + ".", key))
+                    continue
+                common, left = an.common_instances(ok)
+                note = _scope_note(ok, common, left, short)
+                if ok["set"].nunique() < t["set"].nunique():
+                    note += f" {t['set'].nunique() - ok['set'].nunique()} set(s) left out: the target is not resolved there."
+                cost = an.cost_table(ok, f"t_{tol:g}", labels, common)
+                perf.append(performance_panel(cost, title, note, key, short))
+                data.append(data_panel(cost, title, note, key, short))
         f = context.frame
-        src = an.reference_sources(f, context.refs)
-        refs = src.groupby(an.instance_sets(f)).agg(lambda k: "; ".join(sorted(set(k)))).to_dict() if len(f) else {}
+        refs = {s: an.reference_text(g) for s, g in f.groupby(an.instance_sets(f))} if len(f) else {}
         frame = sgm_frame(times, tols, short, refs, an.configured_notes(f))
         fam = context.family
         return [
@@ -144,7 +159,9 @@ class PerformanceProfiles:
                   "configurations that ran every instance of it.  The rules (glossary): SGM = exp(mean log(t + "
                   "shift)) - shift, a target not reached charged at the cell's time limit; shift: the median over "
                   "the set's instances of the fastest time, within [0.001, 10] s; scaled: over the set's best SGM "
-                  "(1 = fastest); reached: instances reached / compared.",
+                  "(1 = fastest); reached: units reached / compared (instances, folds; seeds only where they "
+                  "change the result); `not resolved`: the target is tighter than the set's reference accuracy "
+                  "(`known to`) or verification floor.",
                   ),
         ]
 

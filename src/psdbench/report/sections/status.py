@@ -77,7 +77,7 @@ class BelowCertified:
         b = f[f["verified"].astype(bool) & (f["gap"].astype(float) < 0)]
         if b.empty:
             return []
-        certified = b["reference_kind"].astype(str).str.contains("certified")
+        certified = an.reference_certified(b)
         verdicts = [rules.verdict(g, 0.0, fl, c) for g, fl, c in zip(b["gap"].astype(float), b["floor"], certified)]
         out = pd.DataFrame({
             "solver": b["solver_label"], "dataset": b["dataset"],
@@ -85,7 +85,9 @@ class BelowCertified:
             "seed": b["seed"].map(lambda s: "" if pd.isna(s) else str(int(s))), "outcome": outcome_column(b),
             "objective": b["objective"].map(lambda v: f"{v:.10g}"),
             "reference": b["reference_objective"].map(lambda v: f"{v:.10g}"),
-            "reference kind": b["reference_kind"],
+            "reference kind": an.reference_sources(b).to_numpy(),
+            "known to": (b["reference_accuracy"] if "reference_accuracy" in b.columns
+                         else pd.Series(float("nan"), index=b.index)).map(fmt_num).to_numpy(),
             "gap": b["gap"].map(fmt_num), "floor": b["floor"].map(fmt_num),
             "ranked gap": b["ranked_gap"].map(fmt_num), "verdict": verdicts,
             "min_eig": b["min_eig"].map(fmt_num), "max_residual": b["max_residual"].map(fmt_num),
@@ -94,5 +96,6 @@ class BelowCertified:
         return [Table(f"below_reference_{context.family}", "Verified points below the reference", out,
                       f"{len(b)} verified cell(s) end below their instance's reference: {n_tie} within the floor (a tie "
                       f"at 0, reached), {len(b) - n_tie} beyond it (never reached: below a certified bound, or set "
-                      "aside by the reference rule because a more accurate point disagrees).  Floor: max(certificate "
-                      "width, verification allowance), see the glossary.")]
+                      "aside by the reference rule because a more accurate point disagrees).  Floor: max(reference "
+                      "accuracy (`known to`), verification allowance), see the glossary; reference kind: the one "
+                      "name every table gives it.")]
