@@ -55,7 +55,7 @@ def test_columns_are_derived_from_cell_result():
 
 def test_history_keeps_every_run_and_results_shows_the_latest(tmp_path):
     store = Store(tmp_path / "s.sqlite")
-    assert store.schema_version() == SCHEMA_VERSION == 5
+    assert store.schema_version() == SCHEMA_VERSION == 6
     store.write_result(_row("a", "run-1", 1.0))
     store.write_result(_row("b", "run-1", 5.0))
     store.write_result(_row("a", "run-2", 2.0))
@@ -193,7 +193,13 @@ def test_references_and_gaps_follow_the_sense():
     assert upd["a"][:4] == (3.0, "best_verified", 1.0, 1 / 3) and upd["d"][:4] == (3.0, "best_verified", None, None)
     cert = reference_record("i", {"problem": "p"}, {"value": 1.0, "lower": 1.0 - 1e-7})
     loose = reference_record("i", {"problem": "p"}, {"value": 1.0, "lower": 0.9})
-    assert cert["kind"] == "certified" and loose["kind"] == "best_verified"
+    assert cert["kind"] == "certified" and loose["kind"] == "interval"
+    # a one-sided certified bound is data, its own kind; a point without a bound is best_verified
+    one = reference_record("i", {"problem": "p"}, {"value": 1.0, "bound": 0.99, "spread": -1e-7})
+    assert (one["kind"], one["bound"], one["lower"], one["spread"]) == ("bound", 0.99, None, 1e-7)
+    assert reference_record("i", {}, {"value": 1.0, "lower_one_sided": 0.9})["bound"] == 0.9  # the older hook key
+    assert reference_record("i", {}, {"value": 1.0})["kind"] == "best_verified"
+    assert reference_record("i", {}, {"value": 1.0, "bound": float("nan")})["kind"] == "best_verified"
 
 
 def test_force_adds_history_rows(tmp_path):
@@ -227,3 +233,31 @@ def test_the_run_records_the_commit_of_a_source_checkout(tmp_path):
     (git / "HEAD").write_text("89abcdef0123456789abcdef0123456789abcdef\n")  # detached
     assert source_commit(tmp_path) == "89abcdef0123"
     assert source_commit(tmp_path / "elsewhere") == ""  # not a checkout: nothing recorded
+
+
+def test_a_version_5_store_gains_the_bound_column_and_its_one_sided_bounds_become_data(tmp_path):
+    """Schema 6: ``refs.bound`` and ``refs.spread``; a version-5 store's one-sided bound, kept in its message,
+    becomes the ``bound`` column and the kind ``bound`` in the migration, once."""
+    import sqlite3
+
+    path = tmp_path / "v5.sqlite"
+    store = Store(path)
+    msg = "agreed value (not exactly feasible); certified one-sided lower bound -44.9490044 from tr(X) <= 100"
+    store.write_reference({"instance_key": "gpp", "problem": "sdp/standard", "value": -44.94, "lower": None,
+                           "kind": "best_verified", "message": msg})
+    store.write_reference({"instance_key": "cut", "problem": "sdp/standard", "value": 2.0, "lower": 2.0,
+                           "kind": "certified", "message": "interval"})
+    store.close()
+    con = sqlite3.connect(path)  # back to schema 5: no bound / spread columns
+    con.executescript("""
+        ALTER TABLE refs DROP COLUMN bound; ALTER TABLE refs DROP COLUMN spread;
+        UPDATE meta SET value='5' WHERE key='schema_version';
+    """)
+    con.commit()
+    con.close()
+    migrated = Store(path)
+    assert migrated.schema_version() == 6
+    refs = migrated.references_frame().set_index("instance_key")
+    assert refs.loc["gpp", "bound"] == -44.9490044 and refs.loc["gpp", "kind"] == "bound"
+    assert pd.isna(refs.loc["cut", "bound"]) and refs.loc["cut", "kind"] == "certified"
+    assert refs["spread"].isna().all()

@@ -79,12 +79,13 @@ def test_verified_by_counts_solvers_within_tol_fewest_first():
 
 
 def test_published_table_shows_the_one_sided_certified_bound():
-    """A refs row with no interval but a one-sided bound in its message (gpp100's form) shows it."""
+    """A refs row with no interval but a one-sided bound (gpp100's form: the ``bound`` column) shows it;
+    the message is never read back."""
     df = _frame().assign(metric_published=-1.0, metric_published_digits=2)
     refs = pd.DataFrame([
-        {"instance_key": "p1", "value": 1.0, "lower": None, "kind": "best_verified",
+        {"instance_key": "p1", "value": 1.0, "lower": None, "bound": 0.999999, "kind": "bound",
          "message": "agreed interior-point value (not exactly feasible); certified one-sided lower bound "
-                    "0.999999 from tr(X) <= 100.00000000000425 (rounded up; ...)"},
+                    "0.5 (a message only)"},
         {"instance_key": "p2", "value": 1.0, "lower": 0.9999995, "kind": "certified", "message": "..."},
         {"instance_key": "p3", "value": 1.0, "lower": None, "kind": "best_verified", "message": "agreed"}])
     blocks = MittelmannTables().render(SimpleNamespace(frame=df, options={}, refs=refs))

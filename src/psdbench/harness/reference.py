@@ -2,8 +2,12 @@
 
 * A reference solve (the instance's ``certified_reference`` hook, run by the worker) is
   ``certified`` when its interval ``[lower, value]`` is narrower than :data:`CERTIFIED_RTOL`
-  relative to ``max(1, |value|)``; with a wider interval its value is an exactly feasible point
-  (``best_verified``); without a value it is ``none``.
+  relative to ``max(1, |value|)``; with a wider interval it is an ``interval`` (an exactly feasible
+  point and a certified bound); a point with a certified bound on the other side only (the hook's
+  ``bound``; SDPLIB's gpp and qap) is a ``bound``, kept in the ``bound`` column; a point without a
+  bound is ``best_verified``; without a value it is ``none``.  The hook's ``spread`` (the relative
+  spread of its agreeing solves) is kept too.  The report reads how accurately each is known from
+  these columns (:mod:`psdbench.report.references`).
 * An instance's reference objective is the certified value where there is one; else it is chosen
   among the reference solve's own point and the verified points of the instance's ``ok`` /
   ``max_iter`` cells, marked ``best_verified`` (:func:`choose_reference`): a reference is never
@@ -94,17 +98,31 @@ def reference_record(instance_key: str, spec: Mapping[str, Any], res: Mapping[st
     res : mapping
         What :func:`psdbench.harness.worker.run_reference` returned (``value``, ``lower``, ...).
     """
-    value, lower = res.get("value"), res.get("lower")
+    value, lower = _finite(res.get("value")), _finite(res.get("lower"))
+    bound = _finite(res.get("bound", res.get("lower_one_sided"))) if lower is None else None
+    spread = _finite(res.get("spread"))
     kind = "none"
     # ``lower`` is the certified bound on the other side of the optimum (an upper bound when maximizing)
     if value is not None and lower is not None and abs(value - lower) <= CERTIFIED_RTOL * max(1.0, abs(value)):
         kind = "certified"
+    elif value is not None and lower is not None:
+        kind = "interval"  # an exactly feasible point and a certified bound, the interval not tight
+    elif value is not None and bound is not None:
+        kind = "bound"  # a point (not exactly feasible) and a certified bound on the other side only
     elif value is not None:
-        kind = "best_verified"  # an exactly feasible point, but the interval is not tight
-    return {"instance_key": instance_key, **spec, "value": value, "lower": lower,
+        kind = "best_verified"  # a point without a bound
+    return {"instance_key": instance_key, **spec, "value": value, "lower": lower, "bound": bound,
+            "spread": None if spread is None else abs(spread),
             "gap": None if value is None or lower is None else value - lower, "kind": kind,
             "solver": res.get("solver"), "solver_version": res.get("solver_version"), "status": res.get("status"),
             "wall_time_s": res.get("wall_time_s"), "message": str(res.get("message", ""))[:4000]}
+
+
+def _finite(v: Any) -> float | None:
+    """``v`` as a finite float, else ``None``."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if math.isfinite(v) else None
 
 
 def _candidates(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any]],

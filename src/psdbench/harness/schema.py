@@ -4,7 +4,7 @@
 calls use the columns named here); the read-only opens of :mod:`~psdbench.harness.inputs` check a
 store's recorded version against :data:`SCHEMA_VERSION` and migrate nothing.
 
-Schema version 5 (names are stable; other tools read them):
+Schema version 6 (names are stable; other tools read them):
 
 ``history``     every run of every cell: one row per ``(cell_key, run_id)`` (unique), columns
                 :data:`RESULT_COLUMNS` (from :class:`~psdbench.harness.results.CellResult`) plus an
@@ -19,8 +19,14 @@ Schema version 5 (names are stable; other tools read them):
                 A cell computed again after its code changed has a new ``cell_key`` but the
                 same ``cell_id``; the older row stays in ``history`` (``results --all``).
 ``runs``        machine, library versions and thread settings, once per run.
-``refs``        the reference optimum per instance (``instance_key``), with its certificate.
-``meta``        ``schema_version`` = ``5``.
+``refs``        the reference optimum per instance (``instance_key``), with its certificate: ``lower``
+                (a certified bound on the other side of ``value``, two-sided with an exactly
+                feasible ``value``), ``bound`` (a certified one-sided bound where ``value`` is not
+                exactly feasible; schema 6), ``spread`` (the relative spread of the reference's
+                agreeing solves; schema 6) and ``kind`` (``certified``: a two-sided interval within
+                the certification tolerance; ``interval``: a wider one; ``bound``: a one-sided
+                bound; ``best_verified``: a point without a bound; ``none``).
+``meta``        ``schema_version`` = ``6``.
 ``claims``      the cells concurrent runs are computing now (:mod:`~psdbench.harness.claims`);
                 empty when no run is under way.
 
@@ -30,7 +36,10 @@ view.  A version-2 store gains the ``solution`` column (NULL in its rows) and th
 with it.  A version-3 store gains ``cell_id``, ``solver_code`` and ``problem_code``: ``cell_id`` is
 computed for its rows from their description (the code hashes stay NULL: unknown), and the
 ``current`` view is created.  A version-4 store gains ``time_limit_s`` (NULL in its rows: the report then
-charges a failure at the longest wall time of its instance set, and says so).  Read-only opens (:class:`~psdbench.harness.inputs.ReadOnlyStore`) migrate nothing.
+charges a failure at the longest wall time of its instance set, and says so).  A version-5 store's
+``refs`` gains ``bound`` and ``spread``: a row whose message states a "certified one-sided lower bound
+<value>" (how versions up to 5 kept it) gets that value as its ``bound`` and the kind ``bound``,
+once, in the migration; nothing reads the message afterwards.  Read-only opens (:class:`~psdbench.harness.inputs.ReadOnlyStore`) migrate nothing.
 """
 
 from __future__ import annotations
@@ -43,9 +52,10 @@ from . import claims
 from .keys import cell_id
 from .results import RESULT_COLUMNS, SQL_TYPES
 
-__all__ = ["COLS", "REF_COLUMNS", "SCHEMA_VERSION", "TABLES", "create", "fill_cell_ids", "version"]
+__all__ = ["COLS", "REF_ADDED", "REF_COLUMNS", "SCHEMA_VERSION", "TABLES", "create", "fill_cell_ids", "migrate_refs",
+           "version"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: The ``history`` columns a row is written with, as SQL lists them.
 COLS = ", ".join(RESULT_COLUMNS)
 
@@ -71,17 +81,19 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS refs (
     instance_key TEXT PRIMARY KEY, problem TEXT, dataset TEXT, instance_params TEXT, seed INTEGER,
     value REAL, lower REAL, gap REAL, kind TEXT, solver TEXT, solver_version TEXT, status TEXT,
-    wall_time_s REAL, message TEXT, created_at TEXT
+    wall_time_s REAL, message TEXT, created_at TEXT, bound REAL, spread REAL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 #: The columns of the ``refs`` table, in order.
 REF_COLUMNS = ["instance_key", "problem", "dataset", "instance_params", "seed", "value", "lower", "gap", "kind",
-               "solver", "solver_version", "status", "wall_time_s", "message", "created_at"]
+               "solver", "solver_version", "status", "wall_time_s", "message", "created_at", "bound", "spread"]
+#: Columns the ``refs`` table gained after version 1, with the version that added them.
+REF_ADDED = {"bound": 6, "spread": 6}
 
 
 def create(path: Path) -> None:
-    """Create the version-5 schema in the store at ``path``, migrating a version-1 to -4 store, in one transaction.
+    """Create the version-6 schema in the store at ``path``, migrating a version-1 to -5 store, in one transaction.
 
     The file is left in WAL mode (``journal_mode`` is stored in the file); a store of a newer schema is a
     one-line :class:`~psdbench.api.PsdbenchError`, a file that is no SQLite database too.
@@ -110,9 +122,12 @@ def create(path: Path) -> None:
                 con.execute("DROP TRIGGER IF EXISTS results_delete")
                 con.execute("DROP VIEW IF EXISTS results")
                 con.execute("DROP VIEW IF EXISTS current")
+            refs_have = {r[1] for r in con.execute("PRAGMA table_info(refs)")}
             for stmt in [*TABLES.split(";\n"), claims.SCHEMA]:
                 if stmt.strip():
                     con.execute(stmt)
+            if refs_have and set(REF_ADDED) - refs_have:
+                migrate_refs(con, refs_have)
             if legacy:
                 have = {r[1] for r in con.execute("PRAGMA table_info(results_v1)")}
                 cols = [c for c in RESULT_COLUMNS if c in have]
@@ -137,6 +152,26 @@ def create(path: Path) -> None:
         raise PsdbenchError(f"{path}: not a psdbench results store ({exc})") from None
     finally:
         con.close()
+
+
+def migrate_refs(con: sqlite3.Connection, have: set[str]) -> None:
+    """Give an older ``refs`` table the columns of :data:`REF_ADDED`; a row whose message states a
+    certified one-sided bound (versions up to 5 kept it there) gets it as ``bound``, kind ``bound``."""
+    import re
+
+    for c in REF_ADDED:
+        if c not in have:
+            con.execute(f"ALTER TABLE refs ADD COLUMN {c} REAL")
+    rows = con.execute("SELECT instance_key, message FROM refs WHERE bound IS NULL AND lower IS NULL AND value IS NOT "
+                       "NULL AND message LIKE '%certified one-sided lower bound %'").fetchall()
+    for key, message in rows:
+        m = re.search(r"certified one-sided lower bound ([-+0-9.eE]+)", message or "")
+        try:
+            bound = float(m.group(1)) if m else None
+        except ValueError:
+            bound = None
+        if bound is not None and bound == bound and abs(bound) != float("inf"):
+            con.execute("UPDATE refs SET bound=?, kind='bound' WHERE instance_key=?", (bound, key))
 
 
 def fill_cell_ids(con: sqlite3.Connection) -> None:

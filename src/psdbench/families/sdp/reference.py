@@ -35,8 +35,9 @@
    the first point that reaches 1e-6 ends the search (the bounds hold whatever solver produced the
    point; it saves CVXOPT's dense Schur complement on mcp500 and theta5-6, minutes each).  With
    the lower bound only (gpp100, qap5: ``A(I)`` is not proportional to ``b``), the value is the
-   decided point's and the certified one-sided lower bound is in the message and the result's
-   ``lower_one_sided`` (the harness's ``lower`` is kept for a two-sided interval).
+   decided point's and the certified one-sided lower bound is the result's ``bound`` (the store's
+   ``refs.bound`` column, kind ``bound``; the harness's ``lower`` is kept for a two-sided interval).
+   Where two solves agree, their relative spread is the result's ``spread``.
 3. Elsewhere the decided primal value is returned without a bound (``best_verified``): it is not
    exactly feasible, and the message says so.
 
@@ -268,7 +269,7 @@ def _agreeing_pair(points: list[tuple[str, Solution, Any]], rtol: float) -> list
 
 
 def certified_reference(instance: Any, time_limit_s: float | None = None, rtol: float = 1e-5) -> dict[str, Any]:
-    """See the module docstring.  Returns the hook's dict (``value``, ``lower``, ...; ``lower_one_sided``
+    """See the module docstring.  Returns the hook's dict (``value``, ``lower``, ...; ``bound``
     where only a certified lower bound exists)."""
     d = instance.data
     trace = trace_upper(d)
@@ -346,6 +347,9 @@ def _decide(d: Any, solved: list[tuple[str, Solution, Any]], trace: float | None
                 f"error {LOOSE_TOL:g}: " + "; ".join(notes)}
     names = [n for n, _, _ in pair]
     base = {"solver": " + ".join(names), "solver_version": _versions(solvers, names)}
+    if len(pair) == 2:  # the relative spread of the two agreeing solves: how well the value is known
+        a, b = (e.primal_obj for _, _, e in pair)
+        base["spread"] = abs(a - b) / max(1.0, abs(a))
     best = min(pair, key=lambda t: t[2].max_err)
     one = bool(notes) and notes[0].startswith("ONE SOLVE")
     what = ("agreed interior-point value" if len(pair) == 2 else "the one solve's value" if one
@@ -359,7 +363,7 @@ def _decide(d: Any, solved: list[tuple[str, Solution, Any]], trace: float | None
                                f"{value:.12g}, VSDP-style lower {lower:.12g}; " + "; ".join(notes)}
         # no exactly feasible correction (A(I) not proportional to b): the lower bound stands alone
         lower = max(lower_bound(d, s.variables["y"], trace) for _, s, _ in solved)
-        return {**base, "value": best[2].primal_obj, "lower": None, "lower_one_sided": lower, "status": "ok",
+        return {**base, "value": best[2].primal_obj, "lower": None, "bound": lower, "status": "ok",
                 "message": f"{what} (not exactly feasible); certified one-sided lower bound "
                            f"{lower:.12g} from tr(X) <= {trace:.17g} (rounded up; no exactly feasible correction, "
                            "so no upper bound); " + "; ".join(notes)}

@@ -38,7 +38,6 @@ Tables (all from the tidy frame; DIMACS errors are the instance's own ``metric_e
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import numpy as np
@@ -171,13 +170,13 @@ def _digits_agree(ref: float, pub: float, digits: float) -> bool:
 
 
 def certified_lower(ref: Any) -> float:
-    """A refs row's certified lower bound: its ``lower`` (two-sided interval), else the one-sided bound
-    its message states (``reference.py``: "certified one-sided lower bound <value>"), else NaN."""
-    low = getattr(ref, "lower", None)
-    if low is not None and low == low:
-        return float(low)
-    m = re.search(r"certified one-sided lower bound (\S+)", str(getattr(ref, "message", "") or ""))
-    return float(m.group(1)) if m else float("nan")
+    """A refs row's certified lower bound: its ``lower`` (two-sided interval), else its ``bound`` (a
+    certified one-sided bound, schema 6: ``reference.py``), else NaN."""
+    for col in ("lower", "bound"):
+        v = getattr(ref, col, None)
+        if v is not None and v == v:
+            return float(v)
+    return float("nan")
 
 
 class MittelmannTables:
