@@ -105,14 +105,17 @@ def _epochs(rows):
 
 def test_claim_findings_read_the_per_seed_ratio():
     f = _epochs([("cyclic", 10, s, 300, False) for s in range(3)]
-                + [("rand", 10, s, e, False) for s, e in enumerate((50, 55, 60))]    # 6.0x, 5.5x, 5.0x: holds
+                + [("rand", 10, s, e, False) for s, e in enumerate((50, 55, 60))]    # 6.0x, 5.5x, 5.0x: straddles
                 + [("perm", 10, s, e, False) for s, e in enumerate((50, 61, 70))]    # 6.0x, 4.9x, 4.3x: straddles
                 + [("cyclic", 50, s, 300, False) for s in range(3)]
                 + [("rand", 50, s, 100, False) for s in range(3)])                    # 3x everywhere: fails
     key = lambda x: (x.claim.split("`")[1], x.claim.split(": ")[0].split(", ")[1])  # noqa: E731
     found = {key(x): x for x in rep.claim_findings(f)}
-    assert found[("rand", "n = 10")].verdict == "holds"
+    # every seed at 5x or more, but three seeds do not resolve the mean: the one rule (report/rules.py) reads the
+    # 95 % interval of the geometric mean, [4.4, 6.9] here, which straddles 5x
+    assert found[("rand", "n = 10")].verdict == "within the spread"
     assert found[("rand", "n = 10")].ours == "5.5x [5 to 6] (3 seeds)"
+    assert found[("rand", "n = 10")].interval == "5.5x [4.4, 6.9] (95 %, 3 seeds)"
     assert found[("perm", "n = 10")].verdict == "within the spread"
     assert found[("rand", "n = 50")].verdict == "does not hold"
     assert found[("perm", "n = 50")].verdict == "not measured in this run" and "no perm cells" in found[

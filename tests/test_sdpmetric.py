@@ -264,9 +264,10 @@ def test_table2_section_renders_ours_beside_the_paper():
     assert t.loc["sklearn/wine:multiclass", "SDPMetric-H"] == "2 s (2x)"
     assert t.loc["sklearn/wine:multiclass", "choosing C (median)"] == "3 s"
     assert t.loc["Wine (paper)", "SDPMetric-H"] == "2 s (4.5x)"
-    # LMNN slower on every split (4 / 1 and 4 / 3): holds, against the paper's 4.5x
+    # LMNN slower on both splits (4 / 1 and 4 / 3), but two splits do not resolve it: the one rule's 95 % interval
+    # of the geometric mean straddles 1x (within the spread), against the paper's 4.5x
     speed = findings["sklearn/wine:multiclass (standardize): LMNN is slower than SDPMetric-H (time per run)"]
-    assert speed.verdict == "holds" and speed.paper_value == "4.5x" and speed.ours == "2.7x [1.3 to 4] (2 splits)"
+    assert speed.verdict == "within the spread" and speed.paper_value == "4.5x" and speed.ours == "2.7x [1.3 to 4] (2 splits)"
     # without LMNN cells: no Table III, one sentence that says why, and the claim "not measured"
     no_lmnn = Table2().render(SimpleNamespace(frame=pd.DataFrame([r for r in rows if r["solver"] != "ml-lmnn"])))
     assert not any(getattr(b, "title", "").startswith("Table III") for b in no_lmnn)

@@ -34,7 +34,8 @@ from psdbench.report.blocks import DataSource, Finding, Text
 from psdbench.report.rules import FAILS, HOLDS, NOT_MEASURED, WITHIN
 
 __all__ = ["FAILS", "HOLDS", "NOT_MEASURED", "WITHIN", "Spread", "finding_block", "finding_line", "fmt_interval",
-           "fmt_spread", "interval_verdict", "not_measured", "paired_interval", "source_block", "spread", "verdict"]
+           "fmt_spread", "interval_verdict", "not_measured", "paired_interval", "ratio_claim", "ratio_interval",
+           "source_block", "spread", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,26 @@ def fmt_spread(s: Spread, fmt: str | Callable[[float], str] = ".3g", unit: str =
 def paired_interval(differences: Iterable[Any], level: float = 0.95) -> Interval:
     """Mean of paired differences (one per seed / fold) with its Student-t interval."""
     return t_interval(np.array([float(x) for x in differences], dtype=float), level)
+
+
+def ratio_interval(ratios: Iterable[Any], level: float = 0.95) -> Interval:
+    """Geometric mean of positive ratios (one per unit) with the Student-t interval of the mean log
+    ratio, exponentiated: the one rule's interval for a claim on a ratio ("at least 5x fewer epochs")."""
+    r = np.array([float(x) for x in ratios if x is not None], dtype=float)
+    r = r[np.isfinite(r) & (r > 0)]
+    i = t_interval(np.log(r), level)
+    ex = lambda v: float(np.exp(v)) if math.isfinite(v) else math.nan  # noqa: E731
+    return Interval(ex(i.mean), i.std, i.n, ex(i.low), ex(i.high), i.level)
+
+
+def ratio_claim(ratios: Iterable[Any], threshold: float, relation: str, what: str = "seeds") -> tuple[str, str, str]:
+    """``(ours, interval, verdict)`` of a claim on a ratio over units: the spread (median [min to max]),
+    the geometric mean with its 95 % interval (:func:`ratio_interval`) and the verdict read from that
+    interval by the one rule (:func:`interval_verdict`)."""
+    vals = list(ratios)
+    iv = ratio_interval(vals)
+    return (fmt_spread(spread(vals), ".2g", "x", what), fmt_interval(iv, ".2g", "x", what),
+            interval_verdict(iv, threshold, relation))
 
 
 def fmt_interval(i: Interval, fmt: str | Callable[[float], str] = "+.2f", unit: str = "", what: str = "pairs") -> str:
