@@ -1,5 +1,6 @@
-"""The verdict rules of every comparison, stated once: reached, tie at 0, beyond the bound, and the
-shifted geometric mean.
+"""The verdict rules of every comparison, stated once: reached, tie at 0, beyond the bound, the
+shifted geometric mean, the resolution of a target, the margin and its tie, and the one rule for
+"better", "within the spread" and "does not hold" (units: :mod:`psdbench.report.units`).
 
 Every table and chart that says whether a configuration reached an accuracy, or how fast, calls
 these functions: the winners matrix, the profiles and their SGM tables, the family sections and the
@@ -11,8 +12,10 @@ gap
     ``s (objective - reference) / max(|reference|, 1)`` of a *verified* point (``s = -1`` when the
     problem maximizes): :func:`psdbench.report.frame.relative_gap`.  Unverified points have none.
 floor
-    ``max(certificate width, verification allowance)`` (:func:`floor`): the certificate's width is
-    ``|value - lower| / max(|value|, 1)`` of a certified reference, the verification allowance the
+    ``max(reference accuracy, verification allowance)`` (:func:`floor`): the reference's accuracy
+    (:mod:`psdbench.report.references`: a certificate's width ``|value - lower| / max(|value|, 1)``,
+    a one-sided bound's distance, the spread of agreeing solves, else the floor of a best-verified
+    point), the verification allowance the
     largest tolerance the cell's ``verify`` recorded (``metrics["tolerances"]``; :func:`allowance`),
     :data:`DEFAULT_ALLOWANCE` where it recorded none.  A point that passes verification at tolerance
     ``eps`` may sit about ``eps`` below the optimum, so below the reference by less cannot be told
@@ -37,6 +40,15 @@ shifted geometric mean
     over its instances of the fastest configuration's time, at least :data:`MIN_SHIFT`; so a set of
     millisecond solves is compared by its times, not by its failure count, and adding an instance
     set never changes another set's score.
+resolution
+    :func:`resolution`: the largest floor of a set's cells; a target tighter is not resolved
+    (:func:`resolves`, :func:`unresolved_text`): no winner, no score.
+margin and tie
+    :func:`margin`: paired over units, those both failed left out; a tie needs a unit on which the
+    runner-up reached the target at least as fast.
+better / within the spread / does not hold
+    :func:`claim_verdict` of the 95 % Student-t interval of the mean paired difference over the
+    units (:func:`paired_verdict`); the winners by a declared metric and every finding use it.
 """
 
 from __future__ import annotations
@@ -412,14 +424,26 @@ def glossary(default_allowance: float = DEFAULT_ALLOWANCE) -> list[tuple[str, st
     """``(term, definition)`` of every rule above, for the report's one glossary."""
     return [
         ("gap", "s (objective - reference) / max(|reference|, 1) of a verified point, s = -1 when maximizing"),
-        ("floor", "max(certificate width, verification allowance): the allowance is the largest tolerance the "
+        ("floor", "max(reference accuracy, verification allowance): the allowance is the largest tolerance the "
                   f"cell's verification recorded ({default_allowance:g} where it recorded none)"),
+        ("known to", "a reference's accuracy, relative: the distance to its certified bound (an interval's width, a "
+                     "one-sided bound's distance), else the spread of its agreeing solves, else the verification floor"),
+        ("not resolved (n.r.)", "a target tighter than the set's resolution, the largest floor of its cells: no winner, "
+                                "no SGM, no profile, no reached count"),
+        ("unit", "an independent replicate: an instance or a fold; a seed only where it changes the result (seeds "
+                 "nested in a fold, or with identical results, are one unit, their mean its value)"),
+        ("better / within the spread / does not hold",
+         f"a claim read from the {100 * LEVEL:g} % Student-t interval of the mean paired difference over the units "
+         "(a ratio: of the mean log ratio): all of it satisfies the claim / it straddles the threshold / none does; "
+         "the winners by a declared metric and the findings alike"),
+        ("uncontested", "a set with one configuration: no runner-up to compare"),
         ("ranked gap (`ranked_gap` in results.csv)",
          "the gap where >= 0; 0 (tie at 0) below the reference by at most the floor; empty below it by more "
          "(beyond the bound) or without a verified point"),
         ("reached", "a verified point whose ranked gap is at most the target; a cell reaches it at the first such "
                     "point of its curve"),
-        ("beyond the bound", "below a certified bound by more than the floor: marked, never reached"),
+        ("beyond the bound", "below a certified bound (one- or two-sided) by more than the floor: marked, never "
+                             "reached"),
         ("best-verified reference", "the reference solve's point or a verified cell's: never moved by a point within "
                                     "the floor of it; a point better than a more accurate one by more than the floor is "
                                     "set aside and listed"),
@@ -429,6 +453,7 @@ def glossary(default_allowance: float = DEFAULT_ALLOWANCE) -> list[tuple[str, st
         ("configured for t", "a configuration whose own stopping tolerance t (its first parameter among "
                              + ", ".join(STOP_PARAMS) + ") is looser than the verification allowance: its "
                              "rejected points asked for less, they are not a failure of the method"),
-        ("margin", "geometric mean over the set's instances of runner-up time / winner time [min-max]; a tie when "
-                   "the runner-up was at least as fast on some instance"),
+        ("margin", "geometric mean over the set's units of runner-up time / winner time [min-max], units both "
+                   "failed left out (and counted); a tie only with evidence: a unit on which the runner-up reached "
+                   "the target at least as fast"),
     ]
