@@ -91,7 +91,8 @@ def ratio_claim(ratios: Iterable[Any], threshold: float, relation: str, what: st
     interval by the one rule (:func:`interval_verdict`)."""
     vals = list(ratios)
     iv = ratio_interval(vals)
-    return (fmt_spread(spread(vals), ".2g", "x", what), fmt_interval(iv, ".2g", "x", what),
+    fmt = lambda x: f"{x:.0f}" if abs(x) >= 100 else f"{x:.2g}"  # noqa: E731  (110x, not 1.1e+02x)
+    return (fmt_spread(spread(vals), fmt, "x", what), fmt_interval(iv, fmt, "x", what),
             interval_verdict(iv, threshold, relation))
 
 
