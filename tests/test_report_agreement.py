@@ -43,8 +43,11 @@ def mismatches(frame: pd.DataFrame, refs: pd.DataFrame, reg) -> list[str]:
     ctx = SectionContext(FAMILY, f, refs, reg.problems, None, opts)
     sgm = next(b for b in PerformanceProfiles().render(ctx) if isinstance(b, Table)).frame
     short = an.tolerance_labels(f, an.short_labels(sorted(f["solver_label"].unique())))
-    generic = {(s, c): [int(re.search(r"\((\d+)/\d+\)", str(r[f"gap ≤ {t:g}: scaled SGM (reached)"])).group(1))
-                        for t in TOLS]
+    def reached(text: str) -> int | str:  # "1.00 (3/3)", or "not resolved ...": n.r. (no count)
+        m = re.search(r"\((\d+)/\d+\)", text)
+        return int(m.group(1)) if m else "n.r." if text.startswith("not resolved") else text
+
+    generic = {(s, c): [reached(str(r[f"gap ≤ {t:g}: scaled SGM (reached)"])) for t in TOLS]
                for s, c, r in zip(sgm["instance set"], sgm["configuration"], sgm.to_dict("records"))
                if "left out" not in c}
     out, checked = [], 0
@@ -57,7 +60,7 @@ def mismatches(frame: pd.DataFrame, refs: pd.DataFrame, reg) -> list[str]:
         for lab, cell in zip(t.frame.iloc[:, 0], t.frame["reached at 0.01 · 0.0001 · 1e-06"]):
             if lab not in short or not sets or (sets[0], short[lab]) not in generic:
                 continue  # a baseline row, or a configuration the SGM table leaves out (ran part of the set)
-            ours = [int(x) for x in str(cell).split(" of ")[0].split(" · ")]
+            ours = [x if x == "n.r." else int(x) for x in str(cell).split(" of ")[0].split(" · ")]
             checked += 1
             if ours != generic[(sets[0], short[lab])]:
                 out.append(f"{t.title} / {lab}: section {ours}, SGM table {generic[(sets[0], short[lab])]}")
@@ -67,9 +70,13 @@ def mismatches(frame: pd.DataFrame, refs: pd.DataFrame, reg) -> list[str]:
             m = re.match(r"\*\*(.+?)\*\* (\d+)/(\d+)", str(row[f"gap ≤ {tol:g}"]))
             if m:
                 checked += 1
-                if generic.get((s, m.group(1)), [None] * 3)[i] != int(m.group(2)):
+                if generic.get((s, m.group(1)), [None] * 3)[i] != int(m.group(2)):  # a winner: a resolved target
                     out.append(f"{s} at {tol:g}: winner {m.group(1)} {m.group(2)}, SGM table "
                                f"{generic.get((s, m.group(1)))}")
+            elif str(row[f"gap ≤ {tol:g}"]).startswith("not resolved"):
+                checked += 1
+                if any(v[i] != "n.r." for (ss, _), v in generic.items() if ss == s):
+                    out.append(f"{s} at {tol:g}: winners not resolved, the SGM table scores it")
     assert checked, "nothing compared"
     return out
 
