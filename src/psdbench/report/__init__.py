@@ -48,19 +48,23 @@ DEFAULT_OPTIONS: dict[str, Any] = {"gap_floor": DEFAULT_ALLOWANCE, "size_param":
 
 
 #: The report's own columns added to ``results.csv`` (defined in the glossary, :func:`psdbench.report.rules.glossary`).
-RANKED_COLUMNS = ("gap", "floor", "ranked_gap", "outcome")
+RANKED_COLUMNS = ("gap", "floor", "ranked_gap", "outcome", "reference", "known_to")
 
 
 def results_csv_frame(raw: pd.DataFrame, frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every cell, dict columns JSON-encoded, ``trace`` and ``curve`` left out; with the tidy ``frame``
     of the same rows (same order), the report's :data:`RANKED_COLUMNS`: the gap it ranks by, the
-    floor, the ranked gap (:func:`psdbench.report.rules.ranked_gap`) and the outcome word."""
+    floor, the ranked gap (:func:`psdbench.report.rules.ranked_gap`), the outcome word, the reference's
+    one kind name and its accuracy (``known_to``, :mod:`psdbench.report.references`)."""
     out = raw.drop(columns=[c for c in ("trace", "curve") if c in raw.columns]).copy()
     if frame is not None and len(frame) == len(out):
         out["gap"] = frame["gap"].to_numpy()
         out["floor"] = frame["floor"].to_numpy()
         out["ranked_gap"] = frame["ranked_gap"].to_numpy()
         out["outcome"] = outcome_column(frame).to_numpy()
+        if "reference_label" in frame.columns:  # the reference's one kind name and its accuracy
+            out["reference"] = frame["reference_label"].to_numpy()
+            out["known_to"] = frame["reference_accuracy"].to_numpy()
     for c in ("instance_params", "solver_params", "metrics"):
         if c in out.columns:
             out[c] = out[c].map(lambda v: json.dumps(v, sort_keys=True, default=str) if v is not None else "")

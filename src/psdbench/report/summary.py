@@ -232,4 +232,5 @@ def glossary_section(allowance: float = rules.DEFAULT_ALLOWANCE) -> Section:
     return Section("Glossary", [Table("glossary", "Rules and words used on this page",
                                       pd.DataFrame(rows, columns=["term", "meaning"]),
                                       "Every table and chart applies these rules (`psdbench.report.rules`); "
-                                      "results.csv carries `gap`, `floor`, `ranked_gap` and `outcome` per cell.")])
+                                      "results.csv carries `gap`, `floor`, `ranked_gap`, `outcome`, `reference` and "
+                                      "`known_to` per cell.")])
