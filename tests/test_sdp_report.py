@@ -221,3 +221,12 @@ def test_a_store_without_the_kkt_residuals_says_so():
     scs = [c for c in t.columns if c.startswith("SCS page")]
     assert scs and all((t[c] == "not recorded").all() for c in scs)
     assert (t[[c for c in t.columns if c.startswith("Mittelmann")][0]] != "not recorded").all()
+
+
+def test_winners_of_the_sdplib_problems_under_mittelmanns_rule():
+    blocks = {b.name: b for b in MittelmannTables().render(SimpleNamespace(frame=_frame(), options={}, refs=None))}
+    w = blocks["sdp_winners"].frame.set_index("problem")
+    # p1: a 1 s, c 2 s (flag a counts), b 4 s; p2: b 3 s (flag a), a 9 s; p3: c 50 s (a's timeout fails)
+    assert w["winner"].tolist() == ["a", "b", "c"] and w.loc["sdplib/p1", "runner-up"] == "c"
+    assert w.loc["sdplib/p2", "runner-up's time / winner's"] == "3" and w.loc["sdplib/p3", "runner-up"] == "-"
+    assert "Problems won: a: 1; b: 1; c: 1 (of 3)" in blocks["sdp_winners"].note

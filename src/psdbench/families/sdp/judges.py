@@ -292,3 +292,22 @@ def disagreements(df: pd.DataFrame, target: float) -> pd.DataFrame:
                      "Mittelmann": "solved" if mitt[i] else "failed",
                      f"generic at {target:g}": "reached" if generic[i] else "not reached", "why": why})
     return pd.DataFrame(rows, columns=["problem", "solver", "Mittelmann", f"generic at {target:g}", "why"])
+
+
+def winners(df: pd.DataFrame, rule: str = "mittelmann") -> pd.DataFrame:
+    """Per problem, under ``rule``: the fastest configuration whose cell it counts solved, the runner-up
+    and how many times slower it was (``none solved`` where no cell is); one row per problem."""
+    d = df.drop_duplicates(["instance_key", "solver_label"], keep="last")
+    d = d.assign(_ok=solved_by(d, rule).to_numpy(bool), _t=pd.to_numeric(d["wall_time_s"], errors="coerce"))
+    rows = []
+    for key, g in d.groupby("instance_key", sort=False):
+        s = g[g["_ok"]].sort_values(["_t", "solver_label"], kind="stable")
+        row = {"problem": str(g["dataset"].iloc[0]), "solved by": f"{len(s)}/{len(g)}", "winner": "none solved",
+               "time (s)": "-", "runner-up": "-", "runner-up's time / winner's": "-"}
+        if len(s):
+            row.update({"winner": str(s["solver_label"].iloc[0]), "time (s)": f"{s['_t'].iloc[0]:.3g}"})
+        if len(s) > 1:
+            row.update({"runner-up": str(s["solver_label"].iloc[1]),
+                        "runner-up's time / winner's": f"{s['_t'].iloc[1] / max(s['_t'].iloc[0], 1e-9):.3g}"})
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values("problem").reset_index(drop=True) if rows else pd.DataFrame()

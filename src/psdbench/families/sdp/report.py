@@ -37,7 +37,7 @@ from psdbench.harness.results import outcome_column
 from psdbench.report.blocks import Table
 
 from .errors import FLAG_A, FLAG_F
-from .judges import RULES, SCS_PAGE_TARGET, disagreements, sgm_table, solved_by
+from .judges import RULES, disagreements, sgm_table, solved_by, winners
 from .progress import progress_chart, runs_table
 
 #: the SCS benchmark page's ordering by shifted geometric mean at a 1e-4 target
@@ -158,6 +158,16 @@ class MittelmannTables:
             blocks.append(self._sgm(sgm, info, df))
             tols = [float(t) for t in (opts.get("tolerances") or (1e-2,))]
             target = max(tols) if tols else 1e-2
+            win = winners(df[df["dataset"].astype(str).str.startswith("sdplib/")])
+            if len(win):
+                count = win.loc[win["winner"] != "none solved", "winner"].value_counts()
+                summary = "; ".join(f"{k}: {v}" for k, v in count.items()) or "none"
+                blocks.append(Table("sdp_winners", "Winners of the SDPLIB problems under Mittelmann's rule", win,
+                                    note=f"Problems won: {summary} (of {len(win)}).  Per problem the fastest configuration "
+                                         "whose largest DIMACS error is at most 1e-2 with no time or memory failure, and "
+                                         "the runner-up's time over the winner's (one run each: no spread).  The winners "
+                                         "table at the top ranks by the gap to the reference instead, and declares no "
+                                         "winner where the reference is a competitor's own best-verified point."))
             dis = disagreements(df, target)
             if len(dis):
                 blocks.append(Table("sdp_rules_disagree", f"Cells Mittelmann's rule and the generic verdict at {target:g} "
