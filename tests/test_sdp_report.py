@@ -155,7 +155,7 @@ def test_where_the_two_sgms_disagree_the_page_says_why():
                        dict(base, dataset="sdplib/theta1", solver_label="sdp-sdpa", status="timeout", verified=True,
                             ranked_gap=1e-9, wall_time_s=130.0)])
     dis = disagreements(df, 1e-2)
-    assert list(dis["solver"]) == ["sdp-dsdp", "sdp-sdpa"]
+    assert list(dis["solver"]) == ["sdp-dsdp", "sdp-sdpa"] and list(dis["runs"]) == ["1", "1"]
     assert "5.0e-06 > tol 1e-06" in dis["why"][0] and "objective 2.0e-06 from the reference" in dis["why"][0]
     assert dis["Mittelmann"].tolist() == ["solved", "failed"] and "status timeout" in dis["why"][1]
 
@@ -173,7 +173,7 @@ def test_the_tables_say_rejected_and_integers_as_integers():
     assert "rejected" in set(blocks["sdp_runs"].frame["status"])
     assert "infeasible" not in set(blocks["sdp_runs"].frame["status"])
     assert not any(".0" in str(v) for v in blocks["sdp_sizes"].frame[["m", "n", "blocks"]].to_numpy().ravel())
-    assert set(blocks["sdp_sgm"].frame["problems"]) == {"3"}
+    assert set(blocks["sdp_sgm"].frame["cells"]) == {"3"}
 
 
 def test_the_section_shows_the_four_rules():
@@ -229,4 +229,11 @@ def test_winners_of_the_sdplib_problems_under_mittelmanns_rule():
     # p1: a 1 s, c 2 s (flag a counts), b 4 s; p2: b 3 s (flag a), a 9 s; p3: c 50 s (a's timeout fails)
     assert w["winner"].tolist() == ["a", "b", "c"] and w.loc["sdplib/p1", "runner-up"] == "c"
     assert w.loc["sdplib/p2", "runner-up's time / winner's"] == "3" and w.loc["sdplib/p3", "runner-up"] == "-"
+    # a file's seeds are replicate runs: one row per problem, the median time, the ratios' range
+    df = pd.concat([_frame(), _frame().assign(seed=1, instance_key=lambda f: f["instance_key"] + "s1",
+                                              wall_time_s=lambda f: f["wall_time_s"] * 2)], ignore_index=True)
+    w2 = next(b for b in MittelmannTables().render(SimpleNamespace(frame=df, options={}, refs=None))
+              if b.name == "sdp_winners").frame.set_index("problem")
+    assert len(w2) == 3 and w2.loc["sdplib/p1", "runs"] == "2" and w2.loc["sdplib/p1", "median time (s)"] == "1.5"
+    assert w2.loc["sdplib/p1", "runner-up's time / winner's"] == "2 [2-2]"
     assert "Problems won: a: 1; b: 1; c: 1 (of 3)" in blocks["sdp_winners"].note

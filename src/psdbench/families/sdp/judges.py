@@ -97,6 +97,21 @@ def col(df: pd.DataFrame, name: str) -> pd.Series:
     return df[name] if name in df.columns else pd.Series(np.nan, index=df.index)
 
 
+def problem_label(df: pd.DataFrame) -> pd.Series:
+    """A problem's name: the dataset, and for a generator its ``n`` and seed (its seed draws the data;
+    a file's seeds are replicate runs of one problem).  Integers as integers."""
+    def num(v: Any) -> str:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            return str(v)
+        return str(int(f)) if math.isfinite(f) and f == int(f) else str(v)
+
+    gen = df["dataset"].astype(str).str.startswith("sdp-gen")
+    extra = " n=" + col(df, "p_n").map(num) + " s=" + col(df, "seed").map(num)
+    return df["dataset"].astype(str) + np.where(gen, extra, "")
+
+
 def says_optimal(word: Any) -> bool:
     """Whether a solver's own status word is the SCS page's ``optimal`` (its adapters' mapping: a
     solve reported as solved to the solver's tolerance; "inaccurate", "almost", "partial" are not).
@@ -256,7 +271,8 @@ def sgm_table(df: pd.DataFrame, options: Mapping[str, Any] | None = None) -> tup
     lims = sorted({float(v) for v in limit[recorded]})
     info = {"no_point": no_point, "left_out": left, "charges": charges, "limits": lims,
             "unrecorded": int((~recorded & d["message"].ne("not run")).sum()),
-            "skipped": int((d["status"] == "skipped").sum()), "problems": int(d["instance_key"].nunique()),
+            "skipped": int((d["status"] == "skipped").sum()), "problems": int(problem_label(d).nunique()),
+            "runs": int(d["instance_key"].nunique()),
             "short_of_cap": any(v < SCS33_CAP_S for v in lims), "cone_recorded": page_residuals(d)[1]}
     return out.sort_values(f"sgm_{RULES[0].key}_s").reset_index(drop=True), info
 
@@ -275,6 +291,7 @@ def disagreements(df: pd.DataFrame, target: float) -> pd.DataFrame:
     ref = pd.to_numeric(col(df, "instance_reference"), errors="coerce")
     obj = pd.to_numeric(col(df, "objective"), errors="coerce")
     rel = (obj - ref).abs() / np.maximum(ref.abs(), 1.0)
+    label = problem_label(df)
     rows = []
     for i in df.index[mitt != generic]:
         if mitt[i]:
@@ -288,26 +305,41 @@ def disagreements(df: pd.DataFrame, target: float) -> pd.DataFrame:
             why = (f"status {df.at[i, 'status']}: a time or memory failure for Mittelmann; its point verified and "
                    f"reaches {target:g}, which the generic rule counts" if hard_failure(df.loc[[i]]).iloc[0] else
                    f"largest DIMACS error {err[i]:.1e} (flag f) though verified")
-        rows.append({"problem": df.at[i, "dataset"], "solver": df.at[i, "solver_label"],
+        rows.append({"problem": label[i], "solver": df.at[i, "solver_label"],
                      "Mittelmann": "solved" if mitt[i] else "failed",
                      f"generic at {target:g}": "reached" if generic[i] else "not reached", "why": why})
-    return pd.DataFrame(rows, columns=["problem", "solver", "Mittelmann", f"generic at {target:g}", "why"])
+    cols = ["problem", "solver", "Mittelmann", f"generic at {target:g}", "why"]
+    out = pd.DataFrame(rows, columns=cols)
+    if out.empty:
+        return out.assign(runs=pd.Series(dtype=str))
+    # a file's replicate runs that disagree the same way are one row (the first run's numbers)
+    out["runs"] = out.groupby(cols[:4])["why"].transform("size").astype(str)
+    return out.drop_duplicates(cols[:4]).reset_index(drop=True)
 
 
 def winners(df: pd.DataFrame, rule: str = "mittelmann") -> pd.DataFrame:
-    """Per problem, under ``rule``: the fastest configuration whose cell it counts solved, the runner-up
-    and how many times slower it was (``none solved`` where no cell is); one row per problem."""
+    """Per problem, under ``rule``: the fastest configuration that solved it in every run (a file's
+    seeds are replicate runs: its median time), the runner-up and its median time over the winner's
+    with the range over runs; ``none solved`` where no configuration did."""
     d = df.drop_duplicates(["instance_key", "solver_label"], keep="last")
-    d = d.assign(_ok=solved_by(d, rule).to_numpy(bool), _t=pd.to_numeric(d["wall_time_s"], errors="coerce"))
+    d = d.assign(_ok=solved_by(d, rule).to_numpy(bool), _t=pd.to_numeric(d["wall_time_s"], errors="coerce"),
+                 _p=problem_label(d).to_numpy(), _seed=col(d, "seed").to_numpy())
     rows = []
-    for key, g in d.groupby("instance_key", sort=False):
-        s = g[g["_ok"]].sort_values(["_t", "solver_label"], kind="stable")
-        row = {"problem": str(g["dataset"].iloc[0]), "solved by": f"{len(s)}/{len(g)}", "winner": "none solved",
-               "time (s)": "-", "runner-up": "-", "runner-up's time / winner's": "-"}
+    for prob, g in d.groupby("_p", sort=True):
+        per = g.groupby("solver_label").agg(ok=("_ok", "all"), t=("_t", "median"), runs=("_ok", "size"))
+        s = per[per["ok"]].sort_values(["t"], kind="stable")
+        runs = int(per["runs"].max())
+        row = {"problem": str(prob), "runs": str(runs), "solved by": f"{len(s)}/{len(per)}", "winner": "none solved",
+               "median time (s)": "-", "runner-up": "-", "runner-up's time / winner's": "-"}
         if len(s):
-            row.update({"winner": str(s["solver_label"].iloc[0]), "time (s)": f"{s['_t'].iloc[0]:.3g}"})
+            row.update({"winner": str(s.index[0]), "median time (s)": f"{s['t'].iloc[0]:.3g}"})
         if len(s) > 1:
-            row.update({"runner-up": str(s["solver_label"].iloc[1]),
-                        "runner-up's time / winner's": f"{s['_t'].iloc[1] / max(s['_t'].iloc[0], 1e-9):.3g}"})
+            w, r = s.index[0], s.index[1]
+            pair = g[g["solver_label"].isin([w, r])].pivot_table(index="_seed", columns="solver_label", values="_t")
+            ratio = (pair[r] / pair[w].clip(lower=1e-9)).dropna()
+            txt = f"{s['t'].iloc[1] / max(s['t'].iloc[0], 1e-9):.3g}"
+            if len(ratio) > 1:
+                txt += f" [{ratio.min():.3g}-{ratio.max():.3g}]"
+            row.update({"runner-up": str(r), "runner-up's time / winner's": txt})
         rows.append(row)
-    return pd.DataFrame(rows).sort_values("problem").reset_index(drop=True) if rows else pd.DataFrame()
+    return pd.DataFrame(rows)

@@ -37,7 +37,7 @@ from psdbench.harness.results import outcome_column
 from psdbench.report.blocks import Table
 
 from .errors import FLAG_A, FLAG_F
-from .judges import RULES, disagreements, sgm_table, solved_by, winners
+from .judges import RULES, disagreements, problem_label, sgm_table, solved_by, winners
 from .progress import progress_chart, runs_table
 
 #: the SCS benchmark page's ordering by shifted geometric mean at a 1e-4 target
@@ -160,12 +160,13 @@ class MittelmannTables:
             target = max(tols) if tols else 1e-2
             win = winners(df[df["dataset"].astype(str).str.startswith("sdplib/")])
             if len(win):
-                count = win.loc[win["winner"] != "none solved", "winner"].value_counts()
+                count = win.loc[win["winner"] != "none solved", "winner"].value_counts()  # type: ignore[union-attr]
                 summary = "; ".join(f"{k}: {v}" for k, v in count.items()) or "none"
                 blocks.append(Table("sdp_winners", "Winners of the SDPLIB problems under Mittelmann's rule", win,
                                     note=f"Problems won: {summary} (of {len(win)}).  Per problem the fastest configuration "
-                                         "whose largest DIMACS error is at most 1e-2 with no time or memory failure, and "
-                                         "the runner-up's time over the winner's (one run each: no spread).  The winners "
+                                         "whose largest DIMACS error is at most 1e-2 with no time or memory failure in every "
+                                         "run, by its median time; the runner-up's median time over the winner's, with the "
+                                         "range of the per-run ratios where a file ran more than once (seeds).  The winners "
                                          "table at the top ranks by the gap to the reference instead, and declares no "
                                          "winner where the reference is a competitor's own best-verified point."))
             dis = disagreements(df, target)
@@ -198,13 +199,15 @@ class MittelmannTables:
             table[f"{r.label}: scaled SGM"] = sgm[f"scaled_{r.key}"].map(shown or (lambda v: _fmt(v, ".2f")))
             table[f"{r.label}: SGM (s)"] = sgm[f"sgm_{r.key}_s"].map(shown or (lambda v: _fmt(v, ".3g")))
             table[f"{r.label}: solved %"] = sgm[f"solved_{r.key}_pct"].map(shown or (lambda v: _fmt(v, ".0f")))
-        table["problems"] = sgm["problems"].map(_int)
+        table["cells"] = sgm["problems"].map(_int)
         table["skipped or not run (unsolved)"] = sgm["skipped"].map(_int)
         lims = info.get("limits") or []
         lim_txt = ("cells' recorded limits: " + ", ".join(f"{v:g} s" for v in lims)) if lims else "no limit recorded"
         rules_txt = "  ".join(f"{r.label}: solved when {r.solved}; a failure charged {info['charges'][r.key]}."
                               for r in RULES)
-        note = (f"Every solver over the same {info['problems']} problems: a skipped or missing cell is unsolved, "
+        reps = (f" ({info['runs']} runs: a file's seeds are replicate runs, each a unit of the mean)"
+                if info.get("runs", 0) > info["problems"] else "")
+        note = (f"Every solver over the same {info['problems']} problems{reps}: a skipped or missing cell is unsolved, "
                 f"charged like a failure ({info['skipped']} such cells).  {rules_txt}  Every time capped at its "
                 f"cell's limit ({lim_txt}"
                 + (f"; {info['unrecorded']} cells stored without one: the report's time_limit, the adapter's budget or "
@@ -224,8 +227,8 @@ class MittelmannTables:
 
     def _sizes(self, full: pd.DataFrame) -> Table:
         """Per problem: m, n (the order of the block-diagonal matrix) and the number of blocks."""
-        d = full.drop_duplicates("instance_key", keep="last")
-        out = pd.DataFrame({"problem": _problem(d, with_n=True), "m": _col(d, "metric_m").map(_int),
+        d = full.assign(_p=problem_label(full)).drop_duplicates("_p", keep="last")
+        out = pd.DataFrame({"problem": d["_p"], "m": _col(d, "metric_m").map(_int),
                             "n": _col(d, "metric_n_total").map(_int), "blocks": _col(d, "metric_blocks").map(_int)})
         return Table("sdp_sizes", "Problem sizes", out.sort_values("problem").reset_index(drop=True),
                      note="m: constraints; n: the order of the block-diagonal matrix (PSD blocks and the LP entries); "
