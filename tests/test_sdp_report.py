@@ -237,3 +237,10 @@ def test_winners_of_the_sdplib_problems_under_mittelmanns_rule():
     assert len(w2) == 3 and w2.loc["sdplib/p1", "runs"] == "2" and w2.loc["sdplib/p1", "median time (s)"] == "1.5"
     assert w2.loc["sdplib/p1", "runner-up's time / winner's"] == "2 [2-2]"
     assert "Problems won: a: 1; b: 1; c: 1 (of 3)" in blocks["sdp_winners"].note
+
+
+def test_a_frame_of_one_generated_cell_renders():
+    """One sdp-gen cell (no SDPLIB problem: no winners table; integer columns of one row)."""
+    df = _frame().iloc[:1].assign(dataset="sdp-gen/maxcut", p_n=10, seed=0)
+    blocks = {b.name: b for b in MittelmannTables().render(SimpleNamespace(frame=df, options={}, refs=None))}
+    assert "sdp_winners" not in blocks and blocks["sdp_cells"].frame["problem"].tolist() == ["sdp-gen/maxcut n=10 s=0"]

@@ -108,7 +108,7 @@ def problem_label(df: pd.DataFrame) -> pd.Series:
         return str(int(f)) if math.isfinite(f) and f == int(f) else str(v)
 
     gen = df["dataset"].astype(str).str.startswith("sdp-gen")
-    extra = " n=" + col(df, "p_n").map(num) + " s=" + col(df, "seed").map(num)
+    extra = " n=" + col(df, "p_n").map(num).astype(str) + " s=" + col(df, "seed").map(num).astype(str)
     return df["dataset"].astype(str) + np.where(gen, extra, "")
 
 
@@ -321,6 +321,8 @@ def winners(df: pd.DataFrame, rule: str = "mittelmann") -> pd.DataFrame:
     """Per problem, under ``rule``: the fastest configuration that solved it in every run (a file's
     seeds are replicate runs: its median time), the runner-up and its median time over the winner's
     with the range over runs; ``none solved`` where no configuration did."""
+    if df.empty:
+        return pd.DataFrame()
     d = df.drop_duplicates(["instance_key", "solver_label"], keep="last")
     d = d.assign(_ok=solved_by(d, rule).to_numpy(bool), _t=pd.to_numeric(d["wall_time_s"], errors="coerce"),
                  _p=problem_label(d).to_numpy(), _seed=col(d, "seed").to_numpy())

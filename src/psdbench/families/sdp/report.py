@@ -106,7 +106,7 @@ def _solved(df: pd.DataFrame) -> pd.Series:
 def _problem(df: pd.DataFrame, with_n: bool = False) -> pd.Series:
     """A problem's name; a generator's with its seed (and ``n``), integers as integers."""
     gen = df["dataset"].astype(str).str.startswith("sdp-gen")
-    extra = (" n=" + _col(df, "p_n").map(_int) if with_n else "") + " s=" + _col(df, "seed").map(_int)
+    extra = (" n=" + _col(df, "p_n").map(_int).astype(str) if with_n else "") + " s=" + _col(df, "seed").map(_int).astype(str)
     return df["dataset"].astype(str) + np.where(gen, extra, "")
 
 
