@@ -11,7 +11,9 @@ Tables (all from the tidy frame; DIMACS errors are the instance's own ``metric_e
   failures charged at each cell's recorded limit (or a page's own value), scaled so the best
   solver is 1; and where Mittelmann's verdict and the generic report's disagree on a cell, why.
 * **sizes and settings**: per problem m, n and blocks; per configuration its tolerances and its
-  library's own version (SDPA's from its binary, not the wrapper's).
+  library's own version (SDPA's from its binary, not the wrapper's), the runs' CPU model.
+* **winners** (:func:`.judges.winners`): per SDPLIB problem, the fastest configuration Mittelmann's
+  rule counts solved in every run, the runner-up and the time ratio.
 * **progress** and **runs** (:mod:`.progress`): the largest error each solver reported against time
   and iterations, and per cell its own status word, iterations, time per iteration and log.
 * **accuracy**: per solver, median and 90th percentile of its largest DIMACS error, and its
@@ -25,7 +27,6 @@ Tables (all from the tidy frame; DIMACS errors are the instance's own ``metric_e
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
@@ -37,34 +38,12 @@ from psdbench.harness.results import outcome_column
 from psdbench.report.blocks import Table
 
 from .errors import FLAG_A, FLAG_F
-from .judges import RULES, disagreements, problem_label, sgm_table, solved_by, winners
+from .judges import RULES, disagreements, sgm_table, solved_by, winners
 from .progress import progress_chart, runs_table
+from .settings import settings_table, sizes_table
 
 #: the SCS benchmark page's ordering by shifted geometric mean at a 1e-4 target
 SCS_PAGE_ORDER = ("sdp-sdpa", "sdp-cvxopt", "sdp-clarabel", "sdp-scs")
-#: solver parameters that are tolerances (shown per configuration)
-TOLERANCE_PARAMS = ("epsilonStar", "epsilonDash", "eps", "eps_abs", "eps_rel", "tol_gap_abs", "tol_gap_rel", "tol_feas",
-                    "tol_gap", "tol", "abstol", "reltol", "feastol", "gaptol", "axtol", "atytol", "objtol",
-                    "RelGap", "FeasTol", "DualTol", "r0", "mpfPrecision")
-
-
-#: the library versions (the runs' ``versions`` keys) each solver's table row names
-_LIBRARIES = {"sdp-sdpa": ("SDPA", "sdpa-python"), "sdp-sdpa-gmp": ("sdpa-multiprecision",), "sdp-cvxopt": ("cvxopt",),
-              "sdp-clarabel": ("clarabel",), "sdp-scs": ("scs",), "sdp-csdp": ("coinor-csdp",), "sdp-dsdp": ("dsdp",),
-              "sdp-qics": ("qics",), "sdp-copt": ("coptpy",), "scs": ("scs", "cvxpy"), "clarabel": ("clarabel", "cvxpy")}
-
-
-def _json(v: Any) -> dict[str, Any]:
-    """A runs-table JSON column value as a dict (``{}`` when absent or malformed)."""
-    if isinstance(v, dict):
-        return v
-    try:
-        out = json.loads(v) if isinstance(v, str) else {}
-    except ValueError:
-        return {}
-    return out if isinstance(out, dict) else {}
-
-
 def _fmt(x: Any, spec: str = ".4g") -> str:
     try:
         v = float(x)
@@ -150,7 +129,7 @@ class MittelmannTables:
         df["_ref"] = pd.to_numeric(_col(df, "instance_reference"), errors="coerce")
         df["_err"] = pd.to_numeric(_col(df, "metric_max_err"), errors="coerce")
         df["_outcome"] = outcome_column(df)
-        blocks: list[Any] = [self._sizes(full), self._settings(full, getattr(context, "runs", None)), self._cells(df),
+        blocks: list[Any] = [sizes_table(full), settings_table(full, getattr(context, "runs", None)), self._cells(df),
                              self._times(df)]
         # the SGM ranks every solver over the same problems: skipped cells included (unsolved)
         sgm, info = sgm_table(full, opts)
@@ -224,47 +203,6 @@ class MittelmannTables:
             note += "  Left out for every solver (some solver skipped them): " + ", ".join(info["left_out"]) + "."
         return Table("sdp_sgm", "Shifted geometric mean of time (10 s shift) under the judges' rules, Mittelmann's first",
                      pd.DataFrame(table), note=note)
-
-    def _sizes(self, full: pd.DataFrame) -> Table:
-        """Per problem: m, n (the order of the block-diagonal matrix) and the number of blocks."""
-        d = full.assign(_p=problem_label(full)).drop_duplicates("_p", keep="last")
-        out = pd.DataFrame({"problem": d["_p"], "m": _col(d, "metric_m").map(_int),
-                            "n": _col(d, "metric_n_total").map(_int), "blocks": _col(d, "metric_blocks").map(_int)})
-        return Table("sdp_sizes", "Problem sizes", out.sort_values("problem").reset_index(drop=True),
-                     note="m: constraints; n: the order of the block-diagonal matrix (PSD blocks and the LP entries); "
-                          "blocks: PSD and LP blocks.  - where no cell recorded it.")
-
-    def _settings(self, full: pd.DataFrame, runs: pd.DataFrame | None = None) -> Table:
-        """Per configuration: its tolerance parameters (the run's values, defaults filled in) and the
-        solver library's own version (the cell's record, else the runs' versions); then the CPU model
-        of the runs that wrote these cells."""
-        shown = set(full["run_id"].dropna().astype(str)) if "run_id" in full.columns else set()
-        r = runs[runs["run_id"].astype(str).isin(shown)] if runs is not None and len(runs) and shown else runs
-        versions: dict[str, set[str]] = {}
-        cpus: set[str] = set()
-        for _, row in (r.iterrows() if r is not None and len(r) else []):
-            for k, v in _json(row.get("versions")).items():
-                versions.setdefault(str(k), set()).add(str(v))
-            m = _json(row.get("machine"))
-            cpus.add(f"{m.get('processor') or 'CPU model not recorded'} ({m.get('cpus', '?')} CPUs)")
-        rows = []
-        for label, g in full.groupby("solver_label"):
-            tols = [f"{p}={_fmt(g[f's_{p}'].dropna().iloc[0], 'g')}" for p in TOLERANCE_PARAMS
-                    if f"s_{p}" in g.columns and g[f"s_{p}"].notna().any()]
-            lib = g["metrics"].map(lambda m: m.get("solver_library") if isinstance(m, dict) else None).dropna() \
-                if "metrics" in g.columns else pd.Series(dtype=object)
-            libs = sorted(set(map(str, lib)))
-            if not libs and "solver" in g.columns:
-                libs = [f"{k} {'/'.join(sorted(v))}" for k, v in sorted(versions.items())
-                        if k in _LIBRARIES.get(str(g["solver"].iloc[0]), ())]
-            rows.append({"solver": label, "tolerances": ", ".join(tols) or "-", "library": ", ".join(libs) or "-"})
-        rows.append({"solver": "(machine)", "tolerances": "-",
-                     "library": "; ".join(sorted(cpus)) or "CPU model not recorded"})
-        return Table("sdp_settings", "Solver tolerances, library versions and the CPU", pd.DataFrame(rows),
-                     note="Tolerances: the configuration's parameters (defaults filled in).  Library: the solver "
-                          "library's own version (SDPA's read from its compiled library, not the Python wrapper's; "
-                          "else the version the run recorded).  (machine): the CPU model of the runs that wrote these "
-                          "cells.")
 
     def _cells(self, df: pd.DataFrame) -> Table:
         ref = df["_ref"]
@@ -402,4 +340,5 @@ class MittelmannTables:
                             "same": ["", "yes" if ours == present else "no"]})
         return Table("sdp_ordering", "Solver ordering against the SCS benchmark page", out,
                      note="Native adapters only, ordered by the SGM under the page's rule (SCS-form relative KKT "
-                          "residuals <= 1e-4, failures at 1000 s); this run's problems, solver tolerances and time limit.")
+                          "residuals and cone distances <= 1e-4 with the solver's status optimal, failures at each cell's limit); "
+                          "this run's problems, solver tolerances and time limits.")
