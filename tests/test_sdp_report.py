@@ -127,13 +127,15 @@ def test_the_scs_page_needs_status_optimal_and_points_in_the_cones():
     base = {**_frame().iloc[0].to_dict(), "metric_max_err": 3e-4}
     rows = [dict(base, solver_label="in cone"), dict(base, solver_label="X outside", metric_scs_dual_cone_res_rel=3e-4),
             dict(base, solver_label="inaccurate", metrics={"solver_status": "solved_inaccurate"}),
-            dict(base, solver_label="no word", metrics={})]
+            dict(base, solver_label="no word", metrics={}),
+            dict(base, solver_label="cvxpy scs", metrics={"solver_cvxpy_status": "optimal"}),
+            dict(base, solver_label="cvxpy inaccurate", metrics={"solver_cvxpy_status": "optimal_inaccurate"})]
     df = pd.DataFrame(rows)
     ok = solved_by(df, "scs").tolist()
-    assert ok == [True, False, False, False]
+    assert ok == [True, False, False, False, True, False]
     old = df.drop(columns=["metric_scs_primal_cone_res_rel", "metric_scs_dual_cone_res_rel"]).assign(
-        metric_err2=[0.0, 3e-4, 0.0, 0.0], metric_err4=0.0)
-    assert solved_by(old, "scs").tolist() == [True, False, False, False]
+        metric_err2=[0.0, 3e-4, 0.0, 0.0, 0.0, 0.0], metric_err4=0.0)
+    assert solved_by(old, "scs").tolist() == [True, False, False, False, True, False]
     assert sgm_table(old, {})[1]["cone_recorded"] is False
 
 

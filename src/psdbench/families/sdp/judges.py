@@ -126,14 +126,30 @@ def says_optimal(word: Any) -> bool:
             or w.startswith("dsdp converged"))
 
 
+_WORD_KEYS = ("solver_cvxpy_status", "solver_sdpa_phase", "solver_scs_status", "solver_clarabel_status",
+              "solver_cvxopt_status")
+
+
 def solver_words(df: pd.DataFrame) -> pd.Series:
     """Each cell's own status word: ``metrics["solver_status"]``, else what its message quotes
-    (:func:`psdbench.harness.results.solver_word`)."""
+    (:func:`psdbench.harness.results.solver_word`), else cvxpy's status (``solver_cvxpy_status``: the
+    generic conic solvers) or a per-solver field of an older store."""
     from psdbench.harness.results import solver_word
 
     mets = df["metrics"] if "metrics" in df.columns else pd.Series([{}] * len(df), index=df.index)
     msgs = col(df, "message").fillna("").astype(str)
-    return pd.Series([solver_word(m, x) for m, x in zip(msgs, mets)], index=df.index, dtype=object)
+
+    def word(msg: str, m: Any) -> str:
+        w = solver_word(msg, m)
+        if w or not isinstance(m, Mapping):
+            return w
+        # cvxpy's status (the generic conic solvers), and the per-solver fields of stores before solver_status
+        for k in _WORD_KEYS:
+            if isinstance(m.get(k), str) and m[k].strip():
+                return m[k].strip()
+        return ""
+
+    return pd.Series([word(x, m) for x, m in zip(msgs, mets)], index=df.index, dtype=object)
 
 
 def page_residuals(df: pd.DataFrame) -> tuple[pd.Series, bool]:
