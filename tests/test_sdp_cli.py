@@ -102,5 +102,25 @@ def test_folder_run_with_one_bad_file_stops_before_work_naming_it(tmp_path: Path
     db = tmp_path / "s.sqlite"
     code, out, err = _cli(["run", "--grid", grid, "--db", db, "--jobs", "1", "--quiet", "--report", ""])
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert "sdpa-dir/b:3: 2 blocks declared but the block-size line holds 1 number" in err
+    assert f"{folder / 'b.dat-s'}:3: 2 blocks declared but the block-size line holds 1 number" in err
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("value, why", [("nan", "'nan' is not a number (nan)"), ("inf", "'inf' is not a finite number"),
+                                        ("1e400", "'1e400' overflows double precision"),
+                                        ("1_0", "'1_0' is not a number in the SDPA format")])
+@pytest.mark.parametrize("where", ["c", "entry"])
+def test_a_non_number_is_exit_2_with_file_and_line_before_work(tmp_path: Path, monkeypatch, value, why, where):
+    """``psdbench run -d sdpa-dir/...`` on a file holding nan, inf, 1e400 or 1_0 (in c or an entry's
+    value): exit 2, one line naming the file and its line, no store written."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    c, v = (value, "1.0") if where == "c" else ("1.0", value)
+    (folder / "p.dat-s").write_text(f'"a comment\n1\n1\n2\n{c}\n0 1 1 1 1.0\n1 1 1 1 {v}\n')
+    monkeypatch.setenv("PSDBENCH_SDPA_DIR", str(folder))
+    db = tmp_path / "s.sqlite"
+    code, out, err = _cli(["run", "-p", "sdp/standard", "-d", "sdpa-dir/p", "-s", "sdp-clarabel", "--db", db,
+                           "--jobs", "1", "--quiet", "--report", ""])
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{folder / 'p.dat-s'}:{5 if where == 'c' else 7}: " in err and why in err
     assert not db.exists()

@@ -133,3 +133,26 @@ def test_scs_form_residuals_against_the_cone_form_built_explicitly():
     assert {k: got[k] for k in want} == pytest.approx(want, rel=1e-12)
     assert got["kkt_worst_rel"] == max(want.values()) and got["scs_primal_res_rel"] > 0.1
     assert scs_residuals(d, x, y)["scs_primal_res_rel"] == 0.0  # no Z: s = svec(C - A*(y))
+
+
+def test_scs_form_cone_distances_by_hand():
+    """The SCS page's cone distances (solver_benchmarks' derive.py CONE_FIELDS), in closed form:
+    X's PSD block Q diag(1, -3e-4) Q' (Q a rotation by 30 degrees) leaves the cone by -3e-4 q2 q2',
+    whose svec inf-norm is 3e-4 * max(q21^2, q22^2, sqrt(2) |q21 q22|); its LP entry -0.25 by 0.25.
+    Scaled by 1 + max(||A(X)||_inf, ||b||_inf); Z inside its cone: 0."""
+    from psdbench.families.sdp.kkt import scs_residuals
+
+    d, x, y, z = _hand_case((-2,))
+    c, s_ = np.cos(np.pi / 6), np.sin(np.pi / 6)
+    Q = np.array([[c, -s_], [s_, c]])
+    X1 = Q @ np.diag([1.0, -3e-4]) @ Q.T
+    x = d.stack([X1, np.array([0.5, 0.25])])
+    q2 = Q[:, 1]
+    dist = 3e-4 * max(q2[0] ** 2, q2[1] ** 2, np.sqrt(2) * abs(q2[0] * q2[1]))
+    ax = np.trace(X1) + 0.75  # A_1 = (I, [1, 1])
+    got = scs_residuals(d, x, y, z)
+    assert got["scs_dual_cone_res_rel"] == pytest.approx(dist / (1 + max(abs(ax), 2.0)), rel=1e-9)
+    assert got["scs_primal_cone_res_rel"] == 0.0
+    x_lp = d.stack([np.eye(2), np.array([0.5, -0.25])])  # an LP entry outside: its distance 0.25
+    assert scs_residuals(d, x_lp, y, z)["scs_dual_cone_res_rel"] == pytest.approx(0.25 / (1 + 2.25))
+    assert got["kkt_worst_rel"] == max(got[k] for k in ("scs_primal_res_rel", "scs_dual_res_rel", "scs_gap_rel"))

@@ -129,12 +129,13 @@ MALFORMED = [
      "(each count goes on a line of its own)"),
     ("an empty file", "", "bad.dat-s:0: the file ends before m (the number of constraint matrices)"),
     ("the file ends in the header", '"a comment\n1\n1\n2\n', "bad.dat-s:4: the file ends before the objective vector c"),
-    ("m not a number", "x\n1\n2\n1.0\n", "bad.dat-s:1: m (the number of constraint matrices) is not an integer: 'x'"),
+    ("m not a number", "x\n1\n2\n1.0\n", "bad.dat-s:1: m (the number of constraint matrices): 'x' is not a number"),
+    ("m not an integer", "1.5\n1\n2\n1.0\n", "bad.dat-s:1: m (the number of constraint matrices) is not an integer: '1.5'"),
     ("m = 0", "0\n1\n2\n\n", "bad.dat-s:1: m (the number of constraint matrices) must be at least 1, got 0"),
     ("no blocks", "1\n0\n\n1.0\n", "bad.dat-s:2: the number of blocks must be at least 1, got 0"),
     ("a block of size 0", "1\n1\n0\n1.0\n", "bad.dat-s:3: a block size is 0"),
     ("a block size not an integer", "1\n1\n2.5\n1.0\n", "bad.dat-s:3: a block size is not an integer: '2.5'"),
-    ("a non-number in c", "1\n1\n2\nq\n", "bad.dat-s:4: the objective vector c holds a non-number 'q'"),
+    ("a non-number in c", "1\n1\n2\nq\n", "bad.dat-s:4: the objective vector c, value 1: 'q' is not a number"),
     ("a matrix number above m", "1\n1\n2\n1.0\n2 1 1 1 1.0\n",
      "bad.dat-s:5: entry '2 1 1 1 ...' names matrix 2, outside 0..m = 0..1"),
     ("a negative matrix number", "1\n1\n2\n1.0\n-1 1 1 1 1.0\n",
@@ -146,10 +147,81 @@ MALFORMED = [
      "bad.dat-s:5: entry '0 1 1 2 ...' is off the diagonal of a diagonal (negative-size) block"),
     ("one symmetric pair twice (both triangles)", "1\n1\n2\n1.0\n0 1 1 2 1.0\n\n0 1 2 1 1.0\n",
      "bad.dat-s:7: entry '0 1 2 1 ...' repeats the entry of line 5 (same matrix, block and symmetric pair)"),
-    ("a non-number value", "1\n1\n2\n1.0\n0 1 1 1 abc\n", "bad.dat-s:5: an entry line holds a non-number 'abc'"),
+    ("a non-number value", "1\n1\n2\n1.0\n0 1 1 1 abc\n", "bad.dat-s:5: an entry line holds a non-number: 'abc' is not a number"),
     ("a fractional index", "1\n1\n2\n1.0\n0 1 1.5 1 1.0\n",
      "bad.dat-s:5: entry '0 1 1.5 1 ...' has a matrix, block, row or column index that is not an integer"),
 ]
+
+
+#: (what, the file's text, the whole one-line message): tokens Python's float reads but that are not
+#: finite numbers in the SDPA format, in every place a number goes
+NON_NUMBERS = [
+    ("nan in c", "1\n1\n2\nnan\n" + _E, "bad.dat-s:4: the objective vector c, value 1: 'nan' is not a number (nan)"),
+    ("inf in c", "2\n1\n2\n1.0 -inf\n" + _E, "bad.dat-s:4: the objective vector c, value 2: '-inf' is not a finite number"),
+    ("infinity in c", "1\n1\n2\nInfinity\n" + _E,
+     "bad.dat-s:4: the objective vector c, value 1: 'Infinity' is not a finite number"),
+    ("overflow in c", "1\n1\n2\n1e400\n" + _E,
+     "bad.dat-s:4: the objective vector c, value 1: '1e400' overflows double precision"),
+    ("underscore in c", "1\n1\n2\n1_0\n" + _E,
+     "bad.dat-s:4: the objective vector c, value 1: '1_0' is not a number in the SDPA format (Python's float reads it as 10.0)"),
+    ("nan as an entry's value", "1\n1\n2\n1.0\n0 1 1 1 1.0\n1 1 1 1 nan\n",
+     "bad.dat-s:6: an entry line holds a non-number: 'nan' is not a number (nan)"),
+    ("inf as an entry's value", "1\n1\n2\n1.0\n0 1 1 1 inf\n",
+     "bad.dat-s:5: an entry line holds a non-number: 'inf' is not a finite number"),
+    ("overflow as an entry's value", "1\n1\n2\n1.0\n0 1 1 1 1.0\n\n1 1 1 1 -1e400\n",
+     "bad.dat-s:7: an entry line holds a non-number: '-1e400' overflows double precision"),
+    ("overflow in Fortran form", "1\n1\n2\n1.0\n0 1 1 1 1.0D+400\n",
+     "bad.dat-s:5: an entry line holds a non-number: '1.0D+400' overflows double precision"),
+    ("underscore in an entry's value", "1\n1\n2\n1.0\n0 1 1 1 1_0\n",
+     "bad.dat-s:5: an entry line holds a non-number: '1_0' is not a number in the SDPA format (Python's float reads it as 10.0)"),
+    ("underscore in an index", "1\n1\n2\n1.0\n0 1 1_0 1 1.0\n",
+     "bad.dat-s:5: an entry line holds a non-number: '1_0' is not a number in the SDPA format (Python's float reads it as 10.0)"),
+    ("inf as an index", "1\n1\n2\n1.0\n0 1 inf 1 1.0\n",
+     "bad.dat-s:5: an entry line holds a non-number: 'inf' is not a finite number"),
+    ("a block size -inf", "1\n1\n-inf\n1.0\n" + _E, "bad.dat-s:3: block size 1 of 1: '-inf' is not a finite number"),
+    ("nblocks nan", "1\nnan\n2\n1.0\n" + _E, "bad.dat-s:2: the number of blocks: 'nan' is not a number (nan)"),
+    ("m 1e400", "1e400\n1\n2\n1.0\n" + _E, "bad.dat-s:1: m (the number of constraint matrices): '1e400' overflows double precision"),
+    ("m 1_0", "1_0\n1\n2\n1.0\n" + _E,
+     "bad.dat-s:1: m (the number of constraint matrices): '1_0' is not a number in the SDPA format (Python's float reads it as 10.0)"),
+    ("a sign apart from its block size", "1\n2\n{2, - 1}\n1.0\n" + _E,
+     "bad.dat-s:3: block size 2 of 2: '-' is not a number (a sign must touch its digits)"),
+    ("a sign apart from a c value", "2\n1\n2\n1.0 - 2.0\n" + _E,
+     "bad.dat-s:4: the objective vector c, value 2: '-' is not a number (a sign must touch its digits)"),
+    ("nan after a count", "1 nan\n1\n2\n1.0\n" + _E,
+     "bad.dat-s:1: m (the number of constraint matrices) 1 is followed by the number 'nan' on its line (each count goes on a line of its own)"),
+    ("nan after the block sizes", "1\n1\n2 nan\n1.0\n" + _E,
+     "bad.dat-s:3: 1 blocks declared but the block-size line holds 2 numbers"),
+    ("a Fortran D without exponent digits", "1\n1\n2\n1D\n" + _E, "bad.dat-s:4: the objective vector c, value 1: '1D' is not a number"),
+    ("a Fortran D without mantissa", "1\n1\n2\n1.0\n0 1 1 1 D5\n", "bad.dat-s:5: an entry line holds a non-number: 'D5' is not a number"),
+    ("two exponents", "1\n1\n2\n1.0\n0 1 1 1 1d2d3\n", "bad.dat-s:5: an entry line holds a non-number: '1d2d3' is not a number"),
+    ("an exponent in E and D", "1\n1\n2\n1E2D3\n" + _E, "bad.dat-s:4: the objective vector c, value 1: '1E2D3' is not a number"),
+    ("hexadecimal", "1\n1\n2\n0x1D\n" + _E, "bad.dat-s:4: the objective vector c, value 1: '0x1D' is not a number"),
+]
+
+
+@pytest.mark.parametrize("what, text, message", NON_NUMBERS, ids=[w for w, _, _ in NON_NUMBERS])
+def test_every_non_number_is_refused_with_file_and_line(what, text, message):
+    with pytest.raises(DataError) as exc:
+        parse_sdpa(text, "bad.dat-s")
+    assert str(exc.value) == message
+
+
+def test_a_file_names_its_path_and_line(tmp_path):
+    p = tmp_path / "sub" / "x.dat-s"
+    p.parent.mkdir()
+    p.write_text("1\n1\n2\n1.0\n0 1 1 1 1_0\n")
+    with pytest.raises(DataError) as exc:
+        read_sdpa(p, name="sdpa-dir/sub/x")
+    assert str(exc.value).startswith(f"{p}:5: an entry line holds a non-number: '1_0'")
+    assert len(str(exc.value).splitlines()) == 1
+
+
+def test_numbers_the_format_allows():
+    """Signs, points at either end, exponents in e, E, d and D, tiny values (rounding to 0)."""
+    d = parse_sdpa("2\n1\n{-2}\n+1. -.5\n0 1 1 1 1.5d-1\n1 1 1 1 -2E+0\n2 1 2 2 1e-400\n2 1 1 1 .25D1\n", "ok")
+    assert d.block_sizes == (-2,) and list(d.b) == [1.0, -0.5]
+    assert d.c_dense()[0] == -0.15 and d.A.toarray()[0, 0] == -2.0 and d.A.toarray()[1, 0] == 2.5
+    assert d.A[1, 1] == 0.0
 
 
 @pytest.mark.parametrize("what, text, message", MALFORMED, ids=[w for w, _, _ in MALFORMED])

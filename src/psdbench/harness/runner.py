@@ -142,6 +142,17 @@ def source_commit(root: Path) -> str:
     return ""
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``'s "model name"), else :func:`platform.processor`."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -> tuple[dict, dict, dict]:
     """Machine, versions of ``libraries`` (distribution names) and BLAS thread pools.
 
@@ -150,7 +161,7 @@ def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -
     """
     from threadpoolctl import threadpool_info
 
-    machine = {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count(),
+    machine = {"platform": platform.platform(), "processor": cpu_model(), "cpus": os.cpu_count(),
                "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": sys.version.split()[0]}
     versions = {"psdbench": __version__}
     commit = source_commit(Path(__file__).resolve().parents[3])

@@ -103,7 +103,8 @@ def _title(section: Any, name: str) -> str:
 
 
 def run_sections(frame: pd.DataFrame, refs: pd.DataFrame, sections: Mapping[str, Any],
-                 problems: Mapping[str, Any], out_dir: Path, options: Mapping[str, Any]) -> list[Section]:
+                 problems: Mapping[str, Any], out_dir: Path, options: Mapping[str, Any],
+                 runs: pd.DataFrame | None = None) -> list[Section]:
     """Call every matching section per family (family order: sorted; section order: ``order``, then name).
 
     A section's blocks become one :class:`Section` titled by its ``title`` (default: its name; a
@@ -114,7 +115,7 @@ def run_sections(frame: pd.DataFrame, refs: pd.DataFrame, sections: Mapping[str,
     ordered = sorted(sections.items(), key=lambda kv: (int(getattr(kv[1], "order", 500)), kv[0]))
     for family in sorted(frame["family"].unique()):
         ctx = SectionContext(family, frame[frame["family"] == family].reset_index(drop=True), refs, problems,
-                             out_dir, options)
+                             out_dir, options, runs)
         for name, sec in ordered:
             fam = getattr(sec, "family", "*")
             if fam not in ("*", family):
@@ -203,5 +204,5 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
                                if (m := ranking_metric(sec)) is not None}
     front = [*winners_section(frame, opts, refs), run_details(runs, frame, str(store.path)),
              glossary_section(float(opts["gap_floor"]))]
-    sections = run_sections(frame, refs, registry.reports, registry.problems, out, opts)
+    sections = run_sections(frame, refs, registry.reports, registry.problems, out, opts, runs)
     return {**paths, **render(Document("psdbench report", header, sections, front, colours), out)}

@@ -250,6 +250,8 @@ class SectionContext:
         ``data_dir``: :data:`psdbench.report.DEFAULT_OPTIONS`)
         and ``colours``: the report's one solver-to-colour map (``solver_label`` to a hex colour),
         for sections that draw their own figures (:func:`psdbench.report.plot.colours`).
+    runs : DataFrame, optional
+        The store's ``runs`` table (machine, versions, command of each run).
     """
 
     family: str
@@ -258,3 +260,4 @@ class SectionContext:
     problems: Mapping[str, Any]
     out_dir: Path
     options: Mapping[str, Any] = field(default_factory=dict)
+    runs: pd.DataFrame | None = None

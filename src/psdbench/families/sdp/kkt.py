@@ -12,9 +12,21 @@ off-diagonal entries by sqrt(2) (:mod:`.svec`).  In that form, for psdbench's (X
     gap_rel        = |<C, X> - b'y| / (1 + |<C, X>| + |b'y|)
 
 (SCS's "primal" residual is the SDP's dual one and vice versa.)  The page's tables bucket a point
-by the largest of these three (``kkt_worst_rel`` here; its ``tables.py`` ``residual_fields``); its
-cone residuals and ``|<X, Z>|`` are reported beside and judge nothing there, so here neither.
+by the largest of these three (``kkt_worst_rel`` here; its ``tables.py`` ``residual_fields``).
 When a solver returns no ``Z``, ``s = svec(C - A*(y))`` and ``primal_res_rel`` is 0.
+
+The cone conditions.  The page's verification of a claimed optimum (``analysis/derive.py``,
+``kkt_verify``: ``CONE_FIELDS``) also holds the distances of ``s`` and of the cone's dual variable
+to their cones, "scaled like the equality residuals (by 1 + the size of the primal, respectively
+dual, data)" (its comment), since "a point that satisfies Ax + s = b with s outside K is not
+feasible"::
+
+    primal_cone_res_rel = ||svec(Z - Pi(Z))||_inf / (1 + max(||svec(A*(y))||_inf, ||svec(Z)||_inf, ||svec(C)||_inf))
+    dual_cone_res_rel   = ||svec(X - Pi(X))||_inf / (1 + max(||A(X)||_inf, ||b||_inf))
+
+``Pi`` the projection on the PSD cone (per block: negative eigenvalues set to 0; an LP block's
+negative entries).  They are 0 for a point inside the cone, and recorded as ``scs_primal_cone_res_rel``
+and ``scs_dual_cone_res_rel`` beside the three residuals.
 """
 
 from __future__ import annotations
@@ -63,4 +75,26 @@ def scs_residuals(data: SdpData, x: np.ndarray, y: np.ndarray, z: np.ndarray | N
            / (1 + max(float(np.max(np.abs(ax), initial=0.0)), data.norm_b_inf())),
            "scs_gap_rel": abs(pobj - dobj) / (1 + abs(pobj) + abs(dobj))}
     out["kkt_worst_rel"] = max(out.values())
+    out["scs_primal_cone_res_rel"] = inf(negative_part(data, z)) / (1 + max(inf(aty), inf(z), inf(c)))
+    out["scs_dual_cone_res_rel"] = inf(negative_part(data, x)) / (1 + max(float(np.max(np.abs(ax), initial=0.0)),
+                                                                          data.norm_b_inf()))
     return out
+
+
+def negative_part(data: SdpData, v: np.ndarray) -> np.ndarray:
+    """``v - Pi(v)`` of a stacked ``v``: per PSD block the part of its negative eigenvalues
+    (``sum_{lambda_i < 0} lambda_i u_i u_i'``), per LP entry ``min(v, 0)``; zero for a block whose
+    smallest eigenvalue is not negative (no eigenvectors computed)."""
+    parts = []
+    for B, s in zip(data.split(np.asarray(v, dtype=float)), data.block_sizes):
+        if s > 0:
+            S = (B + B.T) / 2
+            if float(np.linalg.eigvalsh(S)[0]) >= 0.0:
+                parts.append(np.zeros(s * s))
+                continue
+            lam, U = np.linalg.eigh(S)
+            neg = lam < 0
+            parts.append(((U[:, neg] * lam[neg]) @ U[:, neg].T).ravel())
+        else:
+            parts.append(np.minimum(B, 0.0))
+    return np.concatenate(parts) if parts else np.zeros(0)

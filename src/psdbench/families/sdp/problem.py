@@ -132,7 +132,8 @@ class SdpInstance:
 
     def evaluate(self, solution: Solution) -> dict[str, float]:
         """DIMACS errors and flags, the published value, and certificate checks."""
-        out: dict[str, float] = {"m": float(self.data.m), "n_total": float(self.data.n)}
+        out: dict[str, float] = {"m": float(self.data.m), "n_total": float(self.data.n),
+                                 "blocks": float(len(self.data.block_sizes))}
         if self.published is not None:
             out["published"] = float(self.published)
             if self.published_digits:

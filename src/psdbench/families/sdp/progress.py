@@ -94,7 +94,7 @@ def _finite(v: Any) -> bool:
 def _problem(df: pd.DataFrame) -> pd.Series:
     gen = df["dataset"].astype(str).str.startswith("sdp-gen")
     seed = df["seed"].astype(str) if "seed" in df.columns else pd.Series("", index=df.index)
-    return df["dataset"].astype(str) + np.where(gen, " s=" + seed, "")
+    return df["dataset"].astype(str) + np.where(gen, " s=" + seed.str.replace(r"\.0$", "", regex=True), "")
 
 
 def progress_chart(df: pd.DataFrame) -> Chart | None:
@@ -166,7 +166,9 @@ def runs_table(df: pd.DataFrame, options: Mapping[str, Any]) -> Table:
     t = pd.to_numeric(df["wall_time_s"], errors="coerce")
     per = (t / it).where(it > 0)
     logs = _metric(df, "solver_log")
-    out = pd.DataFrame({"problem": _problem(df), "solver": df["solver_label"].astype(str), "status": df["status"],
+    from psdbench.harness.results import outcome_column
+
+    out = pd.DataFrame({"problem": _problem(df), "solver": df["solver_label"].astype(str), "status": outcome_column(df),
                         "solver's own status": _word(df).replace("", "-"),
                         "iter": it.map(lambda v: "-" if not _finite(v) else f"{v:.0f}"),
                         "time (s)": t.map(lambda v: "-" if not _finite(v) else f"{v:.3g}"),
@@ -174,6 +176,6 @@ def runs_table(df: pd.DataFrame, options: Mapping[str, Any]) -> Table:
                         "log": [log_link(r, options) for r in logs]})
     return Table("sdp_runs", "Per cell: the solver's own status, iterations, time per iteration, log",
                  out.sort_values(["problem", "solver"]).reset_index(drop=True),
-                 note="status: the harness's verdict on the returned point (its DIMACS errors at the problem's "
-                      "tol), whatever the solver's own status, shown beside it.  Logs are gzipped beside the "
+                 note="status: the outcome word every table uses (rejected: the returned point failed its DIMACS "
+                      "errors at the problem's tol), whatever the solver's own status, shown beside it.  Logs are gzipped beside the "
                       "store (<store>.solutions/<run>/<cell>.log.gz).")

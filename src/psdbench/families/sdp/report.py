@@ -5,25 +5,15 @@ Tables (all from the tidy frame; DIMACS errors are the instance's own ``metric_e
 * **cells**: per problem and solver: status, time, iterations, objective, its relative difference
   to the reference, the largest DIMACS error and Mittelmann's flag (``a``: > 1e-4, ``f``: > 1e-2,
   counted as failed).
-* **shifted geometric mean**: per solver, ``exp(mean(log(t + 10))) - 10`` over the problems
-  under three rules, each named after its source (:data:`RULES`), a cell's time capped at the
-  run's time limit (a verified timeout counts the limit, not its overrun), problems where no
-  solver returned a point (the infeasible ones) left out, scaled so the best solver is 1:
-
-  - **Mittelmann's** (the section's main SGM; his benchmark pages): solved unless the flag is
-    ``f`` (largest DIMACS error > 1e-2) or the cell is a time or memory failure (status
-    ``timeout`` or ``crashed``, or a message naming a memory error); ``a`` (> 1e-4) still counts.
-    Failures charged at the time limit.
-  - **the SCS page's** (SCS's benchmarks, bodono/solver_benchmarks): solved when the largest of
-    its relative KKT residuals on the SCS form (:mod:`.kkt`) is at most the page's 1e-4 target
-    and the cell is not a time or memory failure; failures charged at the page's own 1000 s
-    (``profiles.py``, ``DEFAULT_FAILURE_PENALTY``, whatever the run's limit).
-  - **1e-6** (the problem's ``tol``, 1e-6 unless set): solved when the largest DIMACS error is at
-    most ``tol`` (the harness's verdict; a timeout whose kept point verifies counts, at the
-    limit).  Failures charged at the time limit.
-
-  The time limit: the report option ``time_limit``, else the budget the native adapters record,
-  else the largest ``timeout`` cell's time, else the largest time seen.
+* **shifted geometric mean** (:mod:`.judges`): per solver, ``exp(mean(log(t + 10))) - 10`` over the
+  same problems for every solver (a skipped or missing cell unsolved), under four rules each named
+  after its source (Mittelmann's page, the SCS page's, SCS 3.3's protocol, the problem's 1e-6),
+  failures charged at each cell's recorded limit (or a page's own value), scaled so the best
+  solver is 1; and where Mittelmann's verdict and the generic report's disagree on a cell, why.
+* **sizes and settings**: per problem m, n and blocks; per configuration its tolerances and its
+  library's own version (SDPA's from its binary, not the wrapper's), the runs' CPU model.
+* **winners** (:func:`.judges.winners`): per SDPLIB problem, the fastest configuration Mittelmann's
+  rule counts solved in every run, the runner-up and the time ratio.
 * **progress** and **runs** (:mod:`.progress`): the largest error each solver reported against time
   and iterations, and per cell its own status word, iterations, time per iteration and log.
 * **accuracy**: per solver, median and 90th percentile of its largest DIMACS error, and its
@@ -43,32 +33,33 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.report.rules import shifted_geomean
+from psdbench.harness.results import outcome_column
 from psdbench.report.blocks import Table
 
 from .errors import FLAG_A, FLAG_F
+from .judges import RULES, disagreements, sgm_table, solved_by, winners
 from .progress import progress_chart, runs_table
+from .settings import settings_table, sizes_table
 
-SHIFT = 10.0
-#: the SCS benchmark page's accuracy target (its relative KKT residuals, :mod:`.kkt`)
-SCS_PAGE_TARGET = 1e-4
-#: the SCS benchmark page's failure charge (bodono/solver_benchmarks, analysis/profiles.py: 1e3 s)
-SCS_PAGE_FAILURE_S = 1000.0
 #: the SCS benchmark page's ordering by shifted geometric mean at a 1e-4 target
 SCS_PAGE_ORDER = ("sdp-sdpa", "sdp-cvxopt", "sdp-clarabel", "sdp-scs")
-#: the rules of the SGM table, main first: key, label, what it counts as solved
-RULES = (("mittelmann", "Mittelmann (not f, no time/memory failure)", "largest DIMACS error <= 1e-2"),
-         ("scs", "SCS page (KKT rel. <= 1e-4)", "largest SCS-form relative KKT residual <= 1e-4"),
-         ("tol", "1e-6 (the problem's tol)", "largest DIMACS error <= tol"))
-_MEMORY = r"MemoryError|out of memory|memory limit|Cannot allocate memory|std::bad_alloc"
-
-
 def _fmt(x: Any, spec: str = ".4g") -> str:
     try:
         v = float(x)
     except (TypeError, ValueError):
         return "-"
     return "-" if not math.isfinite(v) else format(v, spec)
+
+
+def _int(x: Any) -> str:
+    """An integer as an integer (``20``, not ``20.0``); anything else as it is, NaN as ``-``."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if not math.isfinite(v):
+        return "-"
+    return str(int(v)) if v == int(v) else format(v, "g")
 
 
 def _flag(e: Any) -> str:
@@ -87,75 +78,14 @@ def _col(df: pd.DataFrame, name: str) -> pd.Series:
 
 def _solved(df: pd.DataFrame) -> pd.Series:
     """The 1e-6 rule: the largest DIMACS error within the problem's ``tol`` (the harness's verdict)."""
-    tol = pd.to_numeric(_col(df, "p_tol"), errors="coerce").fillna(1e-6)
-    err = pd.to_numeric(_col(df, "metric_max_err"), errors="coerce")
-    return (err <= tol) & df["status"].isin(["ok", "max_iter", "timeout"])
+    return solved_by(df, "tol")
 
 
-def time_limit(df: pd.DataFrame, options: Any) -> float:
-    """The time failures are charged at and every time capped at (see the module docstring)."""
-    if options and options.get("time_limit"):
-        return float(options["time_limit"])
-    given = pd.to_numeric(_col(df, "metric_solver_budget_s"), errors="coerce").dropna()
-    if len(given):
-        return float(given.max())
-    to = pd.to_numeric(df.loc[df["status"] == "timeout", "wall_time_s"], errors="coerce").dropna()
-    if len(to):
-        return float(to.max())
-    return float(pd.to_numeric(df["wall_time_s"], errors="coerce").max())
-
-
-def hard_failure(df: pd.DataFrame) -> pd.Series:
-    """A time or memory failure: status ``timeout`` or ``crashed``, or a message naming a memory error."""
-    msg = _col(df, "message").astype(str)
-    return df["status"].isin(["timeout", "crashed"]) | msg.str.contains(_MEMORY, regex=True, na=False)
-
-
-def solved_by(df: pd.DataFrame, rule: str) -> pd.Series:
-    """Per cell, whether ``rule`` (a key of :data:`RULES`) counts it solved (see the module docstring)."""
-    if rule == "tol":
-        return _solved(df)
-    if rule == "mittelmann":
-        err = pd.to_numeric(_col(df, "metric_max_err"), errors="coerce")
-        return (err <= FLAG_F) & ~hard_failure(df)
-    if rule == "scs":
-        kkt = pd.to_numeric(_col(df, "metric_kkt_worst_rel"), errors="coerce")
-        return (kkt <= SCS_PAGE_TARGET) & ~hard_failure(df)
-    raise ValueError(f"unknown rule {rule!r}")
-
-
-def charge(rule: str, limit: float) -> float:
-    """What ``rule`` charges a failure: the page's 1000 s for the SCS page's, the time limit otherwise."""
-    return SCS_PAGE_FAILURE_S if rule == "scs" else limit
-
-
-def rule_sgm(times: pd.Series, solved: pd.Series, limit: float, fail_at: float) -> float:
-    """The shifted geometric mean of one solver's cells: solved times capped at ``limit``, the others
-    charged ``fail_at``.  The one place this section computes an SGM: it calls the generic report's
-    :func:`psdbench.report.rules.shifted_geomean` (failures as inf, charged at its limit)."""
-    t = np.minimum(pd.to_numeric(times, errors="coerce").to_numpy(float), limit)
-    t = np.where(solved.to_numpy(bool) & np.isfinite(t), t, np.inf)
-    return shifted_geomean(t, fail_at, SHIFT)
-
-
-def sgm_table(df: pd.DataFrame, limit: float) -> pd.DataFrame:
-    """Per solver and rule of :data:`RULES`: ``sgm_<rule>_s``, ``scaled_<rule>`` (over the best solver's
-    under the same rule) and ``solved_<rule>_pct``; sorted by the main rule (Mittelmann's)."""
-    d = df.assign(**{f"_ok_{k}": solved_by(df, k) for k, _, _ in RULES})
-    rows = []
-    for label, g in d.groupby("solver_label"):
-        row: dict[str, Any] = {"solver": label, "problems": len(g)}
-        for k, _, _ in RULES:
-            row[f"sgm_{k}_s"] = rule_sgm(g["wall_time_s"], g[f"_ok_{k}"], limit, charge(k, limit))
-            row[f"solved_{k}_pct"] = 100.0 * g[f"_ok_{k}"].mean()
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    if out.empty:
-        return out
-    for k, _, _ in RULES:
-        best = out[f"sgm_{k}_s"].min()
-        out[f"scaled_{k}"] = out[f"sgm_{k}_s"] / best if best > 0 else np.nan
-    return out.sort_values(f"sgm_{RULES[0][0]}_s").reset_index(drop=True)
+def _problem(df: pd.DataFrame, with_n: bool = False) -> pd.Series:
+    """A problem's name; a generator's with its seed (and ``n``), integers as integers."""
+    gen = df["dataset"].astype(str).str.startswith("sdp-gen")
+    extra = (" n=" + _col(df, "p_n").map(_int).astype(str) if with_n else "") + " s=" + _col(df, "seed").map(_int).astype(str)
+    return df["dataset"].astype(str) + np.where(gen, extra, "")
 
 
 def _digits_agree(ref: float, pub: float, digits: float) -> bool:
@@ -188,37 +118,43 @@ class MittelmannTables:
     order = 100
 
     def render(self, context: Any) -> list[Any]:
-        df = context.frame
-        if df is None or df.empty:
+        full = context.frame
+        if full is None or full.empty:
             return []
-        df = df[df["status"] != "skipped"].copy()
+        opts = dict(getattr(context, "options", None) or {})
+        df = full[full["status"] != "skipped"].copy()
         if df.empty:
             return []
         df["_ref"] = pd.to_numeric(_col(df, "instance_reference"), errors="coerce")
         df["_err"] = pd.to_numeric(_col(df, "metric_max_err"), errors="coerce")
-        blocks: list[Any] = [self._cells(df), self._times(df)]
-        limit = time_limit(df, getattr(context, "options", {}))
-        has_point = df.groupby("instance_key")["_err"].transform(lambda s: s.notna().any())
-        sgm = sgm_table(df[has_point], limit)
-        table = {"solver": sgm["solver"]}
-        # a store written before the SCS-form residuals were recorded has none: its column says so
-        no_kkt = pd.to_numeric(_col(df, "metric_kkt_worst_rel"), errors="coerce").isna().all()
-        for k, label, _ in RULES:
-            shown = (lambda v: "not recorded") if k == "scs" and no_kkt else None
-            table[f"{label}: scaled SGM"] = sgm[f"scaled_{k}"].map(shown or (lambda v: _fmt(v, ".2f")))
-            table[f"{label}: SGM (s)"] = sgm[f"sgm_{k}_s"].map(shown or (lambda v: _fmt(v, ".3g")))
-            table[f"{label}: solved %"] = sgm[f"solved_{k}_pct"].map(shown or (lambda v: _fmt(v, ".0f")))
-        table["problems"] = sgm["problems"].astype(str)
-        blocks.append(Table(
-            "sdp_sgm", "Shifted geometric mean of time (10 s shift) under the judges' rules, Mittelmann's first",
-            pd.DataFrame(table),
-            note=f"Mittelmann's rule (the main SGM): solved unless flag f (largest DIMACS error > 1e-2) or a time "
-                 f"or memory failure; flag a counts; failures charged at the time limit {limit:.4g} s.  SCS page's: "
-                 f"the largest SCS-form relative KKT residual (primal, dual, gap; bodono/solver_benchmarks kkt.py) "
-                 f"<= {SCS_PAGE_TARGET:g} and no time or memory failure; failures charged at the page's "
-                 f"{SCS_PAGE_FAILURE_S:g} s.  1e-6: the largest DIMACS error <= the problem's tol (1e-6 unless "
-                 f"set); failures at the limit.  Every time capped at the limit; scaled: over the best solver's SGM "
-                 f"under the same rule.  Problems where no solver returned a point are left out."))
+        df["_outcome"] = outcome_column(df)
+        blocks: list[Any] = [sizes_table(full), settings_table(full, getattr(context, "runs", None)), self._cells(df),
+                             self._times(df)]
+        # the SGM ranks every solver over the same problems: skipped cells included (unsolved)
+        sgm, info = sgm_table(full, opts)
+        if not sgm.empty:
+            blocks.append(self._sgm(sgm, info, df))
+            tols = [float(t) for t in (opts.get("tolerances") or (1e-2,))]
+            target = max(tols) if tols else 1e-2
+            win = winners(df[df["dataset"].astype(str).str.startswith("sdplib/")])
+            if len(win):
+                count = win.loc[win["winner"] != "none solved", "winner"].value_counts()  # type: ignore[union-attr]
+                summary = "; ".join(f"{k}: {v}" for k, v in count.items()) or "none"
+                blocks.append(Table("sdp_winners", "Winners of the SDPLIB problems under Mittelmann's rule", win,
+                                    note=f"Problems won: {summary} (of {len(win)}).  Per problem the fastest configuration "
+                                         "whose largest DIMACS error is at most 1e-2 with no time or memory failure in every "
+                                         "run, by its median time; the runner-up's median time over the winner's, with the "
+                                         "range of the per-run ratios where a file ran more than once (seeds).  The winners "
+                                         "table at the top ranks by the gap to the reference instead, and declares no "
+                                         "winner where the reference is a competitor's own best-verified point."))
+            dis = disagreements(df, target)
+            if len(dis):
+                blocks.append(Table("sdp_rules_disagree", f"Cells Mittelmann's rule and the generic verdict at {target:g} "
+                                    "judge differently, and why", dis,
+                                    note="Mittelmann's rule judges the point's DIMACS errors (up to 1e-2) and time or "
+                                         "memory failures; the generic report's winners and profiles rank a verified "
+                                         "point (largest DIMACS error within the problem's tol) by its gap to the "
+                                         "reference.  Both are right by their own definitions."))
         blocks += self._runs(df, context)
         blocks.append(self._accuracy(df))
         blocks.append(self._verified_by(df))
@@ -228,21 +164,53 @@ class MittelmannTables:
         cert = self._certificates(df)
         if cert is not None:
             blocks.append(cert)
-        order = self._ordering(sgm)
+        order = self._ordering(sgm) if not sgm.empty else None
         if order is not None:
             blocks.append(order)
         return blocks
+
+    def _sgm(self, sgm: pd.DataFrame, info: dict[str, Any], df: pd.DataFrame) -> Table:
+        table: dict[str, Any] = {"solver": sgm["solver"]}
+        no_kkt = pd.to_numeric(_col(df, "metric_kkt_worst_rel"), errors="coerce").isna().all()
+        for r in RULES:
+            shown = (lambda v: "not recorded") if r.key in ("scs", "scs33") and no_kkt else None
+            table[f"{r.label}: scaled SGM"] = sgm[f"scaled_{r.key}"].map(shown or (lambda v: _fmt(v, ".2f")))
+            table[f"{r.label}: SGM (s)"] = sgm[f"sgm_{r.key}_s"].map(shown or (lambda v: _fmt(v, ".3g")))
+            table[f"{r.label}: solved %"] = sgm[f"solved_{r.key}_pct"].map(shown or (lambda v: _fmt(v, ".0f")))
+        table["cells"] = sgm["problems"].map(_int)
+        table["skipped or not run (unsolved)"] = sgm["skipped"].map(_int)
+        lims = info.get("limits") or []
+        lim_txt = ("cells' recorded limits: " + ", ".join(f"{v:g} s" for v in lims)) if lims else "no limit recorded"
+        rules_txt = "  ".join(f"{r.label}: solved when {r.solved}; a failure charged {info['charges'][r.key]}."
+                              for r in RULES)
+        reps = (f" ({info['runs']} runs: a file's seeds are replicate runs, each a unit of the mean)"
+                if info.get("runs", 0) > info["problems"] else "")
+        note = (f"Every solver over the same {info['problems']} problems{reps}: a skipped or missing cell is unsolved, "
+                f"charged like a failure ({info['skipped']} such cells).  {rules_txt}  Every time capped at its "
+                f"cell's limit ({lim_txt}"
+                + (f"; {info['unrecorded']} cells stored without one: the report's time_limit, the adapter's budget or "
+                   "the longest time on the problem" if info.get("unrecorded") else "") + ").  "
+                + ("SCS 3.3's 300 s cap is longer than these runs' limits: cells stopped earlier count as failures.  "
+                   if info.get("short_of_cap") else "")
+                + ("" if info.get("cone_recorded") else "Cone distances not recorded in this store: DIMACS err2 / err4 "
+                   "(the relative cone violations of X and Z) stand in.  ")
+                + "Scaled: over the best solver's SGM under the same rule (shift 10 s).  Flags: Mittelmann's benchmark "
+                  "page (plato.asu.edu/ftp/sparse_sdp.html), a above 1e-4, f above 1e-2.")
+        if info.get("no_point"):
+            note += "  Left out for every solver (no solver returned a point): " + ", ".join(info["no_point"]) + "."
+        if info.get("left_out"):
+            note += "  Left out for every solver (some solver skipped them): " + ", ".join(info["left_out"]) + "."
+        return Table("sdp_sgm", "Shifted geometric mean of time (10 s shift) under the judges' rules, Mittelmann's first",
+                     pd.DataFrame(table), note=note)
 
     def _cells(self, df: pd.DataFrame) -> Table:
         ref = df["_ref"]
         rel = (pd.to_numeric(df["objective"], errors="coerce") - ref) / (1 + ref.abs())
         out = pd.DataFrame({
-            "problem": df["dataset"].astype(str) + np.where(df["dataset"].str.startswith("sdp-gen"),
-                                                             " n=" + _col(df, "p_n").astype(str)
-                                                             + " s=" + df["seed"].astype(str), ""),
-            "solver": df["solver_label"], "status": df["status"],
+            "problem": _problem(df, with_n=True),
+            "solver": df["solver_label"], "status": df["_outcome"],
             "time (s)": df["wall_time_s"].map(lambda v: _fmt(v, ".3g")),
-            "iter": df["iterations"].map(lambda v: _fmt(v, ".0f")),
+            "iter": df["iterations"].map(_int),
             "objective": df["objective"].map(lambda v: _fmt(v, ".8g")),
             "reference": ref.map(lambda v: _fmt(v, ".8g")),
             "rel. diff": rel.map(lambda v: _fmt(v, ".1e")),
@@ -250,19 +218,21 @@ class MittelmannTables:
             "flag": df["_err"].map(_flag),
         }).sort_values(["problem", "solver"])
         return Table("sdp_cells", "Per problem and solver (Mittelmann's form)", out.reset_index(drop=True),
-                     note="rel. diff = (objective - reference) / (1 + |reference|); flags: a = some DIMACS error "
-                          "> 1e-4, f = > 1e-2 (failed).  Objective: <C, X> of (P), the negative of SDPLIB's sign.")
+                     note="status: the outcome word every table uses (rejected: the returned point failed verification "
+                          "at the problem's tol).  rel. diff = (objective - reference) / (1 + |reference|); flags "
+                          "(Mittelmann's benchmark page): a = some DIMACS error > 1e-4, f = > 1e-2 (failed).  "
+                          "Objective: <C, X> of (P), the negative of SDPLIB's sign.")
 
     def _times(self, df: pd.DataFrame) -> Table:
         cell = df["wall_time_s"].map(lambda v: _fmt(v, ".3g")) + df["_err"].map(lambda e: (" " + _flag(e)) if _flag(e) else "")
-        cell = cell.where(df["status"].isin(["ok", "max_iter", "timeout", "infeasible"]), df["status"])
-        wide = pd.DataFrame({"problem": df["dataset"].astype(str) + np.where(df["dataset"].str.startswith("sdp-gen"),
-                                                                                " s=" + df["seed"].astype(str), ""),
-                             "solver": df["solver_label"], "cell": cell})
+        cell = cell.where(df["status"].isin(["ok", "max_iter", "timeout", "infeasible"]) & df["_err"].notna(),
+                          df["_outcome"])
+        wide = pd.DataFrame({"problem": _problem(df), "solver": df["solver_label"], "cell": cell})
         wide = wide.drop_duplicates(["problem", "solver"], keep="last").pivot(index="problem", columns="solver",
                                                                            values="cell").fillna("-")
         return Table("sdp_times", "Time (s) with Mittelmann's flag, per problem", wide.reset_index(),
-                     note="A cell shows the wall time and, after it, a or f; a failed cell shows its status.")
+                     note="A cell shows the wall time and, after it, a or f (Mittelmann's benchmark page: largest "
+                          "DIMACS error above 1e-4, above 1e-2); a cell without a point shows its outcome word.")
 
     def _runs(self, df: pd.DataFrame, context: Any) -> list[Any]:
         """The progress chart and the per-cell run table (:mod:`.progress`)."""
@@ -351,7 +321,7 @@ class MittelmannTables:
                             ("metric_cert_dual_infeasible", "(D) infeasible: X psd, A(X) = 0, <C,X> < 0")):
                 if c in d.columns and r.get(c) == r.get(c) and r.get(c) is not None:
                     viol = r.get(c.replace("infeasible", "violation"))
-                    rows.append({"problem": r["dataset"], "seed": str(r["seed"]), "solver": r["solver_label"],
+                    rows.append({"problem": r["dataset"], "seed": _int(r["seed"]), "solver": r["solver_label"],
                                  "certificate": what, "holds": "yes" if r[c] == 1 else "NO",
                                  "violation": _fmt(viol, ".1e")})
         return Table("sdp_certificates", "Infeasibility certificates, checked from the data", pd.DataFrame(rows),
@@ -369,4 +339,5 @@ class MittelmannTables:
                             "same": ["", "yes" if ours == present else "no"]})
         return Table("sdp_ordering", "Solver ordering against the SCS benchmark page", out,
                      note="Native adapters only, ordered by the SGM under the page's rule (SCS-form relative KKT "
-                          "residuals <= 1e-4, failures at 1000 s); this run's problems, solver tolerances and time limit.")
+                          "residuals and cone distances <= 1e-4 with the solver's status optimal, failures at each cell's limit); "
+                          "this run's problems, solver tolerances and time limits.")

@@ -9,6 +9,9 @@ same input through SDPA-GMP in a child process.
 
 from __future__ import annotations
 
+import functools
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +25,27 @@ from .native import _budget_s, _Native
 #: what both SDPA backends return (sdpap gives no Z)
 SDPA_RETURNS = ("X (N,), y (m,): the primal-dual point, stacked block by block (Z = C - A*(y)); X_ray (N,) and "
                 "y_ray (m,) where SDPA reports infeasibility (both directions: the instance checks each)")
+
+
+#: SDPA's own version as its compiled library prints it in its banner ("SDPA7 (Margaret/...) has been
+#: developed by SDPA Project." followed by the version string)
+_SDPA_BANNER = re.compile(rb"SDPA\d* \(Margaret[^\x00]*\x00+(\d+\.\d+\.\d+)\x00")
+
+
+@functools.lru_cache(maxsize=1)
+def sdpa_library_version() -> str:
+    """The SDPA library's own version (``7.3.20``), read from the compiled module ``sdpa-python``
+    ships (its banner string), not the wrapper's version; ``"unknown"`` where it cannot be read."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sdpap.sdpacall.sdpa")
+    if spec is None or not spec.origin:
+        return "unknown"
+    try:
+        m = _SDPA_BANNER.search(Path(spec.origin).read_bytes())
+    except OSError:
+        return "unknown"
+    return m.group(1).decode() if m else "unknown"
 
 
 class SdpSdpa(_Native):
@@ -42,6 +66,10 @@ class SdpSdpa(_Native):
     }
     default_params: dict[str, Any] = api.default_params(params)
 
+    def library_versions(self) -> dict[str, str]:
+        """The wrapper's version and SDPA's own (:func:`sdpa_library_version`)."""
+        return {self.package: super().library_versions()[self.package], "SDPA": sdpa_library_version()}
+
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
         import sdpap
 
@@ -55,7 +83,8 @@ class SdpSdpa(_Native):
         y = np.asarray(y.todense() if sp.issparse(y) else y, dtype=float).ravel()
         phase = str(sdpainfo.get("phasevalue", info.get("phasevalue", "")))
         return sdpa_solution(d, perm, x, y, phase, int(sdpainfo.get("iteration", 0)),
-                             {"budget_s": _budget_s(budget), "solve_time_s": float(timeinfo.get("sdpa", 0.0))})
+                             {"budget_s": _budget_s(budget), "solve_time_s": float(timeinfo.get("sdpa", 0.0)),
+                              "library": f"SDPA {sdpa_library_version()}"})
 
 
 def blas_threads() -> int:

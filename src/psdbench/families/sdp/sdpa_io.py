@@ -12,7 +12,11 @@ The format (SDPA manual; SDPLIB's README), read strictly::
                          (k = 0..m, j = 1..nblocks, r, c within |s_j|, r = c in an LP block), upper
                          or lower triangle, each symmetric pair at most once
 
-Braces, parentheses and commas count as blanks; Fortran's ``D`` exponent is read as ``e``.  Every
+Braces, parentheses and commas count as blanks.  A number is a finite double written as
+:data:`NUMBER` says (sign, digits, point, ``e`` exponent; Fortran's ``D`` exponent only between a
+mantissa and its exponent digits, ``1.0D+00``): ``nan``, ``inf``, a value that overflows
+(``1e400``), underscores (``1_0``, which Python's ``float`` reads as 10), a sign apart from its
+digits (``{2, - 1}``) and a ``D`` anywhere else (``1D``, ``D5``, ``1d2d3``) are refused.  Every
 count is checked against what follows, and a line with fewer or more numbers than its count says
 is an error naming the file and the line (``name:line: what``), one line, never read on into the
 next line: a missing block size would otherwise eat ``c``, a missing ``c`` value an entry.  Every
@@ -29,6 +33,7 @@ Every malformed file is a one-line :class:`~psdbench.api.DataError` naming the f
 from __future__ import annotations
 
 import gzip
+import math
 import re
 from pathlib import Path
 
@@ -66,17 +71,67 @@ def read_sdpa(path: str | Path, name: str | None = None) -> SdpData:
     path : str or Path
         A ``.dat-s`` file, plain or gzipped (detected from its first bytes).
     name : str, optional
-        Name for messages (default: the file name).
+        The data's name (default: the file name); messages name the file's path.
 
     Raises
     ------
     DataError
-        One line naming the file, the line and what is wrong (a count that disagrees with what
-        follows, a missing or leftover token, an entry outside the declared matrices or blocks, a
-        non-number, an off-diagonal entry of an LP block, a repeated entry).
+        One line ``path:line: what`` (a count that disagrees with what follows, a missing or
+        leftover token, an entry outside the declared matrices or blocks, a token that is not a
+        finite number by :data:`NUMBER`, an off-diagonal entry of an LP block, a repeated entry).
     """
     path = Path(path)
-    return parse_sdpa(_open_text(path), name or path.name)
+    return parse_sdpa(_open_text(path), name or path.name, where=str(path))
+
+
+#: A number as the reader accepts it: optional sign, digits with an optional point (or a point and
+#: digits), an optional exponent ``e`` / ``E`` with optional sign and digits.  Fortran's ``D`` /
+#: ``d`` exponent is accepted only in that place (``1.0D+00``, :data:`_FORTRAN`).  Everything else
+#: Python's ``float`` would also take is refused: ``nan``, ``inf``, ``infinity``, underscores
+#: (``1_0`` is 10 to ``float``), a sign apart from its digits; and a value that overflows double
+#: precision (``1e400``).
+NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+#: Fortran's exponent: ``D`` or ``d`` between a mantissa with digits and an integer exponent.
+_FORTRAN = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)[dD][+-]?\d+")
+#: Characters a line of numbers may hold once Fortran exponents are read as ``e``.
+_NOT_NUMERIC = re.compile(r"[^0-9eE+\-.\s]")
+_FORTRAN_D = re.compile(r"(?<=[0-9.])[dD](?=[+-]?\d)")
+
+
+def _number(tok: str) -> float | None:
+    """``tok`` as a finite double by :data:`NUMBER` (or Fortran's ``D`` exponent); else ``None``."""
+    if NUMBER.fullmatch(tok) is None:
+        if _FORTRAN.fullmatch(tok) is None:
+            return None
+        tok = _FORTRAN_D.sub("e", tok)
+    v = float(tok)
+    return v if math.isfinite(v) else None
+
+
+def _why(tok: str) -> str:
+    """Why ``tok`` is not a number the reader accepts (the tail of a one-line message)."""
+    if NUMBER.fullmatch(tok) or _FORTRAN.fullmatch(tok):
+        return f"{tok!r} overflows double precision"
+    try:
+        v = float(tok)
+    except ValueError:
+        if tok in "+-":
+            return f"{tok!r} is not a number (a sign must touch its digits)"
+        return f"{tok!r} is not a number"
+    if v != v:
+        return f"{tok!r} is not a number (nan)"
+    if math.isinf(v):
+        return f"{tok!r} is not a finite number"
+    return f"{tok!r} is not a number in the SDPA format (Python's float reads it as {v!r})"
+
+
+def _looks_numeric(tok: str) -> bool:
+    """A token Python's ``float`` would read (``nan``, ``1_0``, ``1e400`` too): never a comment."""
+    try:
+        float(_FORTRAN_D.sub("e", tok))
+    except ValueError:
+        return False
+    return True
 
 
 class _Lines:
@@ -103,10 +158,13 @@ def _count(src: _Lines, what: str) -> int:
     """A count on a line of its own (m, the number of blocks): one integer, then only a comment
     such as ``=mDIM``; a second number on the line is an error (a count that is not on its own line)."""
     ln, tok = src.next(what)
-    n = _int(tok[0])
-    if n is None:
+    v = _number(tok[0])
+    if v is None:
+        raise src.fail(ln, f"{what}: {_why(tok[0])}")
+    if v != int(v):
         raise src.fail(ln, f"{what} is not an integer: {tok[0]!r}")
-    extra = [t for t in tok[1:] if _is_float(t)]
+    n = int(v)
+    extra = [t for t in tok[1:] if _looks_numeric(t)]
     if extra:
         raise src.fail(ln, f"{what} {n} is followed by the number {extra[0]!r} on its line (each count goes on "
                            "a line of its own)")
@@ -119,7 +177,9 @@ def _header(lines: list[str], where: str) -> tuple[int, int, list[int], np.ndarr
     Every count is checked against what follows: the block sizes are exactly ``nblocks`` integers
     on one line, ``c`` exactly ``m`` numbers on one line (SDPA's format; every SDPLIB file).  A line
     that holds fewer or more numbers is an error naming it, never read on into the next line (the
-    way a missing block size would eat ``c``, or a missing ``c`` value the first entry).
+    way a missing block size would eat ``c``, or a missing ``c`` value the first entry).  Every
+    token that is to be a number must be one by :data:`NUMBER` (finite, no ``nan``, ``inf`` or
+    underscores); after the block sizes, only words (a comment such as ``= bLOCKsTRUCT``) may follow.
     """
     src = _Lines(lines, where)
     m = _count(src, "m (the number of constraint matrices)")
@@ -129,47 +189,48 @@ def _header(lines: list[str], where: str) -> tuple[int, int, list[int], np.ndarr
     if nb < 1:
         raise src.fail(src.i, f"the number of blocks must be at least 1, got {nb}")
     ln, tok = src.next("the block sizes")
-    nums = [t for t in tok if _is_float(t)]
-    if len(nums) != nb or any(not _is_float(t) for t in tok[:nb]):
-        raise src.fail(ln, f"{nb} blocks declared but the block-size line holds {_numbers(len(nums))}")
-    sizes = [_int(t) for t in nums]
-    if any(s is None for s in sizes):
-        raise src.fail(ln, f"a block size is not an integer: {next(t for t, s in zip(nums, sizes) if s is None)!r}")
+    # the first nb tokens are the sizes; what follows them may only be a comment (no number-like token)
+    for k, t in enumerate(tok[:nb]):
+        if _number(t) is None:
+            if not any(_looks_numeric(u) or u in "+-" for u in tok[k:]):  # a comment: fewer sizes than declared
+                raise src.fail(ln, f"{nb} blocks declared but the block-size line holds {_numbers(k)}")
+            raise src.fail(ln, f"block size {k + 1} of {nb}: {_why(t)}")
+    if len(tok) < nb:
+        raise src.fail(ln, f"{nb} blocks declared but the block-size line holds {_numbers(len(tok))}")
+    more = [t for t in tok[nb:] if _looks_numeric(t) or t in "+-"]
+    if more:
+        raise src.fail(ln, f"{nb} blocks declared but the block-size line holds {_numbers(nb + len(more))}")
+    vals = [_number(t) for t in tok[:nb]]
+    bad = next((t for t, v in zip(tok, vals) if v != int(v)), None)  # type: ignore[arg-type]
+    if bad is not None:
+        raise src.fail(ln, f"a block size is not an integer: {bad!r}")
+    sizes = [int(v) for v in vals]  # type: ignore[arg-type]
     if any(s == 0 for s in sizes):
         raise src.fail(ln, "a block size is 0")
     ln, tok = src.next("the objective vector c")
-    try:
-        c = np.array([float(_fortran(t)) for t in tok], dtype=float)
-    except ValueError:
-        raise src.fail(ln, f"the objective vector c holds a non-number {next(t for t in tok if not _is_float(t))!r}") from None
+    c = np.empty(len(tok))
+    for k, t in enumerate(tok):
+        v = _number(t)
+        if v is None:
+            raise src.fail(ln, f"the objective vector c, value {k + 1}: {_why(t)}")
+        c[k] = v
     if c.size != m:
         raise src.fail(ln, f"m = {m} but the objective-vector line holds {_numbers(c.size)}")
-    return m, nb, [int(s) for s in sizes], c, src.i  # type: ignore[arg-type]
+    return m, nb, sizes, c, src.i
 
 
 def _numbers(k: int) -> str:
     return f"{k} number" + ("" if k == 1 else "s")
 
 
-def _fortran(tok: str) -> str:
-    """``1.0D+00`` (Fortran's exponent) as ``1.0e+00``."""
-    return tok.replace("D", "e").replace("d", "e")
-
-
-def _int(tok: str) -> int | None:
-    """``tok`` as an integer (``3``, ``3.0``), ``None`` when it is not one."""
-    try:
-        v = float(_fortran(tok))
-    except ValueError:
-        return None
-    return int(v) if v == int(v) else None
-
-
 def _entries(lines: list[str], start: int, name: str) -> tuple[np.ndarray, np.ndarray]:
     """The entry lines after the header: an ``(E, 5)`` array and each row's line number.
 
     Every data line holds exactly five numbers (matrix, block, row, column, value); a line with
-    fewer or more is an error naming it.
+    fewer or more is an error naming it, and so is a token that is not a finite number by
+    :data:`NUMBER` (checked for the whole body at once: only digits, signs, points, exponents and
+    blanks may remain once Fortran exponents read as ``e``, and every value parsed must be finite;
+    the line is looked up only when one is not).
     """
     rows, nums = [], []
     for k in range(start, len(lines)):
@@ -181,27 +242,37 @@ def _entries(lines: list[str], start: int, name: str) -> tuple[np.ndarray, np.nd
             raise DataError(f"{name}:{k + 1}: an entry line holds {len(tok)} tokens, not 5 (matrix, block, row, "
                             f"column, value): {s[:60]!r}")
         rows.append(k + 1)
-        nums.append(s if "d" not in s.lower() else _fortran(s))
-    body = _PUNCT.sub(" ", "\n".join(nums))
-    try:
-        vals = np.array(body.split(), dtype=float).reshape(-1, 5)
-    except ValueError:
-        k = next(i for i, ln in enumerate(nums) if not all(_is_float(t) for t in _PUNCT.sub(" ", ln).split()))
-        bad = next(t for t in _PUNCT.sub(" ", nums[k]).split() if not _is_float(t))
-        raise DataError(f"{name}:{rows[k]}: an entry line holds a non-number {bad!r}") from None
+        nums.append(" ".join(tok))
+    body = "\n".join(nums)
+    if "d" in body or "D" in body:
+        body = _FORTRAN_D.sub("e", body)
+    vals = None
+    if _NOT_NUMERIC.search(body) is None:
+        try:
+            vals = np.array(body.split(), dtype=float).reshape(-1, 5)
+        except ValueError:
+            vals = None
+    if vals is None or not np.isfinite(vals).all():
+        for k, ln in enumerate(nums):
+            bad = next((t for t in ln.split() if _number(t) is None), None)
+            if bad is not None:
+                raise DataError(f"{name}:{rows[k]}: an entry line holds a non-number: {_why(bad)}")
+        raise DataError(f"{name}: an entry holds a value that is not a finite number")  # not reached
     return vals, np.asarray(rows, dtype=np.int64)
 
 
-def parse_sdpa(text: str, name: str = "<text>") -> SdpData:
-    """Parse the text of an SDPA sparse file (see :func:`read_sdpa`)."""
+def parse_sdpa(text: str, name: str = "<text>", where: str | None = None) -> SdpData:
+    """Parse the text of an SDPA sparse file (see :func:`read_sdpa`); messages start ``where:line:``
+    (default ``name``)."""
     lines = text.splitlines()
-    m, nb, sizes, c, start = _header(lines, name)
-    E, where = _entries(lines, start, name)
+    where = where or name
+    m, nb, sizes, c, start = _header(lines, where)
+    E, at = _entries(lines, start, where)
 
     def fail(mask: np.ndarray, msg: str) -> DataError:
         k = int(np.flatnonzero(mask)[0])
         entry = " ".join(f"{v:g}" for v in E[k, :4])
-        return DataError(f"{name}:{int(where[k])}: entry '{entry} ...' {msg}")
+        return DataError(f"{where}:{int(at[k])}: entry '{entry} ...' {msg}")
 
     ints = E[:, :4]
     if np.any(ints != np.round(ints)):
@@ -235,7 +306,7 @@ def parse_sdpa(text: str, name: str = "<text>") -> SdpData:
         seen[first] = True
         dup = np.isin(keys, uniq[counts > 1]) & ~seen
         k = int(np.flatnonzero(dup)[0])
-        raise fail(dup, f"repeats the entry of line {int(where[first[np.searchsorted(uniq, keys[k])]])} "
+        raise fail(dup, f"repeats the entry of line {int(at[first[np.searchsorted(uniq, keys[k])]])} "
                         "(same matrix, block and symmetric pair)")
     lower = np.where(lp, -1, base + hi * dims + lo)
     off_diag = (~lp) & (hi != lo)
@@ -248,14 +319,6 @@ def parse_sdpa(text: str, name: str = "<text>") -> SdpData:
     C = (-F[0]).tocsr()
     C.eliminate_zeros()
     return SdpData(block_sizes=tuple(sizes), A=A, b=c, c=C, name=name)
-
-
-def _is_float(tok: str) -> bool:
-    try:
-        float(_fortran(tok))
-    except ValueError:
-        return False
-    return True
 
 
 def read_csdp_solution(data: SdpData, path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
