@@ -13,7 +13,8 @@ from collections import Counter
 from typing import IO
 
 #: Statuses counted as failures in the progress line and the summary.
-FAILED = frozenset({"timeout", "infeasible", "diverged", "error", "crashed"})
+FAILED = frozenset({"timeout", "infeasible", "rejected", "solver infeasible", "diverged", "error", "crashed",
+                    "out_of_memory"})
 
 
 class Progress:

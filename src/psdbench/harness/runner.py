@@ -70,6 +70,14 @@ from .limits import (MEMORY_SHARE, MachineError, harness_failure, is_harness_fai
                      worker_need_mb)
 
 
+def _failed_status(iso: Isolated) -> Status:
+    """The status of a task that returned nothing: killed at its deadline ``timeout``, dead near its
+    memory cap ``out_of_memory`` (Mittelmann's ``m``), else ``crashed``."""
+    if iso.outcome == "killed":
+        return Status.TIMEOUT
+    return Status.OUT_OF_MEMORY if iso.out_of_memory else Status.CRASHED
+
+
 def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
                       in_worker: CellWorker | None = None) -> CellResult:
     """One cell in its own process (or in ``in_worker``); a killed cell's checkpoints are verified
@@ -86,9 +94,10 @@ def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | Non
         iso = in_worker.run(worker.run_cell, task, timeout)
     if iso.outcome == "result":
         return iso.value
-    status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
+    status = _failed_status(iso)
     message = iso.message
-    if status is Status.CRASHED and memory_mb and memory_mb < worker_need_mb():
+    if status is not Status.TIMEOUT and memory_mb and memory_mb < worker_need_mb():
+        status = Status.CRASHED
         message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
     out = replace(base, status=status.value, message=message, wall_time_s=iso.wall_time_s)
     if status is Status.TIMEOUT and iso.checkpoints:
@@ -111,9 +120,10 @@ def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int 
            else in_worker.run(worker.run_reference, task, timeout))
     if iso.outcome == "result":
         return iso.value
-    status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
+    status = _failed_status(iso)
     message = iso.message
-    if status is Status.CRASHED and memory_mb and memory_mb < worker_need_mb():
+    if status is not Status.TIMEOUT and memory_mb and memory_mb < worker_need_mb():
+        status = Status.CRASHED
         message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
     return {"status": status.value, "message": message, "wall_time_s": iso.wall_time_s}
 
@@ -200,7 +210,6 @@ def run_grid(
     ``LocalCluster`` of ``jobs`` workers.  A lost scheduler, or workers that cannot run cells, raise
     :class:`~psdbench.harness.limits.MachineError`.
     """
-    jobs, memory_mb, _ = plan_workers(jobs, grid.memory_mb)  # the caller shows the notes (psdbench run)
     timeout = float(timeout or grid.timeout)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     store.start_run(run_id, command, *machine_info(grid.libraries, grid.reported_versions))
@@ -233,6 +242,10 @@ def run_grid(
                     reused.append({**rec, "message": "from the reference cache" + (f"; {msg}" if msg else "")})
             store.write_many([], reused)
             refs = [k for k in refs if k not in {r["instance_key"] for r in reused}]
+    # never more workers than work items (each instance's cells go to one worker in turn; each
+    # reference is one item), so that the memory is split between the workers that start
+    work = len(refs) + len({c.instance_key for c in todo}) if backend == "local" else len(refs) + len(todo)
+    jobs, memory_mb, _ = plan_workers(jobs, grid.memory_mb, work=work)  # the caller shows the notes
     prog = Progress(len(todo), len(refs), enabled=progress)
     harness: list[str] = []  # messages of the cells the harness failed
 
