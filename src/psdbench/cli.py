@@ -176,9 +176,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
                           ref_cache=False if args.no_ref_cache else (args.ref_cache or True))
         df = store.results_frame()
         mine = df[df["cell_key"].isin({c.cell_key for c in grid.cells})]
-        counts = mine["status"].value_counts().to_dict() if len(mine) else {}
+        from .harness.results import outcome_column  # the page's words (rejected, inaccurate, ...)
+
+        counts = outcome_column(mine).value_counts().to_dict() if len(mine) else {}
         print(f"run {run_id}: {len(mine)} cells of grid {grid.name} in {args.db}: "
-              + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+              + ", ".join(f"{int(v)} {k}" for k, v in sorted(counts.items()))
               + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)"
               + _run_notes(summary))
         if args.report:  # rewritten only when what it shows changed (`psdbench report` rewrites it always)

@@ -12,8 +12,11 @@ A solver may do its work in a child process (a CSDP, DSDP or SDPA-GMP program ru
   the start of the interval, Linux ``clear_refs`` + ``VmHWM``, minus its resident set then: the
   interpreter, the imported libraries and the instance, built before, are not the cell's) plus the
   largest sum over time of its children's peak resident sets (each child's ``VmHWM``, sampled:
-  it started within the cell, so its lifetime peak is the cell's; a child reaped between samples
-  is still seen through ``RUSAGE_CHILDREN``'s ``ru_maxrss`` when it set a new high for the worker).
+  it started within the cell, so its lifetime peak is the cell's; the latest read counts, since a
+  child read between its fork and its ``exec`` shows the worker's memory, not its program's).
+  ``RUSAGE_CHILDREN``'s ``ru_maxrss`` is not used: Linux folds into it the memory a child had
+  before its ``exec``, which after ``vfork`` is the worker's whole resident set.  A child that lives
+  less than :data:`POLL_S` s may be missed.
   The worker's resident set at the start is :attr:`CellMeter.base_mb` (not stored).
 
 Children are looked for every :data:`SCAN_S` s (a scan of ``/proc``, about 2 ms of CPU for 100
@@ -124,7 +127,7 @@ class CellMeter:
             hwm = _status_kib(pid, "VmHWM")  # None once it has exited (a zombie has no memory lines)
             if hwm is None:
                 continue
-            self._hwm[pid] = max(self._hwm[pid], hwm)
+            self._hwm[pid] = hwm  # the latest: a forked child's peak before its exec is the worker's, not its own
             cpu = _cpu_s(pid)
             if cpu is not None:
                 self._cpu[pid] = cpu
@@ -143,10 +146,7 @@ class CellMeter:
         running = sum(cpu for pid, cpu in self._cpu.items() if _status_kib(pid, "VmHWM") is not None)
         self.children_cpu_s = reaped + running
         self.cpu_time_s = own + self.children_cpu_s
-        kids_kib = self._sum_peak_kib
-        if kids1.ru_maxrss > self._kids0.ru_maxrss:  # a child reaped now set a new high: that is its peak
-            kids_kib = max(kids_kib, kids1.ru_maxrss)
-        self.children_peak_mb = kids_kib / 1024.0
+        self.children_peak_mb = self._sum_peak_kib / 1024.0
         peak = _status_kib("self", "VmHWM") if self._reset else None
         if peak is not None and self._base_kib is not None:
             self.base_mb = self._base_kib / 1024.0

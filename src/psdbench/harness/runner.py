@@ -63,7 +63,7 @@ from .process import (BASE_PRELOAD, MAX_CHECKPOINTS, THREAD_VARS, CellWorker, Is
                       _context, grace_for, post_for, run_isolated)
 from .refcache import ReferenceCache
 from .reference import finalize, reference_key, reference_record
-from .results import CellResult
+from .results import CellResult, outcome
 from .store import DATASETS_META, EXPANSIONS_META, Store, now
 
 from .limits import (MEMORY_SHARE, MachineError, harness_failure, is_harness_failure, plan_workers,  # noqa: F401
@@ -284,7 +284,7 @@ def run_grid(
                     elif what == "ref":
                         prog.reference()
                     else:
-                        prog.cell(res.status)
+                        prog.cell(outcome(res.status, res.message))  # the page's words
                         if is_harness_failure(res.status, res.message):
                             harness.append(str(res.message).splitlines()[0] if res.message else "")
         finally:
