@@ -45,7 +45,6 @@ from pathlib import Path
 import platform
 import sqlite3
 import sys
-import threading
 import time
 import uuid
 from dataclasses import replace
@@ -55,12 +54,13 @@ import psutil
 
 from .. import __version__
 from ..api import PsdbenchError, Status
-from . import solutions, worker
+from . import solutions
 from .grid import Grid
 from .local import run_local
 from .progress import Progress
 from .process import (BASE_PRELOAD, MAX_CHECKPOINTS, THREAD_VARS, CellWorker, Isolated,  # noqa: F401 (re-exported)
                       _context, grace_for, post_for, run_isolated)
+from .tasks import run_cell_isolated, run_reference_isolated  # noqa: F401 (re-exported)
 from .refcache import ReferenceCache
 from .reference import finalize, reference_key, reference_record
 from .results import CellResult, outcome
@@ -68,64 +68,6 @@ from .store import DATASETS_META, EXPANSIONS_META, Store, now
 
 from .limits import (MEMORY_SHARE, MachineError, harness_failure, is_harness_failure, plan_workers,  # noqa: F401
                      worker_need_mb)
-
-
-def _failed_status(iso: Isolated) -> Status:
-    """The status of a task that returned nothing: killed at its deadline ``timeout``, dead near its
-    memory cap ``out_of_memory`` (Mittelmann's ``m``), else ``crashed``."""
-    if iso.outcome == "killed":
-        return Status.TIMEOUT
-    return Status.OUT_OF_MEMORY if iso.out_of_memory else Status.CRASHED
-
-
-def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
-                      in_worker: CellWorker | None = None) -> CellResult:
-    """One cell in its own process (or in ``in_worker``); a killed cell's checkpoints are verified
-    in a second, fresh process.
-
-    The verification task (:func:`~psdbench.harness.worker.verify_checkpoints`) gets
-    ``max(10 s, min(timeout, 120 s))``: it rebuilds the instance and scores at most
-    :data:`MAX_CHECKPOINTS` points.
-    """
-    base: CellResult = task["result"]
-    if in_worker is None:
-        iso = run_isolated(worker.run_cell, task, timeout, memory_mb)
-    else:
-        iso = in_worker.run(worker.run_cell, task, timeout)
-    if iso.outcome == "result":
-        return iso.value
-    status = _failed_status(iso)
-    message = iso.message
-    if status is not Status.TIMEOUT and memory_mb and memory_mb < worker_need_mb():
-        status = Status.CRASHED
-        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
-    out = replace(base, status=status.value, message=message, wall_time_s=iso.wall_time_s)
-    if status is Status.TIMEOUT and iso.checkpoints:
-        vtask, vtimeout = {**task, "result": out, "checkpoints": iso.checkpoints}, max(10.0, min(float(timeout), 120.0))
-        check = (run_isolated(worker.verify_checkpoints, vtask, vtimeout, memory_mb) if in_worker is None
-                 else in_worker.run(worker.verify_checkpoints, vtask, vtimeout))  # its next process
-        if check.outcome == "result":
-            out = check.value
-        else:
-            out = replace(out, message=out.message + f"; checkpoint verification {check.outcome}: {check.message}")
-    return out
-
-
-def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
-                           cancel: threading.Event | None = None,
-                           in_worker: CellWorker | None = None) -> dict[str, Any]:
-    """The reference of one instance in its own process (or in ``in_worker``), with the same
-    deadline mechanism."""
-    iso = (run_isolated(worker.run_reference, task, timeout, memory_mb, cancel) if in_worker is None
-           else in_worker.run(worker.run_reference, task, timeout))
-    if iso.outcome == "result":
-        return iso.value
-    status = _failed_status(iso)
-    message = iso.message
-    if status is not Status.TIMEOUT and memory_mb and memory_mb < worker_need_mb():
-        status = Status.CRASHED
-        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
-    return {"status": status.value, "message": message, "wall_time_s": iso.wall_time_s}
 
 
 def source_commit(root: Path) -> str:
