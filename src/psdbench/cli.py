@@ -290,8 +290,12 @@ def _cmd_results(args: argparse.Namespace) -> int:
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False)
     else:
+        from .harness.results import outcome_column
+
+        if len(df):  # the page's word for what happened (rejected, inaccurate, ...); csv / json keep the store's status
+            df["outcome"] = outcome_column(df)
         cols = (["run_id"] if args.all else []) + [
-            "problem", "dataset", "instance_params", "seed", "solver", "solver_params", "status", "objective",
+            "problem", "dataset", "instance_params", "seed", "solver", "solver_params", "outcome", "objective",
             "gap_rel", "gap_scaled", "wall_time_s", "metric_error_rate"]
         if "below_certified" in df.columns and df["below_certified"].any():
             cols.append("below_certified")

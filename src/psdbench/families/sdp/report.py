@@ -109,7 +109,7 @@ def time_limit(df: pd.DataFrame, options: Any) -> float:
 def hard_failure(df: pd.DataFrame) -> pd.Series:
     """A time or memory failure: status ``timeout`` or ``crashed``, or a message naming a memory error."""
     msg = _col(df, "message").astype(str)
-    return df["status"].isin(["timeout", "crashed"]) | msg.str.contains(_MEMORY, regex=True, na=False)
+    return df["status"].isin(["timeout", "crashed", "out_of_memory"]) | msg.str.contains(_MEMORY, regex=True, na=False)
 
 
 def solved_by(df: pd.DataFrame, rule: str) -> pd.Series:
@@ -255,15 +255,20 @@ class MittelmannTables:
                           "> 1e-4, f = > 1e-2 (failed).  Objective: <C, X> of (P), the negative of SDPLIB's sign.")
 
     def _times(self, df: pd.DataFrame) -> Table:
-        cell = df["wall_time_s"].map(lambda v: _fmt(v, ".3g")) + df["_err"].map(lambda e: (" " + _flag(e)) if _flag(e) else "")
-        cell = cell.where(df["status"].isin(["ok", "max_iter", "timeout", "infeasible"]), df["status"])
+        # Mittelmann's letters: t a time-out, m out of memory, else a / f from the largest DIMACS error
+        marks = [("t" if s == "timeout" else "m" if s == "out_of_memory" else _flag(e))
+                 for s, e in zip(df["status"], df["_err"])]
+        cell = df["wall_time_s"].map(lambda v: _fmt(v, ".3g")) + pd.Series([f" {m}" if m else "" for m in marks],
+                                                                           index=df.index)
+        cell = cell.where(df["status"].isin(["ok", "max_iter", "timeout", "infeasible", "out_of_memory"]), df["status"])
         wide = pd.DataFrame({"problem": df["dataset"].astype(str) + np.where(df["dataset"].str.startswith("sdp-gen"),
                                                                                 " s=" + df["seed"].astype(str), ""),
                              "solver": df["solver_label"], "cell": cell})
         wide = wide.drop_duplicates(["problem", "solver"], keep="last").pivot(index="problem", columns="solver",
                                                                            values="cell").fillna("-")
         return Table("sdp_times", "Time (s) with Mittelmann's flag, per problem", wide.reset_index(),
-                     note="A cell shows the wall time and, after it, a or f; a failed cell shows its status.")
+                     note="A cell shows the wall time and, after it, Mittelmann's letter: t (time-out), m (out of "
+                          "memory), else a or f (largest DIMACS error); another failed cell shows its status.")
 
     def _runs(self, df: pd.DataFrame, context: Any) -> list[Any]:
         """The progress chart and the per-cell run table (:mod:`.progress`)."""
