@@ -175,7 +175,7 @@ def cut_line(text: str, limit: int = 2000, echo_limit: int = MAX_ECHO) -> str:
             word = m.group(0)
             return f"{word[:echo_limit]}... ({len(word)} characters)"
 
-        line = re.sub(r"'[^']{%d,}'?|\"[^\"]{%d,}\"?|\S{%d,}" % (echo_limit, echo_limit, echo_limit + 1), cut, line)
+        line = re.sub(r"'[^']{%d,}'|\"[^\"]{%d,}\"|\S{%d,}" % (echo_limit, echo_limit, echo_limit + 1), cut, line)
     return line if len(line) <= limit else f"{line[:limit]}... ({len(line) - limit} more characters)"
 
 
