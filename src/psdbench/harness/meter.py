@@ -35,6 +35,8 @@ import threading
 import time
 from typing import Any
 
+import psutil  # imported with the worker, never by the sampling thread (a solver may fork meanwhile)
+
 #: Seconds between scans for new child processes.
 SCAN_S = 0.25
 #: Seconds between reads of a known child's peak resident set and CPU time.
@@ -64,8 +66,6 @@ def _cpu_s(pid: int) -> float | None:
 def _children(pid: int) -> list[int]:
     """Every descendant of ``pid`` (a scan of ``/proc``; [] without it)."""
     try:
-        import psutil
-
         return [c.pid for c in psutil.Process(pid).children(recursive=True)]
     except Exception:  # psutil absent, the process gone, /proc unreadable
         return []
