@@ -19,10 +19,12 @@ A solver may do its work in a child process (a CSDP, DSDP or SDPA-GMP program ru
   less than :data:`POLL_S` s may be missed.
   The worker's resident set at the start is :attr:`CellMeter.base_mb` (not stored).
 
-Children are looked for every :data:`SCAN_S` s (a scan of ``/proc``, about 2 ms of CPU for 100
-processes) and a known child's ``/proc/PID/status`` is read every :data:`POLL_S` s; the sampler is
-a thread of the worker, joined when the interval ends, so its own CPU (well under 1 % of a cell's)
-is counted with the worker's.  Where ``/proc`` is absent, the process's lifetime figures
+Every :data:`POLL_S` s the sampler asks the kernel whether the worker has a child at all (one
+``waitid`` that reaps nothing); only then does it look for them (a scan of ``/proc``, about 2 ms of
+CPU for 100 processes, at most every :data:`SCAN_S` s) and read each known child's
+``/proc/PID/status``.  The sampler is a thread of the worker, joined when the interval ends, so
+its own CPU (well under 1 % of a cell's) is counted with the worker's; a cell without children
+pays a thread's start and join (``benchmarks/scripts/harness_overhead.py``).  Where ``/proc`` is absent, the process's lifetime figures
 (``ru_maxrss``) are used and children's memory is not counted.
 """
 
@@ -61,6 +63,17 @@ def _cpu_s(pid: int) -> float | None:
         return sum(int(x) for x in fields[11:15]) / _CLK  # utime stime cutime cstime
     except (OSError, IndexError, ValueError):
         return None
+
+
+def _has_children() -> bool:
+    """Whether this process has a child process (one ``waitid`` that reaps nothing: microseconds)."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    except (OSError, AttributeError):  # no waitid: look anyway
+        return True
+    return True
 
 
 def _children(pid: int) -> list[int]:
@@ -112,12 +125,12 @@ class CellMeter:
         next_scan = 0.0
         while True:
             now = time.monotonic()
-            if now >= next_scan:
+            if now >= next_scan and _has_children():  # a scan of /proc only when there is a child to find
                 for pid in _children(me):
                     self._hwm.setdefault(pid, 0)
                 next_scan = now + SCAN_S
             self._read()
-            if self._stop.wait(POLL_S if self._hwm else min(SCAN_S, max(next_scan - time.monotonic(), 0.0))):
+            if self._stop.wait(POLL_S):
                 break
         self._read()
 
