@@ -95,6 +95,21 @@ def test_list_without_a_type_lists_everything_and_verbose_works():
     assert "eps_abs" in out.split("\nscs\t", 1)[1] and "conic_max_n" in out
 
 
+def test_list_describes_every_problem_and_solver_in_its_own_line():
+    """Each entry's line says what it is, not where to read it (issue 40: two said "see the module docstring")."""
+    code, out, err = cli(["list", "problems"])
+    assert code == 0, err
+    code, more, err = cli(["list", "solvers"])
+    assert code == 0, err
+    lines = (out + more).strip().splitlines()
+    assert len(lines) > 20
+    for line in lines:
+        name, doc = line.split("\t", 1)[0], line.rsplit("\t", 1)[-1]
+        assert "docstring" not in doc and len(doc.split()) >= 4, line
+    assert any(line.startswith("signed-graph\t") and "Laplacian" in line for line in lines)
+    assert any(line.startswith("balanced-clime\t") and "column LPs" in line for line in lines)
+
+
 def test_list_imports_no_plugin_and_no_scientific_stack():
     """``list`` finds the plugins' modules (their parent packages are imported, no module itself)."""
     code = ("import sys, contextlib, io\nfrom psdbench.cli import main\nfrom psdbench.registry import discover\n"

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -178,16 +179,18 @@ def test_interrupted_run_keeps_stored_rows(tmp_path, plugin_path):
     g = grid(tmp_path, ["gdpa-lp", "faulty-hang"], seeds=(0, 1, 2), timeout=30)
     env = dict(os.environ, PYTHONPATH=str(plugin_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(g), "--db", str(db),
-                             "--report", "", "--quiet", "--jobs", "1"], env=env, start_new_session=True)
+                             "--report", "", "--jobs", "1"], env=env, start_new_session=True,
+                            stderr=subprocess.PIPE, text=True)
     import time
 
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if db.exists() and sqlite3.connect(db).execute("SELECT count(*) FROM results").fetchone()[0] >= 1:
+    # the event, not a file: the first plain progress line is written once a cell is committed
+    # (polling the store raced its creation: "no such table: results" with two suites at once)
+    for line in proc.stderr:  # "psdbench: 0/6 cells (refs 1/1), ..." then "psdbench: 1/6 cells (1 ok; ..."
+        if re.match(r"psdbench: [1-9]\d*/6 cells", line):
             break
-        time.sleep(0.5)
     proc.kill()  # abrupt end: nothing gets a chance to clean up
     proc.wait()
+    proc.stderr.close()
     # its workers notice and end on their own (no orphan keeps running the hanging solver)
     import signal
 

@@ -311,16 +311,24 @@ def test_progress_counts_solver_cells_only_and_max_iter_apart_from_failures():
     assert prog.summary() == {"ran": 3, "elsewhere": 1, "status": {"ok": 1, "max_iter": 1, "timeout": 1}}
 
 
-def test_progress_writes_nothing_to_a_log():
+def test_progress_on_a_log_is_plain_lines_in_the_pages_words():
+    """Not a terminal: no \r updates, but plain lines (the first event, then at most one per
+    PLAIN_EVERY s, and the last), so a run piped to a log shows it is alive."""
     from psdbench.harness.progress import Progress
 
     log = _Log()
     prog = Progress(3, refs=1, file=log)
     prog.reference()
-    for _ in range(3):
-        prog.cell("ok")
+    for word in ("ok", "rejected", "inaccurate"):
+        prog.cell(word)
     prog.close()
-    assert "".join(log.parts) == ""  # no pile of \r updates in a log file
+    text = "".join(log.parts)
+    assert "\r" not in text
+    lines = text.splitlines()
+    assert lines[0].startswith("psdbench: 0/3 cells (refs 1/1)")  # the first reference
+    assert lines[1].startswith("psdbench: 1/3 cells (1 ok; refs 1/1)")  # the first cell
+    assert lines[-1].startswith("psdbench: 3/3 cells (1 inaccurate, 1 ok, 1 rejected; refs 1/1), ")  # the last
+    assert len(lines) == 3  # the one between fell within PLAIN_EVERY s
 
 
 def test_a_run_not_on_a_terminal_ends_with_one_summary_line(tmp_path, plugin_path):

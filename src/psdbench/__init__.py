@@ -5,13 +5,23 @@ DataFrame of its cells, ``psdbench.load(db)`` reads a results store (read-only),
 ``psdbench.load_solution(db, row)`` a cell's saved point (``run(..., save_solutions=True)``).
 """
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-try:
-    __version__ = version("psdbench")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
+
+def __getattr__(name: str) -> Any:
+    """``__version__``, read from the installed metadata when first asked (``importlib.metadata``
+    takes a tenth of a second to import: the command line's first instants stay free of it, so that
+    a Ctrl-C then ends as anywhere else, :mod:`psdbench.cli`)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'psdbench' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("psdbench")
+    except PackageNotFoundError:  # running from a source tree without installation
+        value = "0.0.0+unknown"
+    globals()["__version__"] = value
+    return value
 
 
 def run(*args: Any, **kwargs: Any) -> Any:

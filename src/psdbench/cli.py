@@ -14,13 +14,18 @@ error; 130 on Ctrl-C, 128 + the signal on SIGTERM / SIGHUP / SIGQUIT (:mod:`psdb
 
 from __future__ import annotations
 
-import argparse
-import json
-import math
-import os
-import sys
-from pathlib import Path
-from typing import Any, NoReturn
+from .signals import early_guard as _early_guard
+
+_GUARD = _early_guard()  # a Ctrl-C or stop signal while the command line loads: one line, its exit status
+_PROGRAM = bool(_GUARD)  # this process is the psdbench program (not a test or notebook importing it)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, NoReturn  # noqa: E402
 
 # One BLAS / OpenMP thread in the command's own process, set before anything imports numpy.  Its
 # workers run with one thread each anyway (harness/process.py), and the process itself does no
@@ -30,7 +35,6 @@ from typing import Any, NoReturn
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
     os.environ[_var] = "1"
 
-from . import __version__  # noqa: E402
 from .errors import PsdbenchError  # noqa: E402  (psdbench.api's, without NumPy: --version and --help import none)
 from .signals import Terminated  # noqa: E402,F401  (re-exported: the Ctrl-C path of a stop signal)
 
@@ -47,37 +51,46 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _jobs(text: str) -> int:
+    from .harness.limits import echo
+
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--jobs must be an integer >= 1, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"--jobs must be an integer >= 1, not {echo(text)}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"--jobs must be an integer >= 1, not {text!r}")
+        raise argparse.ArgumentTypeError(f"--jobs must be an integer >= 1, not {echo(text)}")
     return value
 
 
 def _seconds(text: str) -> float:
+    from .harness.limits import MAX_SECONDS, echo
+
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds > 0, not {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"--timeout must be a finite number of seconds > 0, not {text!r}")
+        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds > 0, not {echo(text)}") from None
+    if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:  # a deadline past MAX_SECONDS overflows a timer
+        raise argparse.ArgumentTypeError(f"--timeout must be a finite number of seconds, 0 < --timeout <= "
+                                         f"{MAX_SECONDS:.0e}, not {echo(text)}")
     return value
 
 
 def _positive(text: str) -> float:
+    from .harness.limits import echo
+
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, not {echo(text)}") from None
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, not {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, not {echo(text)}")
     return value
 
 
 def _parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="psdbench", description="Benchmark harness for optimization on the PSD cone.")
+    from . import __version__
+
     ap.add_argument("--version", action="version", version=f"psdbench {__version__}")
     sub = ap.add_subparsers(dest="cmd", parser_class=_Parser)
     run = sub.add_parser("run", help="run a suite or grid (default: the default suite)")
@@ -153,7 +166,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for name, why in reported.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
     grid = prep.grid
-    jobs = preflight.plan_jobs(args.jobs, grid.memory_mb)
+    jobs = preflight.plan_jobs(args.jobs, grid.memory_mb, cells=len(grid.cells))
     store = Store(prep.db)
     try:
         summary: dict[str, Any] = {}
@@ -163,9 +176,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
                           ref_cache=False if args.no_ref_cache else (args.ref_cache or True))
         df = store.results_frame()
         mine = df[df["cell_key"].isin({c.cell_key for c in grid.cells})]
-        counts = mine["status"].value_counts().to_dict() if len(mine) else {}
+        from .harness.results import outcome_column  # the page's words (rejected, inaccurate, ...)
+
+        counts = outcome_column(mine).value_counts().to_dict() if len(mine) else {}
         print(f"run {run_id}: {len(mine)} cells of grid {grid.name} in {args.db}: "
-              + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+              + ", ".join(f"{int(v)} {k}" for k, v in sorted(counts.items()))
               + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)"
               + _run_notes(summary))
         if args.report:  # rewritten only when what it shows changed (`psdbench report` rewrites it always)
@@ -275,8 +290,12 @@ def _cmd_results(args: argparse.Namespace) -> int:
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False)
     else:
+        from .harness.results import outcome_column
+
+        if len(df):  # the page's word for what happened (rejected, inaccurate, ...); csv / json keep the store's status
+            df["outcome"] = outcome_column(df)
         cols = (["run_id"] if args.all else []) + [
-            "problem", "dataset", "instance_params", "seed", "solver", "solver_params", "status", "objective",
+            "problem", "dataset", "instance_params", "seed", "solver", "solver_params", "outcome", "objective",
             "gap_rel", "gap_scaled", "wall_time_s", "metric_error_rate"]
         if "below_certified" in df.columns and df["below_certified"].any():
             cols.append("below_certified")
@@ -350,10 +369,24 @@ COMMANDS = {"run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _c
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0, 1, 2 or 3, 4 for ``compare --fail-on-regression``
     with regressions; 130 on Ctrl-C, 128 + the signal on
-    SIGTERM / SIGHUP / SIGQUIT, 141 on a closed standard output)."""
-    from .signals import exit_status, interrupted_line, stops_gracefully
+    SIGTERM / SIGHUP / SIGQUIT, 141 on a closed standard output).
+
+    As the ``psdbench`` program (``argv`` None), a Ctrl-C or stop signal after the command ended,
+    during the interpreter's clean-up, still exits 130 / 128 + the signal (:func:`signals.late_guard`).
+    """
+    status = _main(argv)
+    if argv is None and _PROGRAM:
+        from .signals import late_guard
+
+        late_guard()
+    return status
+
+
+def _main(argv: list[str] | None) -> int:
+    from .signals import exit_status, interrupted_line, release, stops_gracefully
 
     try:  # Ctrl-C while these load (the first second) ends as anywhere else, not with a traceback
+        release(_GUARD)  # from here on, Ctrl-C is a KeyboardInterrupt handled below
         from . import preflight
         from .harness.limits import MachineError, cut_line
         from .oserrors import EXIT_MACHINE, EXIT_PIPE, describe, quiet_stdout

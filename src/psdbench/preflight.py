@@ -115,11 +115,12 @@ def check_scheduler(address: str | None, timeout: float = 5.0) -> None:
                             "start one or leave --scheduler out for a local cluster") from None
 
 
-def plan_jobs(jobs: int | None, memory_mb: int | None) -> int:
-    """The workers the run uses (:func:`~psdbench.harness.limits.plan_workers`), notes on stderr."""
+def plan_jobs(jobs: int | None, memory_mb: int | None, cells: int | None = None) -> int:
+    """The workers the run uses (:func:`~psdbench.harness.limits.plan_workers`; at most ``cells``),
+    notes on stderr."""
     from .harness.limits import plan_workers
 
-    used, _, notes = plan_workers(jobs, memory_mb)
+    used, _, notes = plan_workers(jobs, memory_mb, work=cells)
     for note in notes:
         print(f"psdbench: warning: {note}", file=sys.stderr)
     return used

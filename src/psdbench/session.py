@@ -150,7 +150,7 @@ def run(grid: str | Path | dict[str, Any] | None = None, *, suite: str | None = 
         check_scheduler(scheduler)
     p = prepare(grid, suite=suite, solvers=solvers, datasets=datasets, problems=problems, db=db,
                 save_solutions=save_solutions, yes=yes)
-    jobs, _, notes = plan_workers(jobs, p.grid.memory_mb)
+    jobs, _, notes = plan_workers(jobs, p.grid.memory_mb, work=len(p.grid.cells))
     for note in notes:  # jobs lowered to what the memory holds, more workers than cores
         warnings.warn(note, stacklevel=2)
     store = Store(p.db)

@@ -11,11 +11,19 @@ the limit fails with ``EFBIG`` and is reported (:mod:`psdbench.oserrors`) instea
 process.
 
 :func:`interrupted_line` is the one line Ctrl-C or a signal prints, worded for the command.
+
+Before a command's own handling starts (the command line loading its modules) and after it ended
+(the interpreter's clean-up: flushing, ``atexit`` callbacks, where Python would report a
+``KeyboardInterrupt`` as "ignored" and exit 0), :func:`exit_now` ends the process at once with
+the same line and status: :func:`early_guard` and :func:`late_guard` install it, for the
+``psdbench`` program only (never in a process that merely imports psdbench).
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -90,3 +98,51 @@ def interrupted_line(exc: KeyboardInterrupt, command: str | None) -> str:
     rest = {"run": "finished cells are stored, re-run to complete the rest",
             "report": "the previous report, if any, is left as it was"}.get(command or "")
     return f"psdbench: {how}" + (f"; {rest}" if rest else "")
+
+
+def exit_now(signum: int, frame: Any = None) -> None:
+    """Print the one line of ``signum`` and end the process now with 130 / ``128 + signum``."""
+    try:
+        sys.stdout.flush()
+    except Exception:  # noqa: S110 - a closed or broken standard output: the status still counts
+        pass
+    how = "interrupted" if signum == signal.SIGINT else STOPS.get(signal.Signals(signum), "terminated")
+    try:
+        os.write(2, f"psdbench: {how}\n".encode())
+    except OSError:
+        pass
+    os._exit(128 + int(signum))
+
+
+def _install(handler: Any) -> dict[int, Any]:
+    old: dict[int, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return old
+    for sig in (signal.SIGINT, *STOPS):
+        current = signal.getsignal(sig)
+        if current not in (signal.SIG_IGN, None):  # a signal ignored when psdbench started stays ignored
+            old[sig] = signal.signal(sig, handler)
+    return old
+
+
+def early_guard() -> dict[int, Any]:
+    """:func:`exit_now` for Ctrl-C and the stop signals while the ``psdbench`` program loads; the
+    previous handlers, for :func:`release`.  Nothing is installed unless this process is the
+    ``psdbench`` program (``python -m psdbench.cli`` or the console script)."""
+    program = str(sys.argv[0]) if sys.argv else ""
+    if os.path.basename(program) != "psdbench" and not program.endswith(os.path.join("psdbench", "cli.py")):
+        return {}
+    return _install(exit_now)
+
+
+def release(old: dict[int, Any]) -> None:
+    """Put back the handlers :func:`early_guard` replaced (the command's own handling takes over)."""
+    for sig, handler in old.items():
+        signal.signal(sig, handler)
+    old.clear()
+
+
+def late_guard() -> None:
+    """:func:`exit_now` for Ctrl-C and the stop signals once a command of the ``psdbench`` program
+    has ended: the interpreter's clean-up cannot turn a Ctrl-C into exit status 0."""
+    _install(exit_now)

@@ -47,6 +47,7 @@ class Status(str, enum.Enum):
     DIVERGED = "diverged"  # NaN / inf in the returned point
     ERROR = "error"  # exception, with traceback
     CRASHED = "crashed"  # the worker process died
+    OUT_OF_MEMORY = "out_of_memory"  # the cell's memory cap was reached (Mittelmann's "m"); an addition to the contract
     SKIPPED = "skipped"  # the solver does not support the instance (or is unavailable)
 
 

@@ -77,7 +77,8 @@ class HardDeadline:
 
     def arm(self, at: float) -> None:
         """End this process at ``time.monotonic() == at`` (now, if that has passed)."""
-        signal.setitimer(signal.ITIMER_REAL, max(at - time.monotonic(), 1e-3))
+        # clamped: a timer past ~1e9 s overflows time_t (a run's limits are at most 1e7 s anyway)
+        signal.setitimer(signal.ITIMER_REAL, min(max(at - time.monotonic(), 1e-3), 1e9))
 
     def clear(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0.0)

@@ -140,7 +140,7 @@ def run_cell(task: dict[str, Any], timeout: float, dataset: Any = None) -> Any:
     """A Dask task: one cell in this thread's cell worker."""
     from dataclasses import replace
 
-    from .runner import run_cell_isolated
+    from .tasks import run_cell_isolated
 
     try:
         pool = _pool()
@@ -152,7 +152,7 @@ def run_cell(task: dict[str, Any], timeout: float, dataset: Any = None) -> Any:
 
 def run_reference(task: dict[str, Any], timeout: float, dataset: Any = None) -> Any:
     """A Dask task: one instance's reference in this thread's cell worker."""
-    from .runner import run_reference_isolated
+    from .tasks import run_reference_isolated
 
     try:
         pool = _pool()

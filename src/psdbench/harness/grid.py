@@ -26,7 +26,7 @@ from .inputs import positive_seconds
 from .keys import cell_id, cell_key, code_hash, instance_key
 from .limits import MAX_CELLS, check_depth, check_seeds, echo
 from .selection import parse_selector, restrict  # re-exported: the grid narrowed by run -s / -d / -p
-from .tracked import asv_settings
+from .asv_table import asv_settings
 
 __all__ = ["PROBLEM_KEYS", "RUN_KEYS", "SOLVER_KEYS", "Cell", "Grid", "expand", "parse_selector", "read_grid_file",
            "read_suite", "restrict"]

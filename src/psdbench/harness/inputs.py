@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..api import DataError, Dataset, PsdbenchError
-from .limits import cut_line
+from .limits import MAX_SECONDS, cut_line, echo
 from .store import SCHEMA_VERSION, Store
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -338,9 +338,15 @@ def check_dataset_content(ds: Dataset, name: str) -> None:
 
 
 def positive_seconds(value: Any, field: str) -> float:
-    """A finite number of seconds > 0 (not a bool or a string), else a one-line error."""
+    """A finite number of seconds, ``0 < value <= MAX_SECONDS`` (not a bool or a string), else a
+    one-line error."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PsdbenchError(f"{field} must be a number of seconds, not {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise PsdbenchError(f"{field} must be a finite number of seconds > 0, not {value!r}")
+        raise PsdbenchError(f"{field} must be a number of seconds, not {echo(value)}")
+    try:
+        ok = math.isfinite(value) and 0 < value <= MAX_SECONDS
+    except OverflowError:  # an int too large for a float
+        ok = False
+    if not ok:
+        raise PsdbenchError(f"{field} must be a finite number of seconds, 0 < {field.rsplit(' ', 1)[-1]} <= "
+                            f"{MAX_SECONDS:.0e}, not {echo(value)}")
     return float(value)

@@ -35,6 +35,9 @@ MAX_CELLS = 20_000
 MAX_DEPTH = 32
 #: Echoed values in an error line are cut to this many characters.
 MAX_ECHO = 200
+#: The longest time limit accepted (seconds, about 116 days): a cell's deadline is an interval timer
+#: of the worker (``setitimer``), which a larger number overflows (``--timeout 1e300``).
+MAX_SECONDS = 1e7
 #: Message prefix of a ``crashed`` row the harness caused (never served from the cache).
 HARNESS_PREFIX = "harness: "
 
@@ -83,7 +86,7 @@ def check_memory_mb(memory_mb: int | None, where: str, need_mb: int | None = Non
 
 
 def plan_workers(jobs: int | None, memory_mb: int | None, cores: int | None = None, machine_mb: int | None = None,
-                 need_mb: int | None = None) -> tuple[int, int, list[str]]:
+                 need_mb: int | None = None, work: int | None = None) -> tuple[int, int, list[str]]:
     """The number of workers and the per-worker memory cap a run uses, with notes for the user.
 
     Parameters
@@ -92,18 +95,27 @@ def plan_workers(jobs: int | None, memory_mb: int | None, cores: int | None = No
         Requested workers (None: the cores).
     memory_mb : int or None
         The grid's per-worker cap (None: :data:`MEMORY_SHARE` of the memory split between the jobs).
+    work : int or None
+        How many cells (or work items) there are to run: never more workers than that (a worker
+        started for nothing would also shrink every other worker's share of the memory).
 
     Returns
     -------
     (jobs, memory_mb, notes)
-        ``jobs`` lowered (never below 1) until the default cap is at least :func:`worker_need_mb`;
-        ``notes`` says what was changed and warns of more workers than cores or than memory.
+        ``jobs`` lowered (never below 1) to ``work`` and until the default cap is at least
+        :func:`worker_need_mb`; ``notes`` says what was changed and warns of more workers than
+        cores or than memory.
     """
     cores = cores or os.cpu_count() or 1
     machine_mb = total_mb() if machine_mb is None else machine_mb
     need_mb = worker_need_mb() if need_mb is None else need_mb
     asked = jobs or cores
     notes: list[str] = []
+    if work is not None and asked > max(1, work):
+        if jobs:  # the default (the cores) is lowered silently
+            notes.append(f"--jobs {asked} lowered to {max(1, work)}: the run has {work} "
+                         f"cell{'s' if work != 1 else ''} to compute")
+        asked = max(1, work)
     if memory_mb is None:
         fit = max(1, int(machine_mb * MEMORY_SHARE // need_mb))
         jobs_used = min(asked, fit)
@@ -149,9 +161,21 @@ def echo(value: Any, limit: int = MAX_ECHO) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
-def cut_line(text: str, limit: int = 2000) -> str:
-    """The first line of ``text``, cut to ``limit`` characters."""
+def cut_line(text: str, limit: int = 2000, echo_limit: int = MAX_ECHO) -> str:
+    """The first line of ``text``, every echoed value in it cut to ``echo_limit`` characters and the
+    whole to ``limit``.
+
+    An echoed value is a quoted string (``'...'`` or ``"..."``) or a run without spaces longer than
+    ``echo_limit``: whatever message raised it (a parameter spec's, a registry's, an OS error's),
+    the line names a huge value by its start and its length.
+    """
     line = (str(text).splitlines() or [""])[0]
+    if len(line) > echo_limit:
+        def cut(m: re.Match) -> str:
+            word = m.group(0)
+            return f"{word[:echo_limit]}... ({len(word)} characters)"
+
+        line = re.sub(r"'[^']{%d,}'|\"[^\"]{%d,}\"|\S{%d,}" % (echo_limit, echo_limit, echo_limit + 1), cut, line)
     return line if len(line) <= limit else f"{line[:limit]}... ({len(line) - limit} more characters)"
 
 

@@ -20,7 +20,7 @@ arena) besides what is resident.  A Python allocation past it raises ``MemoryErr
 library's (Clarabel's) aborts the process with signal 6 after printing ``memory allocation of N
 bytes failed`` to the discarded stderr.  So the runner samples a capped worker's address space
 every :data:`MEMORY_POLL` s, and a worker that dies by a signal with it past :data:`OOM_SHARE`
-of the cap is reported as likely out of memory, with both figures, in the row's one-line message.
+of the cap is recorded as ``out_of_memory`` (not ``crashed``), with both figures in its one-line message.
 """
 
 from __future__ import annotations
@@ -215,6 +215,8 @@ class Isolated:
         Why a long-lived worker was replaced after this task ("" if it was kept).
     vm_mb : float
         The largest address space (MiB) sampled while the task ran (0 without a memory cap).
+    out_of_memory : bool
+        The process died by a signal with its address space past :data:`OOM_SHARE` of its cap.
     """
 
     outcome: str
@@ -225,6 +227,7 @@ class Isolated:
     grace_s: float = 0.0
     recycle: str = ""
     vm_mb: float = 0.0
+    out_of_memory: bool = False
 
 
 def _with_deadline(task: dict[str, Any], timeout: float, start: float) -> dict[str, Any]:
@@ -313,8 +316,10 @@ def _died(proc: Any, out: Isolated, memory_mb: int | None = None) -> None:
     how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
     out.message = f"worker process died ({how})"
     if memory_mb and code is not None and code < 0 and out.vm_mb >= OOM_SHARE * memory_mb:
-        out.message += (f": likely out of memory, its address space was at {out.vm_mb:.0f} MiB of its {memory_mb} MiB "
-                        "cap (RLIMIT_AS, which counts reserved memory too); raise [run] memory_mb or run fewer --jobs")
+        out.out_of_memory = True
+        out.message = (f"out of memory: worker process died ({how}), its address space was at {out.vm_mb:.0f} MiB of "
+                       f"its {memory_mb} MiB cap (RLIMIT_AS, which counts reserved memory too); raise [run] memory_mb "
+                       "or run fewer --jobs")
 
 
 def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, memory_mb: int | None,

@@ -136,6 +136,9 @@ JSON_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CellResult) if f.me
 SQL_TYPES: dict[str, str] = {f.name: f.metadata["sql"] for f in fields(CellResult)}
 
 
+#: The message of an ``out_of_memory`` row starts with this.
+OUT_OF_MEMORY_NOTE = "out of memory"
+
 # ------------------------------------------------------------------------------------ outcomes
 #: What each :func:`outcome` word means (for a legend or a glossary), in display order.
 OUTCOMES: dict[str, str] = {
@@ -148,6 +151,8 @@ OUTCOMES: dict[str, str] = {
     "diverged": "NaN or inf in the returned point, or the solver reported unboundedness",
     "error": "the solver raised (the message holds the traceback)",
     "crashed": "the worker process died",
+    "out_of_memory": "the cell reached its memory cap (a MemoryError, or its worker died with its address space "
+                     "near the cap)",
     "skipped": "the solver does not run on this instance (the message says why)",
 }
 

@@ -45,7 +45,6 @@ from pathlib import Path
 import platform
 import sqlite3
 import sys
-import threading
 import time
 import uuid
 from dataclasses import replace
@@ -55,67 +54,20 @@ import psutil
 
 from .. import __version__
 from ..api import PsdbenchError, Status
-from . import solutions, worker
+from . import solutions
 from .grid import Grid
 from .local import run_local
 from .progress import Progress
 from .process import (BASE_PRELOAD, MAX_CHECKPOINTS, THREAD_VARS, CellWorker, Isolated,  # noqa: F401 (re-exported)
                       _context, grace_for, post_for, run_isolated)
+from .tasks import run_cell_isolated, run_reference_isolated  # noqa: F401 (re-exported)
 from .refcache import ReferenceCache
 from .reference import finalize, reference_key, reference_record
-from .results import CellResult
+from .results import CellResult, outcome
 from .store import DATASETS_META, EXPANSIONS_META, Store, now
 
 from .limits import (MEMORY_SHARE, MachineError, harness_failure, is_harness_failure, plan_workers,  # noqa: F401
                      worker_need_mb)
-
-
-def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
-                      in_worker: CellWorker | None = None) -> CellResult:
-    """One cell in its own process (or in ``in_worker``); a killed cell's checkpoints are verified
-    in a second, fresh process.
-
-    The verification task (:func:`~psdbench.harness.worker.verify_checkpoints`) gets
-    ``max(10 s, min(timeout, 120 s))``: it rebuilds the instance and scores at most
-    :data:`MAX_CHECKPOINTS` points.
-    """
-    base: CellResult = task["result"]
-    if in_worker is None:
-        iso = run_isolated(worker.run_cell, task, timeout, memory_mb)
-    else:
-        iso = in_worker.run(worker.run_cell, task, timeout)
-    if iso.outcome == "result":
-        return iso.value
-    status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
-    message = iso.message
-    if status is Status.CRASHED and memory_mb and memory_mb < worker_need_mb():
-        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
-    out = replace(base, status=status.value, message=message, wall_time_s=iso.wall_time_s)
-    if status is Status.TIMEOUT and iso.checkpoints:
-        vtask, vtimeout = {**task, "result": out, "checkpoints": iso.checkpoints}, max(10.0, min(float(timeout), 120.0))
-        check = (run_isolated(worker.verify_checkpoints, vtask, vtimeout, memory_mb) if in_worker is None
-                 else in_worker.run(worker.verify_checkpoints, vtask, vtimeout))  # its next process
-        if check.outcome == "result":
-            out = check.value
-        else:
-            out = replace(out, message=out.message + f"; checkpoint verification {check.outcome}: {check.message}")
-    return out
-
-
-def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
-                           cancel: threading.Event | None = None,
-                           in_worker: CellWorker | None = None) -> dict[str, Any]:
-    """The reference of one instance in its own process (or in ``in_worker``), with the same
-    deadline mechanism."""
-    iso = (run_isolated(worker.run_reference, task, timeout, memory_mb, cancel) if in_worker is None
-           else in_worker.run(worker.run_reference, task, timeout))
-    if iso.outcome == "result":
-        return iso.value
-    status = Status.TIMEOUT if iso.outcome == "killed" else Status.CRASHED
-    message = iso.message
-    if status is Status.CRASHED and memory_mb and memory_mb < worker_need_mb():
-        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
-    return {"status": status.value, "message": message, "wall_time_s": iso.wall_time_s}
 
 
 def source_commit(root: Path) -> str:
@@ -211,7 +163,6 @@ def run_grid(
     ``LocalCluster`` of ``jobs`` workers.  A lost scheduler, or workers that cannot run cells, raise
     :class:`~psdbench.harness.limits.MachineError`.
     """
-    jobs, memory_mb, _ = plan_workers(jobs, grid.memory_mb)  # the caller shows the notes (psdbench run)
     timeout = float(timeout or grid.timeout)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     store.start_run(run_id, command, *machine_info(grid.libraries, grid.reported_versions))
@@ -244,6 +195,10 @@ def run_grid(
                     reused.append({**rec, "message": "from the reference cache" + (f"; {msg}" if msg else "")})
             store.write_many([], reused)
             refs = [k for k in refs if k not in {r["instance_key"] for r in reused}]
+    # never more workers than work items (each instance's cells go to one worker in turn; each
+    # reference is one item), so that the memory is split between the workers that start
+    work = len(refs) + len({c.instance_key for c in todo}) if backend == "local" else len(refs) + len(todo)
+    jobs, memory_mb, _ = plan_workers(jobs, grid.memory_mb, work=work)  # the caller shows the notes
     prog = Progress(len(todo), len(refs), enabled=progress)
     harness: list[str] = []  # messages of the cells the harness failed
 
@@ -282,7 +237,7 @@ def run_grid(
                     elif what == "ref":
                         prog.reference()
                     else:
-                        prog.cell(res.status)
+                        prog.cell(outcome(res.status, res.message))  # the page's words
                         if is_harness_failure(res.status, res.message):
                             harness.append(str(res.message).splitlines()[0] if res.message else "")
         finally:

@@ -2,7 +2,8 @@
 
 The harness trusts no solver: the objective is recomputed by the instance, the returned point is
 verified (PSD-ness, residuals), NaN/inf is ``diverged``, exceptions are ``error`` with traceback.
-Timing (wall and CPU around ``solve`` only) and peak RSS are measured here, not by the solver.
+Timing (wall and CPU around ``solve`` only) and the memory ``solve`` used are measured here, not by
+the solver, its child processes included (:mod:`psdbench.harness.meter`).
 
 Every function here takes ``(task, emit, cache=None)``: ``task`` carries the cell (a :class:`CellResult` with
 its identity filled in) and the deadline set by the runner (``deadline``, a ``time.monotonic()``
@@ -31,8 +32,6 @@ and made read-only all the same.
 from __future__ import annotations
 
 import math
-import re
-import resource
 import time
 import traceback
 from dataclasses import replace
@@ -45,7 +44,8 @@ from ..api import (REJECTED, SOLVER_INFEASIBLE, Budget, PsdbenchError, Solution,
                    warm_up)
 from ..tracing import thin
 from .reference import CERTIFIED_RTOL
-from .results import CellResult, jsonable
+from .meter import CellMeter
+from .results import OUT_OF_MEMORY_NOTE, CellResult, jsonable
 from .shared import WorkerCache, freeze
 from .solutions import save as save_solution, save_log
 
@@ -87,29 +87,6 @@ def _thin(trace: Any) -> Any:
         return thin(list(trace))
     except (TypeError, ValueError):
         return trace
-
-
-def _reset_peak() -> bool:
-    """Reset this process's peak resident set (Linux ``clear_refs``); False where unavailable."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _peak_mb(reset: bool, usage: Any) -> float:
-    """Peak RSS since :func:`_reset_peak` (``VmHWM``), else the process's ``ru_maxrss``."""
-    if reset:
-        try:
-            with open("/proc/self/status") as f:
-                m = re.search(r"VmHWM:\s+(\d+)", f.read())
-            if m:
-                return int(m.group(1)) / 1024.0
-        except OSError:
-            pass
-    return usage.ru_maxrss / 1024.0
 
 
 def _budget(task: Mapping[str, Any], emit: Emit | None) -> Budget:
@@ -265,8 +242,10 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
 
     Building the instance counts against the deadline of the cell that builds it (with a
     ``cache``, the first cell of the instance in this worker; the cells that reuse it do not pay
-    it); wall and CPU time are those of ``solve``, peak RSS that of the cell (the process's peak
-    is reset before ``solve`` where Linux allows).  Before a process's first timed solve of a
+    it); wall and CPU time are those of ``solve``, ``peak_rss_mb`` what ``solve`` added to the worker's
+    resident set plus its child processes' peak (:class:`~psdbench.harness.meter.CellMeter`; CPU
+    time includes the children's too).  A ``MemoryError`` (the worker's memory cap) is
+    ``out_of_memory``.  Before a process's first timed solve of a
     solver, the solver warms up untimed (:func:`psdbench.api.warm_up`; its time counts against the
     deadline, like the build).  The curve is re-scored after the timed interval.
     """
@@ -288,22 +267,21 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
                 cache.mark_warmed(out.solver)
             freeze(instance)
         budget = _budget(task, emit)
-        reset = _reset_peak()
-        r0 = resource.getrusage(resource.RUSAGE_SELF)
-        t0 = time.perf_counter()
-        solution = solver.solve(instance, budget, **out.solver_params)
-        wall = time.perf_counter() - t0
+        with CellMeter() as meter:  # CPU and memory of the worker and its child processes, from here
+            t0 = time.perf_counter()
+            try:
+                solution = solver.solve(instance, budget, **out.solver_params)
+            finally:
+                wall = time.perf_counter() - t0
         log = solution.info.get("log") if isinstance(solution.info, dict) else None
         if log is not None:  # kept beside the store (_keep_log), not in the row's metrics
             solution = replace(solution, info={k: v for k, v in solution.info.items() if k != "log"})
-        r1 = resource.getrusage(resource.RUSAGE_SELF)
         solved_at = time.monotonic()
         t_final = wall  # curve times are the solve's (TraceRecorder starts with the solver)
         if emit is not None and solution.variables:
             emit(("solved", t_final, solution.variables))
-        out = replace(out, wall_time_s=wall, cpu_time_s=(r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
-                      peak_rss_mb=_peak_mb(reset, r1), iterations=int(solution.iterations),
-                      trace=jsonable(_thin(solution.trace)))
+        out = replace(out, wall_time_s=wall, cpu_time_s=meter.cpu_time_s, peak_rss_mb=meter.peak_rss_mb,
+                      iterations=int(solution.iterations), trace=jsonable(_thin(solution.trace)))
         out = _measure(instance, solution, out)
         final = None
         if out.objective is not None and math.isfinite(out.objective):
@@ -313,6 +291,9 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
             out = replace(out, curve=rescore(instance, solution.iterates, final, solution.variables, until))
         out = _keep(task, out, solution.variables)
         out = _keep_log(task, out, log)
+    except MemoryError as exc:  # the cell's memory cap (RLIMIT_AS) reached: Mittelmann's "m", not a crash
+        out = replace(out, status=Status.OUT_OF_MEMORY.value,
+                      message=f"{OUT_OF_MEMORY_NOTE}: MemoryError: {exc}\n{traceback.format_exc()}")
     except Exception as exc:  # recorded, never raised: failures are results
         out = replace(out, status=Status.ERROR.value, message=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
     return out

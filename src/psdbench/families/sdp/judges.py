@@ -167,9 +167,9 @@ def page_residuals(df: pd.DataFrame) -> tuple[pd.Series, bool]:
 
 
 def hard_failure(df: pd.DataFrame) -> pd.Series:
-    """A time or memory failure: status ``timeout`` or ``crashed``, or a message naming a memory error."""
+    """A time or memory failure: status ``timeout``, ``crashed`` or ``out_of_memory``, or a message naming a memory error."""
     msg = col(df, "message").astype(str)
-    return df["status"].isin(["timeout", "crashed"]) | msg.str.contains(_MEMORY, regex=True, na=False)
+    return df["status"].isin(["timeout", "crashed", "out_of_memory"]) | msg.str.contains(_MEMORY, regex=True, na=False)
 
 
 def solved_by(df: pd.DataFrame, rule: str) -> pd.Series:

@@ -224,15 +224,19 @@ class MittelmannTables:
                           "Objective: <C, X> of (P), the negative of SDPLIB's sign.")
 
     def _times(self, df: pd.DataFrame) -> Table:
-        cell = df["wall_time_s"].map(lambda v: _fmt(v, ".3g")) + df["_err"].map(lambda e: (" " + _flag(e)) if _flag(e) else "")
-        cell = cell.where(df["status"].isin(["ok", "max_iter", "timeout", "infeasible"]) & df["_err"].notna(),
-                          df["_outcome"])
+        # Mittelmann's letters: t a time-out, m out of memory, else a / f from the largest DIMACS error
+        marks = pd.Series([("t" if s == "timeout" else "m" if s == "out_of_memory" else _flag(e))
+                           for s, e in zip(df["status"], df["_err"])], index=df.index)
+        cell = df["wall_time_s"].map(lambda v: _fmt(v, ".3g")) + marks.map(lambda m: f" {m}" if m else "")
+        has_point = df["status"].isin(["ok", "max_iter", "timeout", "infeasible"]) & df["_err"].notna()
+        cell = cell.where(has_point | df["status"].eq("out_of_memory"), df["_outcome"])
         wide = pd.DataFrame({"problem": _problem(df), "solver": df["solver_label"], "cell": cell})
         wide = wide.drop_duplicates(["problem", "solver"], keep="last").pivot(index="problem", columns="solver",
                                                                            values="cell").fillna("-")
         return Table("sdp_times", "Time (s) with Mittelmann's flag, per problem", wide.reset_index(),
-                     note="A cell shows the wall time and, after it, a or f (Mittelmann's benchmark page: largest "
-                          "DIMACS error above 1e-4, above 1e-2); a cell without a point shows its outcome word.")
+                     note="A cell shows the wall time and, after it, Mittelmann's letter (his benchmark page): t "
+                          "(time-out), m (out of memory), else a or f (largest DIMACS error above 1e-4, above 1e-2); "
+                          "a cell without a point shows its outcome word.")
 
     def _runs(self, df: pd.DataFrame, context: Any) -> list[Any]:
         """The progress chart and the per-cell run table (:mod:`.progress`)."""

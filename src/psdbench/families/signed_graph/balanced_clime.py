@@ -390,7 +390,9 @@ def _project_signs(l: np.ndarray, signs: np.ndarray, i: int) -> np.ndarray:
 
 
 class BalancedClime:
-    """The ``balanced-clime`` solver (see the module docstring)."""
+    """``balanced-clime``: balanced signed graph learning by column LPs (BSGL paper, sections IV-V).
+
+    See the module docstring for the algorithm."""
 
     name = "balanced-clime"
     kinds = (KIND,)

@@ -230,7 +230,9 @@ Reference: none certified (balance is combinatorial): the best verified HQIC of 
 
 
 class SignedGraph:
-    """The ``signed-graph`` problem (see the module docstring)."""
+    """``signed-graph``: a sparse generalized Laplacian of a balanced signed graph, estimated from data (BSGL paper).
+
+    See the module docstring for the problem written out."""
 
     name = "signed-graph"
     kind = KIND
