@@ -21,7 +21,8 @@ dropped below ``eta`` times its best value so far, the multipliers are updated
 ``eta = 1/4``, as I recall them; both are parameters).
 
 The dual estimate returned is ``y - sigma (A(R R') - b)`` at the final ``R`` (its ``S`` is the
-dual slack ``Z = C - A*(y)``).  Stopping (ours, not the paper's, which stops on feasibility
+dual slack ``Z = C - A*(y)``), moved along ``w`` with ``A*(w) = I`` where the data have one so
+that ``Z`` is in the cone (:func:`.lowrank_bound.shift_dual`; the bound it gives is unchanged).  Stopping (ours, not the paper's, which stops on feasibility
 ``rho_f`` and a gradient test): where the data bound the trace (``tr X <= T``), when the
 relative feasibility ``||A(R R') - b|| / (1 + |b|_max) <= tol`` AND the relative gap between
 ``<C, R R'>`` and the bound ``b'y + T min(0, lambda_min(Z))`` (:mod:`.lowrank_bound`, its
@@ -48,7 +49,7 @@ from psdbench.api import Budget, Solution, Status, TraceRecorder
 
 from . import KIND
 from .factored import Factored
-from .lowrank_bound import lambda_min_estimate
+from .lowrank_bound import lambda_min_estimate, shift_dual
 
 
 def rank_bound(m: int) -> int:
@@ -245,7 +246,7 @@ class SdpBurerMonteiro:
                 sigma *= float(p["gamma"])
         else:
             y = y - sigma * v
-        variables = {"R": R, "y": y}
+        variables = {"R": R, "y": shift_dual(d, y)}
         info = {"status": status, "rank": r, "outer": outer, "inner": total_inner, "sigma": sigma,
                 "solve_s": time.monotonic() - t0, "budget_s": float(getattr(budget, "time_limit_s", None) or float("nan"))}
         return Solution(variables=variables, status=Status.TIMEOUT if budget.expired() else Status.OK,

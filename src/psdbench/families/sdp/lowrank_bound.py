@@ -85,6 +85,20 @@ def lambda_min_lower(Zj: sp.spmatrix, Ej: sp.spmatrix) -> tuple[float, str]:
     return lambda_min_estimate(Zj), "estimate"
 
 
+def shift_dual(data: SdpData, y: np.ndarray) -> np.ndarray:
+    """``y + min(0, lambda) w`` with ``A*(w) = I`` and ``lambda`` the estimated ``lambda_min(C - A*(y))``:
+    the same lower bound ``b'y + T min(0, lambda)`` where ``T = w'b``, but with ``Z`` moved into the
+    cone (``Z - lambda I``), so the point's err4 is rounding and err5 the gap.  ``y`` unchanged where
+    the identity is not in the range of ``A*``."""
+    w = data.trace_weights()
+    y = np.asarray(y, dtype=float)
+    if w is None:
+        return y
+    mats, z_lp = Factored.of(data).slack(y)
+    lam = min([lambda_min_estimate(Zj) for Zj in mats] + ([float(z_lp.min())] if z_lp.size else []))
+    return y + min(0.0, lam) * (1 + 1e-12) * w
+
+
 def dual_bound(data: SdpData, y: np.ndarray) -> dict[str, Any]:
     """The lower bound on the optimum of (P) from ``y``, from the sparse ``Z`` (module docstring).
 
