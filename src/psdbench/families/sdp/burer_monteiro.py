@@ -12,22 +12,32 @@ paper's choice), at most the block's order.  The augmented Lagrangian (the paper
     L(R, y, sigma) = <C, R R'> - y'(A(R R') - b) + sigma / 2 ||A(R R') - b||^2
     grad_R L       = 2 S R,   S = C - A*(y - sigma (A(R R') - b))
 
-is minimised over ``R`` for fixed ``(y, sigma)`` by limited-memory BFGS with the paper's EXACT
+(with ``scale_constraints``, each ``A_i``, ``b_i`` divided by ``||A_i||_F`` first) is minimised over ``R`` for fixed ``(y, sigma)`` by limited-memory BFGS with the paper's EXACT
 line search: along a direction ``D``, ``L(R + a D)`` is a quartic polynomial in ``a`` (its
 coefficients from ``A(R D' + D R')`` and ``A(D D')``), minimised through the roots of its cubic
 derivative.  Then, as in the paper's algorithm: when the infeasibility ``||A(R R') - b||`` has
 dropped below ``eta`` times its best value so far, the multipliers are updated
 ``y <- y - sigma (A(R R') - b)``; otherwise ``sigma <- gamma sigma`` (paper: ``gamma = 10``,
-``eta = 1/4``, as I recall them; both are parameters).
+``eta = 1/4``, as I recall them; both are parameters).  Ours: once the relative infeasibility is
+at most ``tol`` the multipliers are updated whatever the decrease, and ``sigma`` stays below
+:data:`SIGMA_MAX`.
 
 The dual estimate returned is ``y - sigma (A(R R') - b)`` at the final ``R`` (its ``S`` is the
 dual slack ``Z = C - A*(y)``), moved along ``w`` with ``A*(w) = I`` where the data have one so
 that ``Z`` is in the cone (:func:`.lowrank_bound.shift_dual`; the bound it gives is unchanged).  Stopping (ours, not the paper's, which stops on feasibility
 ``rho_f`` and a gradient test): where the data bound the trace (``tr X <= T``), when the
-relative feasibility ``||A(R R') - b|| / (1 + |b|_max) <= tol`` AND the relative gap between
+relative feasibility ``||A(R R') - b|| / (1 + |b|_max) <= tol``, ``|y'(A(R R') - b)|`` relative
+to ``1 + |<C, X>| + |b'y|`` is at most ``tol`` (so ``<X, Z>`` is the gap) AND the relative gap between
 ``<C, R R'>`` and the bound ``b'y + T min(0, lambda_min(Z))`` (:mod:`.lowrank_bound`, its
 eigenvalue as estimated) is ``<= tol``; without a trace bound, when feasibility and
-``lambda_min(Z) >= -tol (1 + |C|_max)`` hold.  The harness recomputes every error and the bound.
+``lambda_min(Z) >= -tol (1 + |C|_max)`` hold.  It also stops ("stalled") after ``patience``
+feasible checks in which that gap did not fall by 10 % (the multipliers' accuracy, limited by
+``sigma`` times the rounding of ``A(R R') - b``, ends there).  The harness recomputes every error and the bound.
+
+Saddle escape (ours, after the paper's observation that a rank-deficient local minimiser has
+``S`` psd): where the point is feasible to ``tol`` but ``lambda_min(S) < -tol (1 + |C|_max)``,
+``R`` is rotated to its principal columns and moved along the eigenvector of ``lambda_min(S)`` in
+its weakest column, by the same exact line search (a direction of negative curvature).
 
 Handles: PSD blocks only (any number, a common ``r``; each block's factor is its rows of ``R``).
 Skips data with LP (diagonal) blocks: ``R R'`` has no sign constraint to offer them (SDPLR's
@@ -43,6 +53,7 @@ from importlib.metadata import version
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
@@ -52,16 +63,36 @@ from .factored import Factored
 from .lowrank_bound import lambda_min_estimate, shift_dual
 
 
+#: the penalty is not raised past this (the quartic's coefficients overflow beyond ~1e150)
+SIGMA_MAX = 1e12
+
+
 def rank_bound(m: int) -> int:
     """The smallest ``r`` with ``r (r + 1) / 2 >= m`` (Barvinok-Pataki)."""
     return int(math.ceil((math.sqrt(8 * m + 1) - 1) / 2))
 
 
+def _min_eigpair(Sj: Any) -> tuple[float, np.ndarray]:
+    """The smallest eigenvalue of a sparse symmetric block and its unit eigenvector (dense up to
+    :data:`.lowrank_bound.DENSE_MAX`, else Lanczos)."""
+    from scipy.sparse.linalg import eigsh
+
+    from .lowrank_bound import DENSE_MAX
+
+    if Sj.shape[0] <= DENSE_MAX:
+        w, V = np.linalg.eigh(Sj.toarray())
+        return float(w[0]), V[:, 0]
+    w, V = eigsh(Sj.tocsr(), k=1, which="SA", tol=1e-10)
+    return float(w[0]), V[:, 0]
+
+
 class _Lagrangian:
     """``L(R, y, sigma)``, its gradient, and the quartic along a direction, on the patterns of :class:`.Factored`."""
 
-    def __init__(self, F: Factored, b: np.ndarray) -> None:
-        self.F, self.b = F, b
+    def __init__(self, F: Factored, b: np.ndarray, scale: np.ndarray) -> None:
+        # constraints scaled to unit Frobenius norm: A_i / scale_i, b_i / scale_i (multipliers y_i scale_i)
+        self.F, self.b = F, b / scale
+        self.Ms = [sp.csr_matrix(P.M.multiply(1.0 / scale[None, :])) for P in F.patterns]
 
     def parts(self, R: np.ndarray) -> list[np.ndarray]:
         """Per block: ``weight * (R R')`` on the pattern."""
@@ -69,14 +100,14 @@ class _Lagrangian:
 
     def reduce(self, parts: list[np.ndarray]) -> tuple[np.ndarray, float]:
         """``(A(.), <C, .>)`` of a pattern vector per block."""
-        Av = sum((P.M.T @ d for P, d in zip(self.F.patterns, parts)), np.zeros(self.b.size))
+        Av = sum((M.T @ d for M, d in zip(self.Ms, parts)), np.zeros(self.b.size))
         return Av, float(sum(P.c @ d for P, d in zip(self.F.patterns, parts)))
 
     def grad(self, R: np.ndarray, ytil: np.ndarray) -> np.ndarray:
         """``2 S R`` with ``S = C - A*(ytil)``."""
         G = np.empty_like(R)
-        for P, sl in zip(self.F.patterns, self.F.row_slices):
-            G[sl] = 2.0 * (P.matrix(P.c - P.M @ ytil) @ R[sl])
+        for P, M, sl in zip(self.F.patterns, self.Ms, self.F.row_slices):
+            G[sl] = 2.0 * (P.matrix(P.c - M @ ytil) @ R[sl])
         return G
 
     def quartic(self, R: np.ndarray, D: np.ndarray, v: np.ndarray, obj: float, y: np.ndarray,
@@ -116,7 +147,7 @@ class SdpBurerMonteiro:
         "rank": api.number(low=0, default=0, integer=True,
                            doc="columns of R; 0: the smallest r with r(r+1)/2 >= m (at most the largest block)"),
         "tol": api.number(low=0, default=1e-7, doc="stop at relative feasibility and relative gap to the bound <= tol"),
-        "sigma0": api.number(low=0, default=0.0, doc="initial penalty; 0: 1 / n (the order of X)"),
+        "sigma0": api.number(low=0, default=1.0, doc="initial penalty; 0: 1 / n (the order of X)"),
         "gamma": api.number(low=1, default=10.0, doc="penalty increase factor (paper: 10)"),
         "eta": api.number(low=0, high=1, default=0.25, doc="multiplier update when infeasibility < eta * best (paper: 1/4)"),
         "memory": api.number(low=1, default=8, integer=True, doc="L-BFGS memory (pairs kept)"),
@@ -125,6 +156,10 @@ class SdpBurerMonteiro:
                                     "(or at 1e-3 of the relative infeasibility, whichever is larger)"),
         "max_inner": api.number(low=1, default=2000, integer=True, doc="L-BFGS iterations per inner solve"),
         "max_outer": api.number(low=1, default=500, integer=True, doc="augmented Lagrangian iterations"),
+        "scale_constraints": api.Param(default=False, types=(bool,),
+                                       doc="divide each A_i, b_i by ||A_i||_F (measured: slower on theta and gpp)"),
+        "patience": api.number(low=1, default=20, integer=True,
+                               doc="stop ('stalled') after this many feasible checks without the gap falling by 10 %"),
         "check_every": api.number(low=1, default=1, integer=True,
                                   doc="estimate lambda_min(Z) for the stopping test every this many outer iterations"),
     }
@@ -151,7 +186,11 @@ class SdpBurerMonteiro:
         p = {**self.default_params, **params}
         d = instance.data
         F = Factored.of(d)
-        Lg = _Lagrangian(F, np.asarray(d.b, dtype=float))
+        scale = np.ones(d.m)
+        if p["scale_constraints"]:
+            scale = np.sqrt(np.asarray(d.A.multiply(d.A).sum(axis=1)).ravel())
+            scale[scale == 0] = 1.0
+        Lg = _Lagrangian(F, np.asarray(d.b, dtype=float), scale)
         b = Lg.b
         n_max = max(d.block_sizes)
         r = int(p["rank"]) or rank_bound(d.m)
@@ -168,7 +207,8 @@ class SdpBurerMonteiro:
         Av, obj = Lg.reduce(parts)
         v = Av - b
         best_v = float(np.linalg.norm(v))
-        total_inner, outer, status, bound_est = 0, 0, "max_outer", float("nan")
+        total_inner, outer, status, bound_est, escapes = 0, 0, "max_outer", float("nan"), 0
+        best_gap, stall = np.inf, 0
         max_inner = int(budget.max_iter or p["max_inner"])
         t0 = time.monotonic()
         for outer in range(1, int(p["max_outer"]) + 1):
@@ -176,7 +216,7 @@ class SdpBurerMonteiro:
             S_hist: list[tuple[np.ndarray, np.ndarray, float]] = []
             ytil = y - sigma * v
             G = Lg.grad(R, ytil)
-            feas = float(np.linalg.norm(v)) / nb
+            feas = float(np.linalg.norm(scale * v)) / nb
             gtol = max(float(p["inner_tol"]) / sigma, 1e-3 * feas) * nc
             gtol = min(gtol, 1e-1 * nc)
             for _ in range(max_inner):
@@ -221,17 +261,49 @@ class SdpBurerMonteiro:
             Av, obj = Lg.reduce(parts)
             v = Av - b
             vn = float(np.linalg.norm(v))
-            feas = vn / nb
+            feas = float(np.linalg.norm(scale * v)) / nb
             ytil = y - sigma * v
             done = False
             if feas <= float(p["tol"]) and outer % int(p["check_every"]) == 0:
-                lam = min(lambda_min_estimate(P.matrix(P.c - P.M @ ytil)) for P in F.patterns)
+                pairs = [_min_eigpair(P.matrix(P.c - M @ ytil)) for P, M in zip(F.patterns, Lg.Ms)]
+                jmin = int(np.argmin([pr[0] for pr in pairs]))
+                lam = pairs[jmin][0]
                 dobj = float(b @ ytil)
+                denom = 1 + abs(obj) + abs(dobj)
+                # <X, Z> = <C, X> - b'y - y'(A(X) - b): the second term small too (err6 after the shift)
+                done = abs(float(ytil @ v)) / denom <= float(p["tol"])
                 if T is not None:
                     bound_est = dobj + T * min(0.0, lam)
-                    done = (obj - bound_est) / (1 + abs(obj) + abs(bound_est)) <= float(p["tol"])
+                    gap = (obj - bound_est) / (1 + abs(obj) + abs(bound_est))
+                    done = done and gap <= float(p["tol"])
                 else:
-                    done = lam >= -float(p["tol"]) * nc
+                    gap = -lam / nc
+                    done = done and gap <= float(p["tol"])
+                gap = max(gap, abs(float(ytil @ v)) / denom)
+                if gap < 0.9 * best_gap:
+                    best_gap, stall = gap, 0
+                else:
+                    stall += 1
+                if not done and stall >= int(p["patience"]):
+                    y, status = ytil, "stalled"
+                    break
+                if not done and lam < -float(p["tol"]) * nc:
+                    # a saddle: S has a negative direction u.  Rotate R_j to its principal columns (R R'
+                    # unchanged) and step along u in the weakest one, by the exact line search
+                    sl = F.row_slices[jmin]
+                    U, sv, _ = np.linalg.svd(R[sl], full_matrices=False)
+                    R[sl] = U * sv
+                    D = np.zeros_like(R)
+                    D[sl, int(np.argmin(sv))] = pairs[jmin][1]
+                    q, p1, p2 = Lg.quartic(R, D, v, obj, y, sigma)
+                    a = exact_step(q)
+                    if a > 0:
+                        R = R + a * D
+                        escapes += 1
+                        parts = Lg.parts(R)
+                        Av, obj = Lg.reduce(parts)
+                        v = Av - b
+                        vn = float(np.linalg.norm(v))
             rec.add(objective=obj, err1=feas, sigma=sigma, iter=total_inner,
                     **({"dual_objective": bound_est} if bound_est == bound_est else {}))
             if done:
@@ -240,14 +312,17 @@ class SdpBurerMonteiro:
             if budget.expired():
                 y, status = ytil, "budget"
                 break
-            if vn <= float(p["eta"]) * best_v:
-                y, best_v = ytil, vn  # the multiplier update y <- y - sigma (A(RR') - b)
+            if vn <= float(p["eta"]) * best_v or feas <= float(p["tol"]):
+                # the multiplier update y <- y - sigma (A(RR') - b); once feasible to tol (ours: the
+                # paper raises sigma whenever the infeasibility stalls, which at rounding level
+                # only inflates sigma (v) and spoils y)
+                y, best_v = ytil, min(best_v, vn)
             else:
-                sigma *= float(p["gamma"])
+                sigma = min(sigma * float(p["gamma"]), SIGMA_MAX)
         else:
             y = y - sigma * v
-        variables = {"R": R, "y": shift_dual(d, y)}
-        info = {"status": status, "rank": r, "outer": outer, "inner": total_inner, "sigma": sigma,
+        variables = {"R": R, "y": shift_dual(d, y / scale)}
+        info = {"status": status, "rank": r, "outer": outer, "inner": total_inner, "sigma": sigma, "escapes": escapes,
                 "solve_s": time.monotonic() - t0, "budget_s": float(getattr(budget, "time_limit_s", None) or float("nan"))}
         return Solution(variables=variables, status=Status.TIMEOUT if budget.expired() else Status.OK,
                         iterations=total_inner, info=info, trace=rec.points, iterates=rec.finish(variables),
