@@ -19,11 +19,12 @@ How that eigenvalue bound is had, and which KIND of bound the result is:
   LAPACK's bound with constant 1, assumed as in :func:`.reference.lower_bound`) and by the
   Frobenius norm of the entrywise rounding bound of ``Z`` (Weyl), ``b'y`` lowered by
   ``gamma_m |b|'|y|`` and the result by two units: the same analysis as the dense reference's bound.
-  A larger block: the rigorous sparse certificate of :mod:`psdbench.linalg.certify` when present
-  (Weyl for the rounding of ``Z`` likewise).
-* ``estimate``: a larger block without that module: ``scipy.sparse.linalg.eigsh`` (Lanczos,
-  smallest algebraic).  A Ritz value lies ABOVE the smallest eigenvalue, so this bound may be too
-  high: it is never called certified.
+  A larger block: the sparse certificate of :mod:`psdbench.linalg.certify` (``lambda_max_upper``
+  of ``-Z_j``: an LDL' factorization of ``Z_j - s I`` with its computed residual, rigorous in
+  floating point without an eigensolver's assumption), the rounding of ``Z`` by Weyl likewise.
+* ``estimate``: where that factorization does not fit its memory budget, the Lanczos value
+  (``eigsh``) it falls back to.  A Ritz value lies ABOVE the smallest eigenvalue, so this bound
+  may be too high: it is never called certified.
 * ``none``: the data bound no trace.
 """
 
@@ -54,18 +55,15 @@ def lambda_min_estimate(Zj: sp.spmatrix) -> float:
     return float(eigsh(Zj.tocsr(), k=1, which="SA", tol=1e-10, maxiter=20 * s, return_eigenvectors=False)[0])
 
 
-def _sparse_certificate(Zj: sp.spmatrix) -> float | None:
-    """A rigorous lower bound on ``lambda_min`` of the computed sparse ``Zj`` from
-    :mod:`psdbench.linalg.certify`, or ``None`` where that module is absent."""
-    try:
-        from psdbench.linalg import certify  # noqa: F401  (merged from branch lowrank)
-    except ImportError:
-        return None
-    fn = getattr(certify, "lambda_min_lower", None)
-    if fn is None:
-        return None
-    out = fn(sp.csr_matrix(Zj))
-    return float(out[0] if isinstance(out, tuple) else getattr(out, "bound", out))
+def _sparse_certificate(Zj: sp.spmatrix) -> tuple[float, str]:
+    """A lower bound on ``lambda_min`` of the computed sparse ``Zj`` and its kind, from
+    :func:`psdbench.linalg.certify.lambda_max_upper` on ``-Zj`` (an LDL' factorization with its
+    computed residual: certified; a Lanczos value where no factorization fits: estimate)."""
+    from psdbench.linalg.certify import lambda_max_upper
+
+    Zs = sp.csr_matrix(Zj)
+    out = lambda_max_upper(-Zs, -lambda_min_estimate(Zs))
+    return -float(out.value), ("certified" if out.certified else "estimate")
 
 
 def lambda_min_lower(Zj: sp.spmatrix, Ej: sp.spmatrix) -> tuple[float, str]:
@@ -79,10 +77,8 @@ def lambda_min_lower(Zj: sp.spmatrix, Ej: sp.spmatrix) -> tuple[float, str]:
         dense = Zj.toarray()
         slack = s * np.finfo(float).eps * float(np.linalg.norm(dense))
         return float(np.linalg.eigvalsh(dense)[0]) - slack - weyl, "certified"
-    cert = _sparse_certificate(Zj)
-    if cert is not None:
-        return cert - weyl, "certified"
-    return lambda_min_estimate(Zj), "estimate"
+    value, kind = _sparse_certificate(Zj)
+    return value - weyl, kind
 
 
 def shift_dual(data: SdpData, y: np.ndarray) -> np.ndarray:
