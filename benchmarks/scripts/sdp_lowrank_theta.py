@@ -67,10 +67,11 @@ def main() -> None:
            "objective_rel_to_published": None if pub is None else abs(obj - pub) / abs(pub),
            "bound_rel_to_published": None if pub is None else abs(bound["bound"] - pub) / abs(pub),
            "max_dimacs": ev.get("max_err"), **{f"err{k}": ev.get(f"err{k}") for k in range(1, 7)},
-           "info": {k: v for k, v in sol.info.items() if isinstance(v, (int, float, str))}}
-    print(json.dumps(out, indent=1))
-    print("trace (last 15 outer iterations):")
-    for p in sol.trace[-15:]:
+           "info": {k: v for k, v in sol.info.items() if isinstance(v, (int, float, str))},
+           "trace": sol.trace}
+    print(json.dumps({k: v for k, v in out.items() if k != "trace"}, indent=1))
+    print("trace (outer iterations):")
+    for p in sol.trace:
         print("  " + "  ".join(f"{k}={v:.6g}" for k, v in p.items()))
     if args.json:
         with open(args.json, "a") as fh:

@@ -69,8 +69,16 @@ class BlockPattern:
     full: tuple[np.ndarray, np.ndarray, np.ndarray]
 
     def dots(self, R: np.ndarray, S: np.ndarray | None = None) -> np.ndarray:
-        """``R_p . S_q`` for every pattern position ``(p, q)`` (``S = R`` by default): (k,)."""
+        """``R_p . S_q`` for every pattern position ``(p, q)`` (``S = R`` by default): (k,).
+
+        A compiled loop (numba) where available: no ``(k, r)`` temporaries; numpy in chunks otherwise.
+        """
         S = R if S is None else S
+        kernel = _kernel()
+        if kernel is not None and R.dtype == np.float64 and S.dtype == np.float64:
+            out = np.empty(self.rows.size)
+            kernel(self.rows, self.cols, np.ascontiguousarray(R), np.ascontiguousarray(S), out)
+            return out
         r = max(R.shape[1], 1)
         step = max(1, CHUNK_ENTRIES // r)
         out = np.empty(self.rows.size)
@@ -87,6 +95,32 @@ class BlockPattern:
         """The symmetric sparse ``n_j x n_j`` matrix with ``values`` (k,) on the pattern."""
         indptr, indices, perm = self.full
         return sp.csr_matrix((np.asarray(values)[perm], indices, indptr), shape=(self.size, self.size))
+
+
+_KERNEL: list[Any] = []
+
+
+def _kernel() -> Any:
+    """The numba row-dot kernel ``out[k] = R[rows[k]] . S[cols[k]]`` (compiled once, cached on disk), or ``None``."""
+    if not _KERNEL:
+        try:
+            from numba import njit
+        except ImportError:  # pragma: no cover - numba is a dependency; numpy otherwise
+            _KERNEL.append(None)
+            return None
+
+        @njit(cache=True, nogil=True)
+        def rowdots(rows, cols, R, S, out):  # pragma: no cover - compiled
+            r = R.shape[1]
+            for k in range(rows.size):
+                p, q = rows[k], cols[k]
+                acc = 0.0
+                for j in range(r):
+                    acc += R[p, j] * S[q, j]
+                out[k] = acc
+
+        _KERNEL.append(rowdots)
+    return _KERNEL[0]
 
 
 def _pattern(data: SdpData, j: int) -> BlockPattern:
