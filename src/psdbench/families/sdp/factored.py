@@ -123,6 +123,14 @@ def _kernel() -> Any:
     return _KERNEL[0]
 
 
+def warm_kernel() -> None:
+    """Compile (or load from numba's cache) the row-dot kernel with a tiny call."""
+    kernel = _kernel()
+    if kernel is not None:
+        idx = np.zeros(1, np.int64)
+        kernel(idx, idx, np.ones((1, 1)), np.ones((1, 1)), np.empty(1))
+
+
 def _pattern(data: SdpData, j: int) -> BlockPattern:
     s = int(data.block_sizes[j])
     off = data.offsets
