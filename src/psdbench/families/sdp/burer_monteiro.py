@@ -34,6 +34,10 @@ eigenvalue as estimated) is ``<= tol``; without a trace bound, when feasibility 
 feasible checks in which that gap did not fall by 10 % (the multipliers' accuracy, limited by
 ``sigma`` times the rounding of ``A(R R') - b``, ends there).  The harness recomputes every error and the bound.
 
+Dual refinement (ours): at each feasible check the least-squares multiplier of the stationarity
+condition, ``argmin_y ||(C - A*(y)) R||_F`` (LSQR from the current one), replaces it when its
+bound is better.
+
 Saddle escape (ours, after the paper's observation that a rank-deficient local minimiser has
 ``S`` psd): where the point is feasible to ``tol`` but ``lambda_min(S) < -tol (1 + |C|_max)``,
 ``R`` is rotated to its principal columns and moved along the eigenvector of ``lambda_min(S)`` in
@@ -110,6 +114,33 @@ class _Lagrangian:
             G[sl] = 2.0 * (P.matrix(P.c - M @ ytil) @ R[sl])
         return G
 
+    def lsq_dual(self, R: np.ndarray, y0: np.ndarray) -> np.ndarray:
+        """``argmin_y ||(C - A*(y)) R||_F`` by LSQR from ``y0`` (the stationarity condition ``S R = 0``
+        as least squares in ``y``; its adjoint from the pattern's symmetric row dots)."""
+        from scipy.sparse.linalg import LinearOperator, lsqr
+
+        shapes = [(sl, P, M) for P, M, sl in zip(self.F.patterns, self.Ms, self.F.row_slices)]
+        r = R.shape[1]
+
+        def mv(y: np.ndarray) -> np.ndarray:  # y -> A*(y) R
+            out = np.empty_like(R)
+            for sl, P, M in shapes:
+                out[sl] = P.matrix(M @ y) @ R[sl]
+            return out.ravel()
+
+        def rmv(w: np.ndarray) -> np.ndarray:  # W -> (<A_i, (W R' + R W') / 2>)_i
+            W = w.reshape(R.shape)
+            return sum((M.T @ (P.weight * P.sym_dots(W[sl], R[sl]) / 2) for sl, P, M in shapes), np.zeros(self.b.size))
+
+        op = LinearOperator((R.size, self.b.size), matvec=mv, rmatvec=rmv, dtype=float)
+        Cs = np.empty_like(R)
+        for sl, P, M in shapes:
+            Cs[sl] = P.matrix(P.c) @ R[sl]
+        rhs = Cs.ravel() - mv(y0)
+        dy = lsqr(op, rhs, atol=1e-14, btol=1e-14, iter_lim=max(100, min(2000, 4 * self.b.size)))[0]
+        del r
+        return y0 + dy
+
     def quartic(self, R: np.ndarray, D: np.ndarray, v: np.ndarray, obj: float, y: np.ndarray,
                 sigma: float) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
         """Coefficients ``q0..q4`` of ``L(R + a D)`` and the pattern parts of ``R D' + D R'``, ``D D'``."""
@@ -153,11 +184,13 @@ class SdpBurerMonteiro:
         "memory": api.number(low=1, default=8, integer=True, doc="L-BFGS memory (pairs kept)"),
         "inner_tol": api.number(low=0, default=1e-1,
                                 doc="an inner solve stops at ||grad L||_F / (1 + |C|_max) <= inner_tol / sigma "
-                                    "(or at 1e-3 of the relative infeasibility, whichever is larger)"),
+                                    "(or at 1e-3 of the relative infeasibility, whichever is larger; at most tol once feasible to tol)"),
         "max_inner": api.number(low=1, default=2000, integer=True, doc="L-BFGS iterations per inner solve"),
         "max_outer": api.number(low=1, default=500, integer=True, doc="augmented Lagrangian iterations"),
         "scale_constraints": api.Param(default=False, types=(bool,),
                                        doc="divide each A_i, b_i by ||A_i||_F (measured: slower on theta and gpp)"),
+        "refine_dual": api.Param(default=True, types=(bool,),
+                                 doc="at each feasible check also try the least-squares multiplier of S(y) R = 0"),
         "patience": api.number(low=1, default=20, integer=True,
                                doc="stop ('stalled') after this many feasible checks without the gap falling by 10 %"),
         "check_every": api.number(low=1, default=1, integer=True,
@@ -212,7 +245,7 @@ class SdpBurerMonteiro:
         v = Av - b
         best_v = float(np.linalg.norm(v))
         total_inner, outer, status, bound_est, escapes = 0, 0, "max_outer", float("nan"), 0
-        best_gap, stall = np.inf, 0
+        best_gap, stall, refined = np.inf, 0, 0
         max_inner = int(budget.max_iter or p["max_inner"])
         t0 = time.monotonic()
         for outer in range(1, int(p["max_outer"]) + 1):
@@ -223,6 +256,8 @@ class SdpBurerMonteiro:
             feas = float(np.linalg.norm(scale * v)) / nb
             gtol = max(float(p["inner_tol"]) / sigma, 1e-3 * feas) * nc
             gtol = min(gtol, 1e-1 * nc)
+            if feas <= float(p["tol"]):  # feasible: the dual bound's accuracy follows the gradient's
+                gtol = min(gtol, float(p["tol"]) * nc)
             for _ in range(max_inner):
                 gnorm = float(np.linalg.norm(G))
                 if gnorm <= gtol or budget.expired():
@@ -270,6 +305,17 @@ class SdpBurerMonteiro:
             done = False
             if feas <= float(p["tol"]) and outer % int(p["check_every"]) == 0:
                 pairs = [_min_eigpair(P.matrix(P.c - M @ ytil)) for P, M in zip(F.patterns, Lg.Ms)]
+                if p["refine_dual"]:
+                    # the least-squares multiplier of the stationarity S(y) R = 0, kept when its
+                    # bound b'y + T min(0, lambda_min) (or lambda_min alone) is the better one
+                    y_ls = Lg.lsq_dual(R, ytil)
+                    pairs_ls = [_min_eigpair(P.matrix(P.c - M @ y_ls)) for P, M in zip(F.patterns, Lg.Ms)]
+                    lam0, lam1 = min(q[0] for q in pairs), min(q[0] for q in pairs_ls)
+                    Tb = T if T is not None else 0.0
+                    if float(b @ y_ls) + Tb * min(0.0, lam1) > float(b @ ytil) + Tb * min(0.0, lam0) or (
+                            T is None and lam1 > lam0):
+                        ytil, pairs = y_ls, pairs_ls
+                        refined += 1
                 jmin = int(np.argmin([pr[0] for pr in pairs]))
                 lam = pairs[jmin][0]
                 dobj = float(b @ ytil)
@@ -326,7 +372,7 @@ class SdpBurerMonteiro:
         else:
             y = y - sigma * v
         variables = {"R": R, "y": shift_dual(d, y / scale)}
-        info = {"status": status, "rank": r, "outer": outer, "inner": total_inner, "sigma": sigma, "escapes": escapes,
+        info = {"status": status, "rank": r, "outer": outer, "inner": total_inner, "sigma": sigma, "escapes": escapes, "refined": refined,
                 "solve_s": time.monotonic() - t0, "budget_s": float(getattr(budget, "time_limit_s", None) or float("nan"))}
         return Solution(variables=variables, status=Status.TIMEOUT if budget.expired() else Status.OK,
                         iterations=total_inner, info=info, trace=rec.points, iterates=rec.finish(variables),
