@@ -34,7 +34,9 @@ sign (``Z = C - A*(y_ours)`` is the matrix whose ``lambda_min`` was estimated), 
 with the best such estimate is returned, moved along ``w`` (``A*(w) = I``) so that its ``Z`` is in
 the cone (:func:`.lowrank_bound.shift_dual`: the same bound), and the harness recomputes and
 certifies it.  Stopping
-(ours): at ``max_iter``, the budget, or when the relative infeasibility of ``z`` and the relative
+(ours): at ``max_iter``, the budget, or when the relative infeasibility of ``z`` (in the original
+scaling, as DIMACS err1: ``||A(X_t) - b|| / (1 + |b|_max)``; of the implicit ``X_t``, not of the
+Nystrom reconstruction, which adds its own error where ``X_t``'s rank exceeds the sketch) and the relative
 gap between ``p`` and the best bound are both at most ``tol``, the bound's eigenvalue then
 recomputed accurately (a few-step Lanczos value lies above ``lambda_min``, so its bound is too high).
 
@@ -186,7 +188,8 @@ class SdpSketchyCgal:
         a_nrm = _op_norm(F, rng)
         c_s, M_s = P.c / c_fro, P.M / a_nrm
         b_s = np.asarray(d.b, dtype=float) / (a_nrm * alpha)
-        nb = 1.0 + float(np.linalg.norm(b_s))
+        # relative infeasibility as DIMACS err1 measures it: ||A(X) - b|| / (1 + |b|_max), A(X) = a_nrm alpha z
+        nb = (1.0 + d.norm_b_inf()) / (a_nrm * alpha)
         beta0 = float(p["beta0"])
         sketch = NystromSketch(n, min(int(p["sketch"]), n), rng)
         z, y, obj = np.zeros(d.m), np.zeros(d.m), 0.0
