@@ -172,8 +172,8 @@ class SdpBurerMonteiro:
 
     name = "sdp-burer-monteiro"
     kinds: tuple[str, ...] = (KIND,)
-    returns = ("R (n_psd, r): the PSD blocks' factors stacked by rows (X_j = R_j R_j'); y (m,): the dual estimate "
-               "y - sigma (A(RR') - b); a factored point, verified without forming X")
+    returns = ("R (n_psd, r): the PSD blocks' factors stacked by rows (X_j = R_j R_j'), a factored point verified "
+               "without forming X; y (m,): the dual estimate y - sigma (A(RR') - b), moved into the cone along A*(w) = I")
     params: dict[str, api.Param] = {
         "rank": api.number(low=0, default=0, integer=True,
                            doc="columns of R; 0: the smallest r with r(r+1)/2 >= m (at most the largest block)"),

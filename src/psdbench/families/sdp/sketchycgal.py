@@ -137,8 +137,8 @@ class SdpSketchyCgal:
 
     name = "sdp-sketchycgal"
     kinds: tuple[str, ...] = (KIND,)
-    returns = ("R (n, R): the Nystrom factor U Lambda^(1/2) of the sketched X (X ~ R R'); y (m,): the dual estimate "
-               "with the best bound seen; a factored point, verified without forming X")
+    returns = ("R (n, R): the Nystrom factor U Lambda^(1/2) of the sketched X (X ~ R R'), a factored point verified "
+               "without forming X; y (m,): the dual estimate with the best bound seen")
     params: dict[str, api.Param] = {
         "sketch": api.number(low=1, default=10, integer=True, doc="Nystrom sketch size R (columns of the factor)"),
         "max_iter": api.number(low=1, default=100000, integer=True, doc="CGAL iterations T"),
