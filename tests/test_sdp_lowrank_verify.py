@@ -115,3 +115,14 @@ def test_shapes_and_missing_lp_part_are_rejected():
     with pytest.raises(ValueError, match="x_lp"):
         inst.objective(Solution(variables={"R": np.zeros((5, 2)), "y": np.zeros(5)}))
     assert sp.issparse(Factored.of(inst.data).slack(np.zeros(5))[0][0])
+
+
+def test_diagonal_constraints_give_the_trace_weights_without_lsqr():
+    """diag(X) = b rows: w = 1 / a_i on them, A*(w) = I exactly; theta (one trace row) falls back to LSQR."""
+    from psdbench.families.sdp.generators import maxcut, theta
+
+    d = maxcut(12, 0.4, 0)
+    w = d._diagonal_weights(d.identity())
+    assert w is not None and np.array_equal(d.At_op(w), d.identity()) and d.trace_bound() == 12.0
+    t = theta(12, 0.4, 0)
+    assert t._diagonal_weights(t.identity()) is None and t.trace_bound() == pytest.approx(1.0, abs=1e-12)
