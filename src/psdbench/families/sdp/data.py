@@ -145,7 +145,8 @@ class SdpData:
 
         The trace is fixed when the identity lies in the range of ``A*``: ``I = A*(w)`` gives
         ``tr(X) = <A*(w), X> = w'b`` for every ``X`` with ``A(X) = b`` (max-cut: ``w = 1``, the
-        diagonal unit constraints; theta: ``w = e_1``, the trace constraint).  ``w`` is found by
+        diagonal unit constraints; theta: ``w = e_1``, the trace constraint).  ``w`` is read off
+        single-entry diagonal rows where they cover the identity (:meth:`_diagonal_weights`), else found by
         sparse least squares (LSQR and two refinement passes on its residual) and accepted when
         ``||A*(w) - I||_inf <= tol * (1 + ||w||_inf)``.
         """
