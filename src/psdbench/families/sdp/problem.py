@@ -13,6 +13,10 @@ Variables a solution carries (stacked vectors in the layout of :mod:`.data`):
 
 * ``X`` (length N) and ``y`` (length m): required for a point; ``Z`` (length N) optional (when
   absent, ``Z = C - A*(y)``);
+* or a FACTORED point (:mod:`.factored`): ``R`` (n_psd, r), the PSD blocks' factors stacked by rows
+  (``X_j = R_j R_j'``), ``x_lp`` (n_lp,) the LP entries, with ``y``: verified without forming ``X``;
+  its metrics add ``dual_bound`` (a lower bound on the optimum from ``y``) and
+  ``dual_bound_certified`` (1 certified, 0 an estimate; :mod:`.lowrank_bound`);
 * ``y_ray``: a certificate that (P) is infeasible; ``X_ray``: a certificate that (D) is infeasible
   (checked in :mod:`.errors`; a certificate alone never verifies as a point).
 
@@ -43,6 +47,8 @@ from . import KIND
 from .contract import SdpKind
 from .data import SdpData
 from .errors import dimacs_errors, dual_infeasibility_holds, primal_infeasibility_holds
+from .factored import Factored, is_factored
+from .lowrank_bound import dual_bound, factored_errors
 from .kkt import scs_residuals
 
 
@@ -56,7 +62,7 @@ DIMACS_NAMES = ("err1 (primal residual ||A(X) - b||)", "err2 (primal cone: -lamb
 class SdpInstance:
     """Implements :class:`~psdbench.families.sdp.contract.SdpKind`."""
 
-    variables: ClassVar[tuple[str, ...]] = ("X", "y", "Z", "y_ray", "X_ray")
+    variables: ClassVar[tuple[str, ...]] = ("X", "y", "Z", "y_ray", "X_ray", "R", "x_lp")
     problem: str
     dataset: str
     params: dict[str, Any]
@@ -81,18 +87,26 @@ class SdpInstance:
         """``X``, ``Z`` and ``X_ray`` stack the N entries of the blocks, ``y`` and ``y_ray`` have m
         (checked by the harness and the kit before ``verify``: ``api.point_mismatch``)."""
         N, m = self.data.N, self.data.m
-        return {"X": (N,), "y": (m,), "Z": (N,), "X_ray": (N,), "y_ray": (m,)}
+        n_psd = sum(s for s in self.data.block_sizes if s > 0)
+        n_lp = -sum(s for s in self.data.block_sizes if s < 0)
+        return {"X": (N,), "y": (m,), "Z": (N,), "X_ray": (N,), "y_ray": (m,), "R": (n_psd, None), "x_lp": (n_lp,)}
 
     def _vec(self, solution: Solution, key: str) -> np.ndarray | None:
         v = solution.variables.get(key)
         return None if v is None else np.asarray(v, dtype=float).ravel()
 
     def objective(self, solution: Solution) -> float:
-        """``<C, X>`` (NaN for a certificate without a point)."""
+        """``<C, X>`` (NaN for a certificate without a point); ``<C, R R'>`` of a factored point (:mod:`.factored`)."""
+        if is_factored(solution.variables):
+            return Factored.of(self.data).objective(np.asarray(solution.variables["R"], dtype=float),
+                                                    self._vec(solution, "x_lp"))
         x = self._vec(solution, "X")
         return float("nan") if x is None else float(self.data.c_dense() @ x)
 
     def _errors(self, solution: Solution):
+        if is_factored(solution.variables) and "y" in solution.variables:
+            return factored_errors(self.data, np.asarray(solution.variables["R"], dtype=float),
+                                   self._vec(solution, "x_lp"), self._vec(solution, "y"))
         x, y, z = (self._vec(solution, k) for k in ("X", "y", "Z"))
         if x is None or y is None:
             return None
@@ -139,7 +153,14 @@ class SdpInstance:
             if self.published_digits:
                 out["published_digits"] = float(self.published_digits)
         e = self._errors(solution)
-        if e is not None:
+        if e is not None and is_factored(solution.variables):
+            # a factored point: the lower bound on the optimum from its y, from the sparse Z
+            # (:mod:`.lowrank_bound`), with its kind; no dense KKT residuals
+            bound = dual_bound(self.data, self._vec(solution, "y"))
+            out.update(e.as_dict())
+            out.update(factored=1.0, rank=float(np.shape(solution.variables["R"])[1]),
+                       dual_bound=bound["bound"], dual_bound_certified=float(bound["kind"] == "certified"))
+        elif e is not None:
             out.update(e.as_dict())
             x, y, z = (self._vec(solution, k) for k in ("X", "y", "Z"))
             out.update(scs_residuals(self.data, x, y, z))  # the SCS page's measures (:mod:`.kkt`)
@@ -197,6 +218,11 @@ Variables a solution carries (stacked vectors in that layout):
   Z      (N,)  optional dual slack; default C - A*(y)
   y_ray  (m,)  optional certificate that (P) is infeasible: A*(y) nsd and b'y > 0
   X_ray  (N,)  optional certificate that (D) is infeasible: X psd, A(X) = 0, <C, X> < 0
+  R      (n_psd, r)  instead of X: a factored point, the PSD blocks' factors stacked by rows,
+               X_j = R_j R_j' (verified without forming X, in O(nnz(A) r) time and O(nnz + n r) memory)
+  x_lp   (n_lp,)  with R: the LP blocks' entries (required when the data have LP blocks)
+A factored point's metrics add dual_bound (b'y + T min(0, lambda_min(C - A*(y))), a lower bound on
+the optimum where tr X <= T) and dual_bound_certified (1: certified, 0: a Lanczos estimate).
 
 Verified when the largest of the six DIMACS errors (relative residuals of A(X) = b, X psd,
 A*(y) + Z = C, Z psd, the duality gap and <X, Z>; the 7th DIMACS challenge's norms: err3 sums the

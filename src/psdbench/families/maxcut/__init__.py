@@ -1,0 +1,21 @@
+"""Max-cut SDP relaxations of sparse graphs, solved on factors and judged by certified bounds.
+
+Problem (Goemans and Williamson, J. ACM 42:1115-1145, 1995; the SDPLIB maxG files of S. Benson):
+``max <C, X> s.t. diag(X) = 1, X psd`` with ``C = L / 4``, ``L`` the weighted Laplacian of a sparse
+graph.  A point is a factor ``R`` (n x r, ``X = R R^T``) with a dual ``y``; nothing n x n is formed
+(verification and objective in O(nnz r), the dual bound from the sparse ``C - Diag(y)`` with the
+certified eigenvalue bound of :mod:`psdbench.linalg.certify`).
+
+Modules
+-------
+graph      graphs: Laplacian cost, cut values, maxG (SDPA) files read back into graphs, and the seeded
+           generators ``random`` and ``torus`` (2-D toroidal grid with +-1 weights)
+bound      the dual bound ``1'y + n lambda_max(C - Diag y)`` with its kind
+problem    the problem ``maxcut/sdp`` and its instance (verification, objective, reference)
+contract   the kind protocol ``maxcut``
+mixing     ``maxcut-mixing``: the mixing method (Wang, Chang and Kolter 2017), numba kernel
+rounding   Goemans-Williamson hyperplane rounding of a factor, best of k, one-flip local search
+datasets   ``maxcut-gen/<generator>``
+"""
+
+KIND = "maxcut"
