@@ -107,7 +107,7 @@ def test_collection_is_registered_and_lists_every_gset_class():
         reg.check_dataset("gset-class/toroidal-13")
     ds = GsetClassCollection().load("toroidal-800-pm1")
     assert ds.meta["gset_class_of"] == ["G11", "G12", "G13"]
-    assert sp.issparse(ds.payload["graph"]) and ds.payload["generator"]["shape"] == [25, 32]
+    assert sp.issparse(ds.payload["graph"]) and ds.payload["gset_class"]["shape"] == [25, 32]
 
 
 @pytest.mark.parametrize("name", ["toroidal-1000000-pm1", "random-1000000-d4"])
@@ -118,3 +118,50 @@ def test_million_nodes_in_o_nnz_memory(name):
     assert A.indices.dtype == np.int32
     nbytes = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes
     assert nbytes <= 13 * A.nnz + 4 * (10**6 + 1)
+
+
+def test_sdp_view_is_the_maxcut_relaxation():
+    """``:sdp``: <C, x x'> = -cut(x) for +-1 vectors x, A picks the diagonal, b = 1."""
+    ds = GsetClassCollection().load("random-30-p0.3-pm1:sdp")
+    W = GsetClassCollection().load("random-30-p0.3-pm1").payload["graph"]
+    sdp = ds.payload["sdp"]
+    assert sdp.block_sizes == (30,) and np.all(sdp.b == 1)
+    rng = np.random.default_rng(0)
+    iu = np.triu_indices(30, 1)
+    for _ in range(5):
+        x = rng.choice([-1.0, 1.0], 30)
+        cut = float(W.toarray()[iu][(x[iu[0]] != x[iu[1]])].sum())
+        assert float((sdp.c @ np.outer(x, x).ravel())[0]) == pytest.approx(-cut)
+        assert np.allclose(sdp.A @ np.outer(x, x).ravel(), 1.0)
+
+
+def test_sdp_view_of_g32_class_has_maxg32_structure(data_dir):
+    """The G32-class torus gives SDPLIB maxG32's constraints and cost pattern (the weights' signs differ)."""
+    from psdbench.families.sdp.sdpa_io import read_sdpa
+
+    ref = read_sdpa(data_dir / "sdplib" / "maxG32.dat-s")
+    ours = GsetClassCollection().load("toroidal-100x20-pm1:sdp").payload["sdp"]
+    assert ours.block_sizes == ref.block_sizes and np.array_equal(ours.b, ref.b)
+    assert (ours.A != ref.A).nnz == 0
+    off = lambda c: set(c.indices[c.indices % 2001 != 0].tolist())  # off-diagonal entries of vec(C)
+    assert off(ours.c.tocsr()) == off(ref.c.tocsr())
+
+
+def test_interior_point_solves_the_sdp_view_between_the_max_cut_and_the_eigenvalue_bound(tmp_path):
+    """sdp/standard + sdp-clarabel on a generated graph, as a user runs it: max cut <= SDP <= n/4 lambda_max(L)."""
+    import itertools
+
+    import psdbench
+
+    name = "toroidal-3x4-pm1"
+    grid = {"run": {"name": "gset-view", "seeds": [0], "timeout": 60, "reference_timeout": 60},
+            "problems": [{"name": "sdp/standard", "datasets": [f"gset-class/{name}:sdp"]}],
+            "solvers": [{"name": "sdp-clarabel"}]}
+    df = psdbench.run(grid, db=tmp_path / "t.sqlite", jobs=1, ref_cache=False)
+    assert df.status.tolist() == ["ok"]
+    sdp_value = -float(df.objective.iloc[0])  # the SDP family minimises <-L/4, X>
+    W = GsetClassCollection().load(name).payload["graph"].toarray()
+    L = np.diag(W.sum(1)) - W
+    best = max(float(np.array((1,) + s) @ L @ np.array((1,) + s)) / 4
+               for s in itertools.product((-1.0, 1.0), repeat=11))
+    assert best - 1e-6 <= sdp_value <= 12 / 4 * np.linalg.eigvalsh(L)[-1] + 1e-6

@@ -39,7 +39,11 @@ Names: ``random-<n>-p<density>`` (density a fraction of the n (n-1) / 2 pairs) o
 planar graphs at density 0.99) or ``planar-<n>-p<density>``; each optionally followed by ``-pm1``
 (weights +-1; default 1) and ``-s<seed>`` (default 1).  The dataset's ``payload["graph"]`` is the
 symmetric weighted adjacency (``scipy.sparse.csr_matrix``, float64, no diagonal, int32 indices
-below 2^31 entries), ``payload["generator"]`` its settings.  Generation is vectorised numpy: a
+below 2^31 entries), ``payload["gset_class"]`` its settings.  The view ``<name>:sdp``
+(``gset-class/toroidal-2000-pm1:sdp``) gives the same graph's max-cut relaxation in the SDP family's
+standard form instead, ``payload["sdp"]`` (:class:`psdbench.families.sdp.data.SdpData`: ``min
+<-L/4, X>`` s.t. ``X_ii = 1``, as SDPLIB's maxG files), so the interior-point solvers of ``sdp/standard``
+run on the generated graphs too.  Generation is vectorised numpy: a
 10^6-node toroidal or random sparse graph takes seconds and memory proportional to its edges.
 """
 
@@ -289,19 +293,44 @@ class GsetClassCollection:
         return sorted(out) + list(MILLION)
 
     def check(self, name: str) -> None:
-        parse_name(name)
+        parse_name(_split(name)[0])
 
     def stamp(self, name: str) -> str:
         """numpy's and scipy's versions: the generator's output depends on nothing else but this code."""
         return f"numpy {metadata.version('numpy')}, scipy {metadata.version('scipy')}"
 
     def load(self, name: str) -> Dataset:
-        spec = parse_name(name)
+        base, view = _split(name)
+        spec = parse_name(base)
         A = generate(spec)
         like = sorted((g for g in GSET if gset_spec(g).name() == spec.name()), key=lambda g: int(g[1:]))
         settings: dict[str, Any] = {"class": spec.kind, "n": spec.n, "density": spec.density,
                                     "shape": list(spec.shape or torus_shape(spec.n)) if spec.kind == "toroidal" else None,
                                     "weights": "+-1" if spec.pm1 else "1", "seed": spec.seed}
-        return Dataset(name=f"{COLLECTION}/{name}", source=f"psdbench.families.maxcut.gset:{spec.name()}",
-                       label_coding="", meta={"n": spec.n, "edges": A.nnz // 2, "gset_class_of": like},
-                       payload={"graph": A, "generator": settings})
+        meta = {"n": spec.n, "edges": A.nnz // 2, "gset_class_of": like}
+        source = f"psdbench.families.maxcut.gset:{spec.name()}"
+        if view == "sdp":
+            return Dataset(name=f"{COLLECTION}/{name}", source=source, label_coding="", meta=meta,
+                           payload={"sdp": maxcut_sdp(A, f"{COLLECTION}/{name}"), "gset_class": settings})
+        return Dataset(name=f"{COLLECTION}/{name}", source=source, label_coding="", meta=meta,
+                       payload={"graph": A, "gset_class": settings})
+
+
+def _split(name: str) -> tuple[str, str | None]:
+    base, _, view = name.partition(":")
+    if view not in ("", "sdp"):
+        raise DataError(f"dataset {COLLECTION}/{name}: unknown view {view!r} (known: sdp)")
+    return base, view or None
+
+
+def maxcut_sdp(W: sp.csr_matrix, name: str) -> Any:
+    """The max-cut relaxation of ``W`` in the SDP family's form: ``min <-L/4, X>``, ``X_ii = 1`` (sparse, no n x n array)."""
+    from psdbench.families.sdp.data import SdpData
+
+    n = W.shape[0]
+    L = (sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W).tocoo()
+    keep = L.data != 0
+    cols = L.row[keep].astype(np.int64) * n + L.col[keep]
+    c = sp.csr_matrix((-0.25 * L.data[keep], (np.zeros(keep.sum(), np.int64), cols)), shape=(1, n * n))
+    A = sp.csr_matrix((np.ones(n), (np.arange(n), np.arange(n, dtype=np.int64) * (n + 1))), shape=(n, n * n))
+    return SdpData(block_sizes=(n,), A=A, b=np.ones(n), c=c, name=name)
