@@ -1,0 +1,79 @@
+"""The rigorous eigenvalue bounds of psdbench.linalg.certify against dense eigvalsh."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from psdbench.linalg.certify import certify_psd, envelope_size, lambda_max_upper
+
+
+def _random_sym(n: int, density: float, seed: int) -> sp.csr_matrix:
+    A = sp.random(n, n, density, random_state=seed, data_rvs=np.random.default_rng(seed).standard_normal)
+    return sp.csr_matrix(A + A.T)
+
+
+def _laplacian(n: int, density: float, seed: int) -> sp.csr_matrix:
+    W = abs(_random_sym(n, density, seed))
+    return sp.csr_matrix(sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W)
+
+
+@pytest.mark.parametrize("dense", [False, True])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lambda_max_upper_brackets_eigvalsh(dense, seed):
+    for S in (_random_sym(150, 0.05, seed), _laplacian(150, 0.05, seed)):
+        lam = np.linalg.eigvalsh(S.toarray())[-1]
+        M = S.toarray() if dense else S
+        b = lambda_max_upper(M)
+        assert b.certified, b.reason
+        assert b.value >= lam
+        assert b.value - lam <= 1e-6 * max(1.0, abs(lam))
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_certify_psd_lower_bound(dense):
+    L = _laplacian(200, 0.04, 3)
+    w = np.linalg.eigvalsh(L.toarray())
+    A = L + sp.eye(200) * 1e-3  # smallest eigenvalue 1e-3 (L is singular)
+    M = A.toarray() if dense else sp.csr_matrix(A)
+    b = certify_psd(M, 0.5e-3)
+    assert b.certified and np.isfinite(b.value)
+    assert b.value <= w[0] + 1e-3 and b.value >= 0.4e-3
+
+
+@pytest.mark.parametrize("dense", [False, True])
+@pytest.mark.parametrize("eps", [1e-13, 1e-10, 1e-6])
+def test_tiny_negative_eigenvalue_never_certified_psd(dense, eps):
+    """A matrix with lambda_min = -eps: no shift makes the certified lower bound nonnegative."""
+    rng = np.random.default_rng(7)
+    n = 80
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    ev = np.concatenate([[-eps], rng.uniform(0.1, 2.0, n - 1)])
+    A = (Q * ev) @ Q.T
+    A = 0.5 * (A + A.T)
+    true_min = np.linalg.eigvalsh(A)[0]
+    M = A if dense else sp.csr_matrix(A)
+    for s in (-1e-3, -1e-9, 0.0, 1e-16, eps / 2, 1e-3):
+        b = certify_psd(M, s)
+        assert b.value <= true_min + 1e-15 * n  # eigvalsh itself is exact to about n u ||A||
+        assert not b.value >= 0.0
+
+
+def test_laplacian_singular_not_certified_positive():
+    L = _laplacian(120, 0.05, 5)  # L 1 = 0 exactly in real arithmetic
+    for M in (L, L.toarray()):
+        for s in (0.0, 1e-12, -1e-12):
+            assert not certify_psd(M, s).value > 0.0
+
+
+def test_envelope_bounds_fill():
+    n = 30
+    P = sp.diags([np.ones(n - 1), 2 * np.ones(n), np.ones(n - 1)], [-1, 0, 1]).tocsr()  # a path
+    assert envelope_size(P) == 2 * n - 1
+
+
+def test_fill_budget_gives_estimate_with_reason():
+    S = _random_sym(3000, 0.003, 4)
+    b = lambda_max_upper(S, max_fill=50_000, dense_max=100)
+    assert b.kind == "estimate" and "fill" in b.reason
