@@ -77,3 +77,19 @@ def test_fill_budget_gives_estimate_with_reason():
     S = _random_sym(3000, 0.003, 4)
     b = lambda_max_upper(S, max_fill=50_000, dense_max=100)
     assert b.kind == "estimate" and "fill" in b.reason
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_gershgorin_is_an_upper_bound(dense):
+    from psdbench.linalg.certify import gershgorin_lambda_max
+
+    S = _random_sym(100, 0.1, 9)
+    M = S.toarray() if dense else S
+    assert gershgorin_lambda_max(M) >= np.linalg.eigvalsh(S.toarray())[-1]
+
+
+def test_far_estimate_still_certified():
+    S = _laplacian(150, 0.05, 1)
+    lam = np.linalg.eigvalsh(S.toarray())[-1]
+    b = lambda_max_upper(S, 0.0, slack=1e-9)
+    assert b.certified and b.value >= lam
