@@ -165,3 +165,22 @@ def test_interior_point_solves_the_sdp_view_between_the_max_cut_and_the_eigenval
     best = max(float(np.array((1,) + s) @ L @ np.array((1,) + s)) / 4
                for s in itertools.product((-1.0, 1.0), repeat=11))
     assert best - 1e-6 <= sdp_value <= 12 / 4 * np.linalg.eigvalsh(L)[-1] + 1e-6
+
+
+@pytest.mark.xfail(reason="maxcut/graph.py check_graph edits the harness's read-only dataset in place "
+                          "(sp.csr_matrix(W, dtype=float) does not copy a float CSR; needs copy=True): "
+                          "every gset-class cell of maxcut/sdp is an error until it is fixed", strict=False)
+def test_mixing_method_on_a_generated_graph_through_the_harness(tmp_path):
+    """maxcut/sdp + maxcut-mixing on gset-class graphs as a user runs them: ok, cut <= SDP value <= dual bound."""
+    import psdbench
+
+    if "maxcut/sdp" not in discover().problems:
+        pytest.skip("maxcut/sdp is not registered in this environment")
+    grid = {"run": {"name": "gset-mixing", "seeds": [0], "timeout": 120, "reference": False},
+            "problems": [{"name": "maxcut/sdp", "datasets": ["gset-class/toroidal-800-pm1", "gset-class/planar-800"]}],
+            "solvers": [{"name": "maxcut-mixing"}]}
+    df = psdbench.run(grid, db=tmp_path / "t.sqlite", jobs=1, ref_cache=False)
+    assert df.status.tolist() == ["ok", "ok"], df.message.tolist()
+    for _, r in df.iterrows():
+        m = r.metrics
+        assert m["cut"] <= r.objective + 1e-6 <= m["dual_bound"] + 1e-3

@@ -105,3 +105,23 @@ def test_sdp_graph_scaling_renders_in_the_real_report(tmp_path):
     assert "time-out from n = 20,000" in md
     assert (tmp_path / "rep" / "report.html").read_text().count("Time and peak memory against n") >= 1
     assert out
+
+
+def test_maxcut_sections_render_in_the_real_report(tmp_path):
+    """maxcut/sdp rows in a store: the cuts table (best-known beside maxG32) and the scaling chart render."""
+    from psdbench.harness.store import Store
+    from psdbench.registry import discover
+    from psdbench.report import write_report
+
+    if "maxcut/sdp" not in discover().problems:
+        pytest.skip("maxcut/sdp is not registered in this environment")
+    store = Store(tmp_path / "s.sqlite")
+    for n, ds in ((800, "gset-class/toroidal-800-pm1"), (2000, "sdplib/maxG32"), (5000, "gset-class/toroidal-5000-pm1")):
+        met = {"n_nodes": n, "edges": 2 * n, "cut": 0.7 * n, "dual_bound": 0.78 * n, "dual_bound_certified": 1.0}
+        row = _row(ds, "maxcut-mixing", t=1e-3 * n, mem=50 + 0.01 * n, metrics=met, objective=0.78 * n - 1e-3)
+        store.write_result({**row, "problem": "maxcut/sdp", "cell_key": f"mc-{n}"})
+    store.close()
+    write_report(Store(tmp_path / "s.sqlite"), tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "Cuts, bounds and best-known cuts" in md and "1,410 (G32)" in md
+    assert "Scaling with the number of nodes" in md and "Fitted exponents" in md
