@@ -110,7 +110,8 @@ def test_collection_is_registered_and_lists_every_gset_class():
     assert sp.issparse(ds.payload["graph"]) and ds.payload["gset_class"]["shape"] == [25, 32]
 
 
-@pytest.mark.parametrize("name", ["toroidal-1000000-pm1", "random-1000000-d4"])
+@pytest.mark.parametrize("name", ["toroidal-1000000-pm1",
+                                  pytest.param("random-1000000-d4", marks=pytest.mark.slow)])  # 5-20 s
 def test_million_nodes_in_o_nnz_memory(name):
     """10^6 nodes: 4 x 10^6 stored entries, int32 indices, about 12 bytes per entry (no dense array)."""
     A = generate(parse_name(name))
