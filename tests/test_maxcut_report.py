@@ -125,3 +125,10 @@ def test_maxcut_sections_render_in_the_real_report(tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "Cuts, bounds and best-known cuts" in md and "1,410 (G32)" in md
     assert "Scaling with the number of nodes" in md and "Fitted exponents" in md
+
+
+def test_cuts_table_shows_values_finely_enough_to_see_the_gap():
+    rows = [_row("sdplib/maxG60", "mix", metrics={"cut": 13903.0, "dual_bound": 15222.330092, "dual_bound_certified": 1.0},
+                 objective=15222.267741)]
+    (table,) = MaxcutCuts().render(_ctx(rows, "maxcut"))
+    assert table.frame["SDP value"].iloc[0] == "15,222.268" and table.frame["dual bound"].iloc[0] == "15,222.330"

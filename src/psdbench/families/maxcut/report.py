@@ -175,6 +175,15 @@ def _fmt_int(x: Any) -> str:
     return f"{x:,.0f}" if isinstance(x, (int, float)) and math.isfinite(x) else "-"
 
 
+def _fmt_value(x: Any) -> str:
+    """An SDP value or bound with three decimals (``fmt_num``'s three digits hide the gap)."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return "-"
+    return f"{x:,.3f}" if math.isfinite(x) else "-"
+
+
 def _ratio(a: Any, b: Any) -> str:
     return f"{a / b:.4f}" if all(isinstance(v, (int, float)) and math.isfinite(v) for v in (a, b)) and b else "-"
 
@@ -206,7 +215,7 @@ class MaxcutCuts:
             best = bk.best_cut if bk else float("nan")
             rows.append({"graph": str(dataset), "configuration": str(label), "status": str(r["status"]),
                          "n": _fmt_int(graph_nodes(dataset, met(r, "n_nodes"))), "edges": _fmt_int(met(r, "edges")),
-                         "SDP value": fmt_num(r.get("objective")), "dual bound": fmt_num(bound), "bound kind": kind,
+                         "SDP value": _fmt_value(r.get("objective")), "dual bound": _fmt_value(bound), "bound kind": kind,
                          "rounded cut": _fmt_int(cut), "cut / bound": _ratio(cut, bound),
                          "best-known cut": _fmt_int(best) + (f" ({bk.graph})" if bk else ""),
                          "cut / best-known": _ratio(cut, best)})
@@ -222,4 +231,5 @@ class MaxcutCuts:
                 "the instance proved the bound in floating point; `estimate`: it did not, and the bound is "
                 f"not called certified. Best-known cuts: {best_known.SOURCE}, only for a Gset graph itself "
                 "(generated `gset-class` graphs are of Gset's classes, not Gset's graphs).")
-        return [Table(slug(self.name, context.family), self.title, pd.DataFrame(rows), note=note, checks=checks)]
+        return [Table(slug(self.name, context.family), "Per graph and configuration", pd.DataFrame(rows), note=note,
+                      checks=checks)]
