@@ -182,18 +182,25 @@ def _sparse_factor(M: sp.csc_matrix, max_fill: int):
 
 
 def _sparse_residual_bound(Mp: sp.csr_matrix, L: sp.csc_matrix, d: np.ndarray) -> float:
-    """Rigorous bound on ``||Mp_exact - L D L^T||_2`` for the permuted sparse ``Mp``."""
+    """Rigorous bound on ``||Mp_exact - L D L^T||_2`` for the permuted sparse ``Mp``.
+
+    ``|R^| 1`` comes from :func:`.ldlt_residual.residual_rowsums` (left-looking, on ``L``'s pattern;
+    each product ``(l_jk d_k) l_ik`` has two roundings, hence ``gamma_{k+2}``).
+    """
+    from .ldlt_residual import residual_rowsums
+
     n = Mp.shape[0]
-    Lr = L.tocsr()
-    P = (Lr @ sp.diags(d) @ Lr.T).tocsr()
-    Rh = (Mp - P).tocsr()
-    rowR = np.asarray(abs(Rh).sum(axis=1)).ravel()
-    aL = abs(Lr)
+    if n == 0:
+        return 0.0
+    Lc = sp.csc_matrix(L)
+    rowR = residual_rowsums(Mp, Lc, d)
+    aL = abs(Lc)
     rowLL = aL @ (np.abs(d) * (aL.T @ np.ones(n)))
-    k = int(np.max(np.diff(Lr.indptr))) if n else 0
-    tot = (1 + U) * rowR + U * np.abs(Mp.diagonal()) + gamma(k + 1) * rowLL
-    m = max(int(np.max(np.diff(Rh.indptr))) if n else 0, k, int(np.max(np.diff(L.indptr))) if n else 0) + 4
-    return _up(float(np.max(tot)) * (1 + gamma(m)) ** 2) if n else 0.0
+    Lr = Lc.tocsr()
+    k = int(np.max(np.diff(Lr.indptr)))
+    tot = (1 + U) * rowR + U * np.abs(Mp.diagonal()) + gamma(k + 2) * rowLL
+    m = 2 * max(k, int(np.max(np.diff(Lc.indptr))), int(np.max(np.diff(sp.csr_matrix(Mp).indptr)))) + 4
+    return _up(float(np.max(tot)) * (1 + gamma(m)) ** 2)
 
 
 def _symmetric(A) -> bool:
@@ -203,7 +210,8 @@ def _symmetric(A) -> bool:
     return bool(np.array_equal(A, A.T))
 
 
-def certify_psd(A, shift: float, *, max_fill: int = 60_000_000, dense_max: int = 9000) -> EigBound:
+def certify_psd(A, shift: float, *, max_fill: int = 60_000_000, dense_max: int = 9000,
+                residual: bool = True) -> EigBound:
     """A lower bound on ``lambda_min(A)`` from one factorization of ``A - shift I``.
 
     Parameters
@@ -217,6 +225,9 @@ def certify_psd(A, shift: float, *, max_fill: int = 60_000_000, dense_max: int =
     dense_max : int
         A sparse ``A`` with at most this many rows is factored densely when its factor's fill would
         exceed a quarter of ``n^2`` (a random graph): LAPACK's blocked Cholesky is faster then.
+    residual : bool
+        False: only whether every pivot is positive (``value`` is ``shift`` then, NOT a bound:
+        ``kind="estimate"``); used to search for a shift before the one certified.
 
     Returns
     -------
@@ -237,9 +248,11 @@ def certify_psd(A, shift: float, *, max_fill: int = 60_000_000, dense_max: int =
         M.sum_duplicates()
         L, d, perm, why = _sparse_factor(M, max_fill)
         if L is None and n <= dense_max and "fill" in why:
-            return certify_psd(A.toarray(), s)
+            return certify_psd(A.toarray(), s, residual=residual)
         if L is None:
             return EigBound(-math.inf, CERTIFIED, f"no certificate at shift {s:g}: {why}", s)
+        if not residual:
+            return EigBound(s, ESTIMATE, "pivots positive (no residual computed)", s)
         Mp = M.tocsr()[perm][:, perm].tocsr()
         res = _sparse_residual_bound(Mp, L, d)
         how = f"sparse LDL^T (SuperLU, MMD ordering, {L.nnz} nonzeros)"
@@ -249,6 +262,8 @@ def certify_psd(A, shift: float, *, max_fill: int = 60_000_000, dense_max: int =
         R, why = _dense_factor(M)
         if R is None:
             return EigBound(-math.inf, CERTIFIED, f"no certificate at shift {s:g}: {why}", s)
+        if not residual:
+            return EigBound(s, ESTIMATE, "pivots positive (no residual computed)", s)
         res = _dense_residual_bound(M, R)
         how = "dense Cholesky (LAPACK)"
     value = _down(_down(s) - res) if math.isfinite(res) else -math.inf
@@ -295,7 +310,7 @@ def lanczos_lambda_max(S, *, tol: float = 1e-8, seed: int = 0, maxiter: int = 30
 
 
 def lambda_max_upper(S, estimate: float | None = None, *, slack: float | None = None,
-                     tries: int = 14, growth: float = 8.0, max_fill: int = 60_000_000,
+                     tries: int = 14, growth: float = 8.0, refine: int = 3, max_fill: int = 60_000_000,
                      dense_max: int = 9000) -> EigBound:
     """An upper bound on ``lambda_max(S)``, certified where a factorization fits.
 
@@ -316,6 +331,9 @@ def lambda_max_upper(S, estimate: float | None = None, *, slack: float | None = 
         The first ``delta``.
     tries, growth : int, float
         Factorizations at most, and the factor ``delta`` grows by after a failed one.
+    refine : int
+        Geometric bisections between the last failed and the first successful ``delta`` (pivots
+        only); the residual is computed once, at the shift kept.
 
     Returns
     -------
@@ -330,17 +348,35 @@ def lambda_max_upper(S, estimate: float | None = None, *, slack: float | None = 
     delta = slack if slack is not None else 1e-9 * max(1.0, scale)
     negS = -S
     last = ""
+    lo, hi = None, None  # the largest shift whose factorization failed, the smallest certified
     for _ in range(tries):
         t = estimate + delta
         if t >= gersh:
             return EigBound(gersh, CERTIFIED, "Gershgorin's bound (below every shift tried)", gersh, 0.0)
-        b = certify_psd(negS, -t, max_fill=max_fill, dense_max=dense_max)
+        b = certify_psd(negS, -t, max_fill=max_fill, dense_max=dense_max, residual=False)
         if math.isfinite(b.value):
-            return EigBound(_up(-b.value), CERTIFIED, b.reason.replace(f"at shift {-t:.6g}", f"of tI - S at t = {t:.6g}"),
-                            t, b.residual)
+            hi = delta
+            break
         last = b.reason
         if "fill" in last or "MemoryError" in last:
+            hi = None
             break
+        lo = delta
         delta *= growth
+    if hi is not None:
+        # geometric bisection between the last failed and the first successful shift (pivots only)
+        for _ in range(refine if lo is not None else 0):
+            mid = math.sqrt(lo * hi)
+            if certify_psd(negS, -(estimate + mid), max_fill=max_fill, dense_max=dense_max,
+                           residual=False).value > -math.inf:
+                hi = mid
+            else:
+                lo = mid
+        t = estimate + hi
+        b = certify_psd(negS, -t, max_fill=max_fill, dense_max=dense_max)
+        if math.isfinite(b.value):
+            return EigBound(_up(-b.value), CERTIFIED,
+                            b.reason.replace(f"at shift {-t:.6g}", f"of tI - S at t = {t:.6g}"), t, b.residual)
+        last = b.reason
     est = lanczos_lambda_max(S)
     return EigBound(est, ESTIMATE, f"Lanczos estimate; no certificate: {last}")
