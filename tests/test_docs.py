@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
-FAMILIES = ["graph_classification", "mahalanobis", "signed_graph", "sdpmetric", "bregman_dykstra"]
+FAMILIES = ["graph_classification", "mahalanobis", "signed_graph", "sdpmetric", "bregman_dykstra", "maxcut"]
 
 
 def _gen():

@@ -33,7 +33,8 @@ def _clarabel_opt(C: sp.csr_matrix) -> float:
     return float(prob.value)
 
 
-GRAPHS = [("random", 20, 0.3, 0), ("random", 40, 0.15, 1), ("random-pm1", 60, 0.1, 2), ("torus", 36, 0, 3)]
+GRAPHS = [("random", 20, 0.3, 0), ("random", 40, 0.15, 1), ("torus", 36, 0, 3),
+          pytest.param("random-pm1", 60, 0.1, 2, marks=pytest.mark.slow)]  # Clarabel: 2-12 s at n = 60
 
 
 def _graph(kind, n, density, seed):

@@ -93,3 +93,19 @@ def test_far_estimate_still_certified():
     lam = np.linalg.eigvalsh(S.toarray())[-1]
     b = lambda_max_upper(S, 0.0, slack=1e-9)
     assert b.certified and b.value >= lam
+
+
+def test_left_looking_residual_matches_sparse_product():
+    import scipy.sparse.linalg as spla
+
+    from psdbench.linalg.ldlt_residual import residual_rowsums
+
+    A = (_laplacian(300, 0.02, 8) + sp.eye(300) * 0.1).tocsc()
+    lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+    p = np.argsort(lu.perm_c)
+    Mp = A.tocsr()[p][:, p]
+    L, d = lu.L.tocsc(), lu.U.diagonal()
+    ref = np.asarray(abs(Mp - L @ sp.diags(d) @ L.T).sum(axis=1)).ravel()
+    got = residual_rowsums(Mp, L, d)
+    assert np.allclose(got, ref, rtol=1e-6, atol=1e-14)
+    assert ref.max() < 1e-12  # a residual, not the matrix

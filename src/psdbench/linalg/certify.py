@@ -154,46 +154,67 @@ def envelope_size(M: sp.csr_matrix) -> int:
     return int(np.sum(np.arange(M.shape[0]) - first + 1))
 
 
-def _sparse_factor(M: sp.csc_matrix, max_fill: int):
+def _sparse_factor(M: sp.csc_matrix, max_fill: int, ordering: dict | None = None):
     """LDL^T of sparse ``M`` by SuperLU with no pivoting on a symmetric MMD ordering.
 
-    Returns ``(L, d, perm, reason)``; ``L`` is None when a pivot is not positive, the ordering is not
-    symmetric or the fill exceeds ``max_fill`` nonzeros.
+    Returns ``(L, d, perm, reason)`` with ``L D L^T ~ M[perm][:, perm]``; ``L`` is None when a pivot
+    is not positive, the ordering is not symmetric or the fill exceeds ``max_fill`` nonzeros.
+    ``ordering`` (a dict the caller keeps between calls on one pattern, e.g. several shifts) keeps
+    the permutation: later calls factor the permuted matrix in its natural order, with no new
+    minimum-degree ordering and no envelope check.
     """
-    env = envelope_size(M)
-    if env > max_fill:
-        return None, None, None, (f"fill: the reverse Cuthill-McKee envelope has {env} nonzeros, over the"
-                                  f" budget of {max_fill}; no factorization attempted")
+    n = M.shape[0]
+    known = ordering is not None and ordering.get("n") == n and "perm" in ordering
+    if not known:
+        env = envelope_size(M)
+        if env > max_fill:
+            return None, None, None, (f"fill: the reverse Cuthill-McKee envelope has {env} nonzeros, over the"
+                                      f" budget of {max_fill}; no factorization attempted")
+    opts = dict(SymmetricMode=True)
     try:
-        lu = spla.splu(M, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                       options=dict(SymmetricMode=True))
+        if known:
+            perm = ordering["perm"]
+            lu = spla.splu(M.tocsr()[perm][:, perm].tocsc(), permc_spec="NATURAL", diag_pivot_thresh=0.0,
+                           options=opts)
+            if not (np.array_equal(lu.perm_r, np.arange(n)) and np.array_equal(lu.perm_c, np.arange(n))):
+                return None, None, None, "SuperLU pivoted off the diagonal"
+        else:
+            lu = spla.splu(M, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options=opts)
+            if not np.array_equal(lu.perm_r, lu.perm_c):
+                return None, None, None, "SuperLU pivoted off the diagonal"
+            perm = np.argsort(lu.perm_c)
+            if ordering is not None:
+                ordering.update(n=n, perm=perm)
     except (RuntimeError, MemoryError) as exc:  # singular pivot or SuperLU out of memory
         return None, None, None, f"SuperLU failed: {type(exc).__name__}: {exc}"
-    if not np.array_equal(lu.perm_r, lu.perm_c):
-        return None, None, None, "SuperLU pivoted off the diagonal"
     if lu.L.nnz > max_fill:
         return None, None, None, f"factor fill {lu.L.nnz} nonzeros exceeds the budget {max_fill}"
     d = lu.U.diagonal()
     if not np.all(np.isfinite(d)) or np.any(d <= 0):
         return None, None, None, f"{int(np.sum(~(d > 0)))} nonpositive pivots"
-    L = lu.L.tocsc()
-    perm = np.argsort(lu.perm_c)
-    return L, d, perm, ""
+    return lu.L.tocsc(), d, perm, ""
 
 
 def _sparse_residual_bound(Mp: sp.csr_matrix, L: sp.csc_matrix, d: np.ndarray) -> float:
-    """Rigorous bound on ``||Mp_exact - L D L^T||_2`` for the permuted sparse ``Mp``."""
+    """Rigorous bound on ``||Mp_exact - L D L^T||_2`` for the permuted sparse ``Mp``.
+
+    ``|R^| 1`` comes from :func:`.ldlt_residual.residual_rowsums` (left-looking, on ``L``'s pattern;
+    each product ``(l_jk d_k) l_ik`` has two roundings, hence ``gamma_{k+2}``).
+    """
+    from .ldlt_residual import residual_rowsums
+
     n = Mp.shape[0]
-    Lr = L.tocsr()
-    P = (Lr @ sp.diags(d) @ Lr.T).tocsr()
-    Rh = (Mp - P).tocsr()
-    rowR = np.asarray(abs(Rh).sum(axis=1)).ravel()
-    aL = abs(Lr)
+    if n == 0:
+        return 0.0
+    Lc = sp.csc_matrix(L)
+    rowR = residual_rowsums(Mp, Lc, d)
+    aL = abs(Lc)
     rowLL = aL @ (np.abs(d) * (aL.T @ np.ones(n)))
-    k = int(np.max(np.diff(Lr.indptr))) if n else 0
-    tot = (1 + U) * rowR + U * np.abs(Mp.diagonal()) + gamma(k + 1) * rowLL
-    m = max(int(np.max(np.diff(Rh.indptr))) if n else 0, k, int(np.max(np.diff(L.indptr))) if n else 0) + 4
-    return _up(float(np.max(tot)) * (1 + gamma(m)) ** 2) if n else 0.0
+    Lr = Lc.tocsr()
+    k = int(np.max(np.diff(Lr.indptr)))
+    tot = (1 + U) * rowR + U * np.abs(Mp.diagonal()) + gamma(k + 2) * rowLL
+    m = 2 * max(k, int(np.max(np.diff(Lc.indptr))), int(np.max(np.diff(sp.csr_matrix(Mp).indptr)))) + 4
+    return _up(float(np.max(tot)) * (1 + gamma(m)) ** 2)
 
 
 def _symmetric(A) -> bool:
@@ -203,7 +224,8 @@ def _symmetric(A) -> bool:
     return bool(np.array_equal(A, A.T))
 
 
-def certify_psd(A, shift: float, *, max_fill: int = 60_000_000, dense_max: int = 9000) -> EigBound:
+def certify_psd(A, shift: float, *, max_fill: int = 60_000_000, dense_max: int = 9000,
+                residual: bool = True, ordering: dict | None = None) -> EigBound:
     """A lower bound on ``lambda_min(A)`` from one factorization of ``A - shift I``.
 
     Parameters
@@ -217,6 +239,11 @@ def certify_psd(A, shift: float, *, max_fill: int = 60_000_000, dense_max: int =
     dense_max : int
         A sparse ``A`` with at most this many rows is factored densely when its factor's fill would
         exceed a quarter of ``n^2`` (a random graph): LAPACK's blocked Cholesky is faster then.
+    ordering : dict, optional
+        Kept by the caller between calls on one sparsity pattern (:func:`_sparse_factor`).
+    residual : bool
+        False: only whether every pivot is positive (``value`` is ``shift`` then, NOT a bound:
+        ``kind="estimate"``); used to search for a shift before the one certified.
 
     Returns
     -------
@@ -235,11 +262,13 @@ def certify_psd(A, shift: float, *, max_fill: int = 60_000_000, dense_max: int =
     if _is_sparse(A):
         M = (A.tocsc() - s * sp.eye(n, format="csc")).tocsc()
         M.sum_duplicates()
-        L, d, perm, why = _sparse_factor(M, max_fill)
+        L, d, perm, why = _sparse_factor(M, max_fill, ordering)
         if L is None and n <= dense_max and "fill" in why:
-            return certify_psd(A.toarray(), s)
+            return certify_psd(A.toarray(), s, residual=residual)
         if L is None:
             return EigBound(-math.inf, CERTIFIED, f"no certificate at shift {s:g}: {why}", s)
+        if not residual:
+            return EigBound(s, ESTIMATE, "pivots positive (no residual computed)", s)
         Mp = M.tocsr()[perm][:, perm].tocsr()
         res = _sparse_residual_bound(Mp, L, d)
         how = f"sparse LDL^T (SuperLU, MMD ordering, {L.nnz} nonzeros)"
@@ -249,6 +278,8 @@ def certify_psd(A, shift: float, *, max_fill: int = 60_000_000, dense_max: int =
         R, why = _dense_factor(M)
         if R is None:
             return EigBound(-math.inf, CERTIFIED, f"no certificate at shift {s:g}: {why}", s)
+        if not residual:
+            return EigBound(s, ESTIMATE, "pivots positive (no residual computed)", s)
         res = _dense_residual_bound(M, R)
         how = "dense Cholesky (LAPACK)"
     value = _down(_down(s) - res) if math.isfinite(res) else -math.inf
@@ -295,7 +326,7 @@ def lanczos_lambda_max(S, *, tol: float = 1e-8, seed: int = 0, maxiter: int = 30
 
 
 def lambda_max_upper(S, estimate: float | None = None, *, slack: float | None = None,
-                     tries: int = 14, growth: float = 8.0, max_fill: int = 60_000_000,
+                     tries: int = 14, growth: float = 8.0, refine: int = 3, max_fill: int = 60_000_000,
                      dense_max: int = 9000) -> EigBound:
     """An upper bound on ``lambda_max(S)``, certified where a factorization fits.
 
@@ -316,6 +347,9 @@ def lambda_max_upper(S, estimate: float | None = None, *, slack: float | None = 
         The first ``delta``.
     tries, growth : int, float
         Factorizations at most, and the factor ``delta`` grows by after a failed one.
+    refine : int
+        Geometric bisections between the last failed and the first successful ``delta`` (pivots
+        only); the residual is computed once, at the shift kept.
 
     Returns
     -------
@@ -329,18 +363,37 @@ def lambda_max_upper(S, estimate: float | None = None, *, slack: float | None = 
         estimate = lanczos_lambda_max(S)
     delta = slack if slack is not None else 1e-9 * max(1.0, scale)
     negS = -S
+    ordering: dict = {}  # one minimum-degree ordering for every shift
     last = ""
+    lo, hi = None, None  # the largest shift whose factorization failed, the smallest certified
     for _ in range(tries):
         t = estimate + delta
         if t >= gersh:
             return EigBound(gersh, CERTIFIED, "Gershgorin's bound (below every shift tried)", gersh, 0.0)
-        b = certify_psd(negS, -t, max_fill=max_fill, dense_max=dense_max)
+        b = certify_psd(negS, -t, max_fill=max_fill, dense_max=dense_max, residual=False, ordering=ordering)
         if math.isfinite(b.value):
-            return EigBound(_up(-b.value), CERTIFIED, b.reason.replace(f"at shift {-t:.6g}", f"of tI - S at t = {t:.6g}"),
-                            t, b.residual)
+            hi = delta
+            break
         last = b.reason
         if "fill" in last or "MemoryError" in last:
+            hi = None
             break
+        lo = delta
         delta *= growth
+    if hi is not None:
+        # geometric bisection between the last failed and the first successful shift (pivots only)
+        for _ in range(refine if lo is not None else 0):
+            mid = math.sqrt(lo * hi)
+            if certify_psd(negS, -(estimate + mid), max_fill=max_fill, dense_max=dense_max,
+                           residual=False, ordering=ordering).value > -math.inf:
+                hi = mid
+            else:
+                lo = mid
+        t = estimate + hi
+        b = certify_psd(negS, -t, max_fill=max_fill, dense_max=dense_max, ordering=ordering)
+        if math.isfinite(b.value):
+            return EigBound(_up(-b.value), CERTIFIED,
+                            b.reason.replace(f"at shift {-t:.6g}", f"of tI - S at t = {t:.6g}"), t, b.residual)
+        last = b.reason
     est = lanczos_lambda_max(S)
     return EigBound(est, ESTIMATE, f"Lanczos estimate; no certificate: {last}")

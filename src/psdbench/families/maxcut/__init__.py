@@ -16,6 +16,11 @@ contract   the kind protocol ``maxcut``
 mixing     ``maxcut-mixing``: the mixing method (Wang, Chang and Kolter 2017), numba kernel
 rounding   Goemans-Williamson hyperplane rounding of a factor, best of k, one-flip local search
 datasets   ``maxcut-gen/<generator>``
+gset       ``gset-class/<name>``: seeded graphs of Gset's classes (random, toroidal, planar unions;
+           weights 1 or +-1) at Gset's sizes and to 10^6 nodes, with an ``:sdp`` view for ``sdp/standard``
+gset_files ``gset/<Gk>``: Gset's own files, when a user keeps them under ``$PSDBENCH_DATA/gset``
+best_known best-known Gset cuts from the literature (``paper_values/gset_best_known.csv``)
+report     scaling charts (time and memory against n, fitted exponents) and cuts beside bounds
 """
 
 KIND = "maxcut"
