@@ -168,9 +168,6 @@ def test_interior_point_solves_the_sdp_view_between_the_max_cut_and_the_eigenval
     assert best - 1e-6 <= sdp_value <= 12 / 4 * np.linalg.eigvalsh(L)[-1] + 1e-6
 
 
-@pytest.mark.xfail(reason="maxcut/graph.py check_graph edits the harness's read-only dataset in place "
-                          "(sp.csr_matrix(W, dtype=float) does not copy a float CSR; needs copy=True): "
-                          "every gset-class cell of maxcut/sdp is an error until it is fixed", strict=False)
 def test_mixing_method_on_a_generated_graph_through_the_harness(tmp_path):
     """maxcut/sdp + maxcut-mixing on gset-class graphs as a user runs them: ok, cut <= SDP value <= dual bound."""
     import psdbench

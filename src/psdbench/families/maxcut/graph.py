@@ -17,7 +17,7 @@ def check_graph(W: sp.spmatrix, name: str = "graph") -> sp.csr_matrix:
     """``W`` as canonical CSR after checking it is square, finite, exactly symmetric, zero-diagonal."""
     if not sp.issparse(W):
         raise DataError(f"{name}: payload 'graph' must be a scipy.sparse matrix, got {type(W).__name__}")
-    W = sp.csr_matrix(W, dtype=float)
+    W = sp.csr_matrix(W, dtype=float, copy=True)  # the harness hands datasets read-only
     W.sum_duplicates()
     W.eliminate_zeros()
     if W.shape[0] != W.shape[1]:
