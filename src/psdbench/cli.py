@@ -1,4 +1,4 @@
-"""Command line: ``psdbench run | list | info | results | report | compare``.
+"""Command line: ``psdbench run | list | info | results | report | compare | asv init``.
 
 Exit codes: 0 success (failed cells are results, but not when every cell run failed for a harness
 reason), 2 bad input (config, plugin, data, paths: a
@@ -131,6 +131,13 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--format", default="table", choices=["table", "csv", "json"])
     cmp_.add_argument("--fail-on-regression", action="store_true",
                       help=f"exit {EXIT_REGRESSION} when a configuration's time, gap or metric got worse beyond its spread")
+    asv = sub.add_parser("asv", help="asv for a plugin's repository: asv init writes asv.conf.json and benchmarks/")
+    asv_sub = asv.add_subparsers(dest="asv_cmd", parser_class=_Parser, required=True)
+    init = asv_sub.add_parser("init", help="write asv.conf.json and the benchmark stub into a plugin's repository")
+    init.add_argument("dir", nargs="?", default=".", help="the plugin's git repository (default: .)")
+    init.add_argument("--suite", action="append", default=None, metavar="SUITE",
+                      help="track this suite (repeatable; default: every tracked suite psdbench does not ship)")
+    init.add_argument("--force", action="store_true", help="overwrite the files if they exist")
     return ap
 
 
@@ -343,7 +350,15 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return status
 
 
-COMMANDS = {"run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _cmd_results,
+def _cmd_asv(args: argparse.Namespace) -> int:
+    from .asvbench.init import write_asv_files
+
+    for path in write_asv_files(args.dir, suites=args.suite, force=args.force):
+        print(f"wrote {path}")
+    return 0
+
+
+COMMANDS = {"asv": _cmd_asv, "run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _cmd_results,
             "report": _cmd_report, "compare": _cmd_compare}
 
 

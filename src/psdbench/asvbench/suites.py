@@ -230,7 +230,33 @@ def _setup_cache(suite: str) -> Callable[..., Any]:
     return setup_cache
 
 
-__all__ = ["TRACKED", "measure_tracked"]
+__all__ = ["TRACKED", "benchmarks_of", "measure_tracked"]
+
+
+def benchmarks_of(suites: list[str] | None = None, builtin: bool = False) -> dict[str, type]:
+    """The benchmark classes of the tracked suites ``suites``, by class name (for a repository's stub:
+    ``globals().update(benchmarks_of([...]))``).
+
+    ``suites`` None: every tracked suite that psdbench does not ship (a plugin's), or every tracked
+    suite with ``builtin``.  Raises :class:`~psdbench.api.PsdbenchError` naming a suite asv does
+    not track (not registered, or without an ``[asv]`` table).
+    """
+    from psdbench.api import PsdbenchError
+
+    reg = discover()
+    own = Path(__file__).resolve().parents[1]
+    if suites is None:
+        wanted = {v[0] for v in TRACKED.values()
+                  if builtin or not Path(reg.suites[v[0]]).resolve().is_relative_to(own)}
+    else:
+        unknown = set(suites) - {v[0] for v in TRACKED.values()}
+        if unknown:
+            raise PsdbenchError(f"suite(s) {', '.join(sorted(unknown))} not tracked by asv: not registered, or "
+                                "without an [asv] table (psdbench list suites)")
+        wanted = set(suites)
+    g = globals()
+    return {n: c for name in sorted(TRACKED) if TRACKED[name][0] in wanted for n, c in
+            ((name, g[name]), (name + "Quality", g[name + "Quality"]))}
 
 for _name, (_suite, _timeout, _metric, _best, _cases) in TRACKED.items():
     _params = [list(dict.fromkeys(k[0] for k in _cases)), list(dict.fromkeys(k[1] for k in _cases))]
