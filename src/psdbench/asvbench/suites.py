@@ -11,9 +11,11 @@ solver configuration (the report's label); a pair the suite does not run is skip
 ``<Family>_<Suite>.time_solve`` / ``.peakmem_solve``
     every instance of the set solved once in this process, as the harness's worker does (the
     instance built and the solver warmed up untimed; the suite's timeout as the budget); BLAS on
-    one thread.  Samples: ``repeat = (5, 10, 10.0)`` per round, asv's default 2 rounds, so at least
-    10 samples per commit: asv's Mann-Whitney test (``p < 0.002``) can then flag a slowdown (with
-    6 samples its smallest p-value, 0.00216, never passes; ``docs/benchmarks.md``)
+    one thread.  Samples: ``rounds = 5`` processes per commit (``asv continuous`` interleaves them
+    with the other commit's, so a drift of the machine's load falls on both), ``repeat = (2, 4,
+    10.0)`` samples in each, so at least 10 per commit: asv's Mann-Whitney test (``p < 0.002``)
+    can then flag a slowdown (with asv's default 2 rounds of 3, its smallest p-value, 0.00216,
+    never passes); the rates measured: ``docs/benchmarks.md``
 ``<Family>_<Suite>Quality.track_gap`` / ``.track_unverified`` / ``.track_metric_from_best`` / ``.track_iterations``
     the values :mod:`psdbench.harness.tracked` defines (each a cost, 0 at best; the metric's and
     its best value from the suite's ``[asv]`` table, :mod:`psdbench.harness.asvspec`)
@@ -125,7 +127,8 @@ class _Solves:
     param_names = ["instance_set", "config"]
     number = 1
     warmup_time = 0.0
-    repeat = (5, 10, 10.0)  # >= 10 samples per commit with asv's 2 rounds (module docstring)
+    rounds = 5  # processes per commit, interleaved with the other commit's (asv continuous)
+    repeat = (2, 4, 10.0)  # samples per process: >= 10 per commit (module docstring)
     timeout = 600
 
     def setup(self, instance_set: str, config: str) -> None:

@@ -145,7 +145,7 @@ def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None,
         values are NaN where the frame holds none of the case's cells, or only skipped ones
         (:func:`case_skip_reason`).
     """
-    from ..api import SOLVER_INFEASIBLE
+    from ..api import REJECTED, SOLVER_INFEASIBLE
 
     nan = math.nan
     empty = {"gap": nan, "unverified": nan, "metric": nan, "metric_from_best": nan, "iterations": nan,
@@ -180,7 +180,11 @@ def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None,
     its = pd.to_numeric(ran["iterations"], errors="coerce") if "iterations" in ran.columns else pd.Series(nan)
     why = ""
     for _, r in rows[~verified].iterrows():
-        failed = str(r.get("metric_verify_failed", "") or "").split("; ")[0] or str(r.get("message", "")).split("\n")[0]
+        failed = r.get("metric_verify_failed")
+        if not isinstance(failed, str) or not failed:  # the tidy frame keeps numbers only: the message has it
+            msg = str(r.get("message", "") or "").split("\n")[0]
+            failed = msg.split(f"{REJECTED}: ", 1)[1] if f"{REJECTED}: " in msg else msg
+        failed = failed.split("; ")[0]
         if failed:
             why = f"seed {int(r['seed'])}: {failed}"
         break
