@@ -11,6 +11,7 @@ OpenBLAS / MKL / OpenMP load with one thread.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 #: The thread-count variables :func:`pin_threads` sets (unless already set).
@@ -35,3 +36,28 @@ def limit_blas() -> Any:
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(1)
+
+
+#: The scheduler's statistics of the calling thread (Linux): CPU time, time waited runnable, slices.
+SCHEDSTAT = "/proc/thread-self/schedstat"
+
+
+def runqueue_wait_s() -> float:
+    """Seconds the calling thread has waited runnable for a CPU (Linux ``schedstat``), 0 elsewhere."""
+    try:
+        with open(SCHEDSTAT, "rb") as f:
+            return int(f.read().split()[1]) * 1e-9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def uncontended_timer() -> float:
+    """Wall time minus the time the thread waited for a CPU that other processes held.
+
+    What a solve would take on an idle core: its CPU time plus its own waits (a sleep, I/O), but
+    not the time the machine's other jobs kept it off the CPU, which on a shared 2-core machine
+    varies two- to threefold from one minute to the next (``docs/benchmarks.md``).  The
+    benchmarks' solves run on one thread (BLAS pinned), the thread this reads.  Where
+    ``schedstat`` is absent it is the wall clock.
+    """
+    return time.perf_counter() - runqueue_wait_s()

@@ -11,7 +11,9 @@ solver configuration (the report's label); a pair the suite does not run is skip
 ``<Family>_<Suite>.time_solve`` / ``.peakmem_solve``
     every instance of the set solved once in this process, as the harness's worker does (the
     instance built and the solver warmed up untimed; the suite's timeout as the budget); BLAS on
-    one thread.  Samples: ``rounds = 5`` processes per commit (``asv continuous`` interleaves them
+    one thread; timed by :func:`~psdbench.asvbench.uncontended_timer` (the wall clock less the time
+    the thread waited for a CPU held by other jobs: a sleep or I/O of the solver counts, the
+    machine's load does not).  Samples: ``rounds = 5`` processes per commit (``asv continuous`` interleaves them
     with the other commit's, so a drift of the machine's load falls on both), ``repeat = (2, 4,
     10.0)`` samples in each, so at least 10 per commit: asv's Mann-Whitney test (``p < 0.002``)
     can then flag a slowdown (with asv's default 2 rounds of 3, its smallest p-value, 0.00216,
@@ -49,7 +51,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from psdbench.api import Budget, skip_reason, warm_up
-from psdbench.asvbench import limit_blas
+from psdbench.asvbench import limit_blas, uncontended_timer
 from psdbench.harness.tracked import (LOST, LostValue, TrackedCase, case_skip_reason, case_summary, lost_line,
                                       tracked_cases, tracked_frame, tracked_grid, tracked_suites, tracked_value)
 from psdbench.registry import discover
@@ -127,6 +129,7 @@ class _Solves:
     param_names = ["instance_set", "config"]
     number = 1
     warmup_time = 0.0
+    timer = staticmethod(uncontended_timer)  # wall time less the time other jobs held the CPU
     rounds = 5  # processes per commit, interleaved with the other commit's (asv continuous)
     repeat = (2, 4, 10.0)  # samples per process: >= 10 per commit (module docstring)
     timeout = 600
