@@ -123,7 +123,7 @@ def test_asv_continuous_names_a_slower_commit_and_prints_a_lost_value_as_a_regre
     out = rates.continuous(tmp_path, env, commits["a"], commits["b"])
     assert rates.flagged(out), out.stdout[-3000:] + out.stderr[-2000:]
     assert "PERFORMANCE DECREASED" in out.stdout
-    out = rates.continuous(tmp_path, env, "-e", commits["a"], commits["c"])
+    out = rates.continuous(tmp_path, env, commits["a"], commits["c"], "-e")
     text = out.stdout + out.stderr
     assert out.returncode == 1, text[-3000:]
     worse = [line for line in out.stdout.splitlines() if line.startswith("| +")]

@@ -115,7 +115,7 @@ def asv_env(where: Path) -> dict[str, str]:
 
 
 def continuous(where: Path, env: dict[str, str], base: str, head: str, *extra: str) -> subprocess.CompletedProcess:
-    """``asv continuous [extra] base head`` in the toy repository."""
+    """``asv continuous [extra] base head`` in the toy repository (``extra``: options, e.g. ``-e``)."""
     return subprocess.run(["asv", "continuous", *extra, base, head], cwd=where / "repo", env=env,
                           capture_output=True, text=True, timeout=900)
 
