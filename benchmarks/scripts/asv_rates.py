@@ -136,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         where = Path(tmp)
         commits = make_repo(where, args.n)
         env = asv_env(where)
-        for label, head, runs in (("same code (a -> a2)", "a2", args.same), ("1.5x slower (a -> slow)", "slow", args.slow)):
+        for label, head, runs in (("same code (a -> a2)", "a2", args.same),
+                                  ("1.5x slower (a -> slow)", "slow", args.slow)):
             hits, secs = 0, []
             for i in range(runs):
                 t0 = time.perf_counter()

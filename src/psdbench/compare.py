@@ -77,7 +77,8 @@ def _worse(direction: Direction | None, va: float, vb: float, tol: float) -> boo
 
 
 def compare_cells(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol: float = 1e-6,
-                  metric_tol: float = 1e-9, min_time: float = 0.05, directions: Directions | None = None) -> pd.DataFrame:
+                  metric_tol: float = 1e-9, min_time: float = 0.05,
+                  directions: Directions | None = None) -> pd.DataFrame:
     """One row per cell present in both results frames, with differences and regression flags.
 
     Parameters
@@ -237,7 +238,9 @@ def cell_table(cells: pd.DataFrame, metrics: list[str] | None = None, width: int
 
     if not len(cells):
         return "(no cells)"
-    num = lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):.3g}"  # noqa: E731
+    def num(v: Any) -> str:
+        return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):.3g}"
+
     rows = []
     for _, r in cells.iterrows():
         k = set_key(as_dict(r["instance_params"]))
@@ -259,7 +262,9 @@ def cell_table(cells: pd.DataFrame, metrics: list[str] | None = None, width: int
             widths[c] -= cut
             spare += cut
     right = {"seed", "time_a", "time_b", "ratio", "d_gap", *(f"d_{m}" for m in metrics or [])}
-    fmt = lambda c, v: _fit(v, widths[c]).rjust(widths[c]) if c in right else _fit(v, widths[c]).ljust(widths[c])  # noqa: E731
+    def fmt(c: str, v: str) -> str:
+        return _fit(v, widths[c]).rjust(widths[c]) if c in right else _fit(v, widths[c]).ljust(widths[c])
+
     lines = ["  ".join(fmt(c, c) for c in cols).rstrip()]
     lines += ["  ".join(fmt(c, x[c]) for c in cols).rstrip() for x in rows]
     return "\n".join(_fit(line, width) for line in lines)

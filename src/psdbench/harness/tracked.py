@@ -1,5 +1,5 @@
 """The suites asv tracks: a family marks one of its suites with an ``[asv]`` table, and the generic
-asv module (``benchmarks/bench_suites.py``) turns it into benchmarks.
+asv module (``psdbench.asvbench.suites``) turns it into benchmarks.
 
 A suite's ``[asv]`` table (keys :data:`psdbench.api.ASV_SUITE_KEYS`) picks the seeds asv runs
 (default: the suite's first seed), the task metric it tracks and that metric's best value.
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..api import PsdbenchError
 from .asvspec import asv_settings
