@@ -7,9 +7,6 @@ through, ``PYTHONPATH`` excepted).  The benchmarks' ``setup`` also limits the lo
 threadpoolctl; the variables cover what runs before that and the subprocesses a benchmark starts.
 """
 
-import os
+from psdbench.asvbench import BLAS_THREAD_VARS, pin_threads  # noqa: F401  (numpy not imported by it)
 
-BLAS_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-for _var in BLAS_THREAD_VARS:
-    os.environ.setdefault(_var, "1")
+pin_threads()

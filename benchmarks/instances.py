@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from psdbench.api import Dataset, Instance
+from psdbench.asvbench import limit_blas  # noqa: F401  (re-exported: the kernel benchmarks pin BLAS with it)
 from psdbench.registry import Registry, discover
 
 #: WDBC, scikit-learn's copy (offline).
@@ -37,19 +38,6 @@ DIGITS = "sklearn/digits"
 
 def _registry(reg: Registry | None) -> Registry:
     return reg if reg is not None else discover()
-
-
-def limit_blas() -> Any:
-    """Load the BLAS / OpenMP pools the solvers use, then pin them to one thread.
-
-    Returns the :class:`threadpoolctl.threadpool_limits` object: keep a reference for as long as
-    the limit must last, and call its ``unregister()`` to lift it.
-    """
-    import scipy.linalg  # noqa: F401  (threadpoolctl only reaches libraries already loaded)
-    import sklearn.neighbors  # noqa: F401
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(1)
 
 
 def graph_classification(n: int = 100, graph: str = "knn", k: int = 10, seed: int = 0, dataset: str = WDBC,

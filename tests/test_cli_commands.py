@@ -208,7 +208,9 @@ def test_compare_flags_regressions_per_cell_and_per_solver(tmp_path):
 
 
 def _seeded(solver: str, seed: int, time: float, gap: float, err: float = 0.1, status: str = "ok") -> CellResult:
-    return CellResult(run_id="r", cell_key=f"{solver}{seed}", instance_key=f"i{seed}", problem="p", dataset="d/x",
+    # graph-classification: its tracked suite (gdpa-wdbc-small) declares error_rate, lower is better
+    return CellResult(run_id="r", cell_key=f"{solver}{seed}", instance_key=f"i{seed}", problem="graph-classification",
+                      dataset="d/x",
                       instance_params={"n": 5, "fold": seed}, seed=seed, solver=solver, status=status,
                       wall_time_s=time, objective=10.0 + gap, reference_objective=10.0, gap_abs=gap,
                       gap_rel=gap / 10.0, feasible=1, metrics={"error_rate": err})
@@ -229,24 +231,57 @@ def test_compare_names_the_configurations_worse_beyond_their_spread_and_fails_wh
     assert code == 0, err  # regressions are named; the status changes only when asked
     worse = {r["config"]: r["worse"] for r in json.loads(out)["regressions"]}
     assert worse == {"slow": "time", "gap": "gap", "metric": "metric_error_rate"}
-    assert all(r["cells"] == 3 and r["instance_set"] == "p: d/x (n=5)" for r in json.loads(out)["regressions"])
+    assert all(r["cells"] == 3 and r["instance_set"] == "graph-classification: d/x (n=5)" for r in json.loads(out)["regressions"])
     code, out, err = cli(["compare", tmp_path / "a.sqlite", tmp_path / "b.sqlite", "--fail-on-regression"])
     assert code == 4 and "3 configurations worse beyond their spread" in out, out + err
-    assert "  slow on p: d/x (n=5): time (time 1 -> 2 s" in out
+    assert "  slow on graph-classification: d/x (n=5): time (time 1 -> 2 s" in out
+    assert max(len(line) for line in out.splitlines() if not line.startswith(("A = ", "B = "))) <= 120
     code, out, _ = cli(["compare", tmp_path / "a.sqlite", tmp_path / "a.sqlite", "--fail-on-regression"])
     assert code == 0 and "0 configurations worse" in out
 
 
-def test_compare_flags_a_worse_metric_by_its_direction():
-    from psdbench.compare import compare_cells, metric_direction
+def test_compare_flags_a_metric_by_its_declared_direction_only():
+    """Directions come from declarations (a suite's [asv] table, a family's ranking metric), never
+    from a metric's name: max_err on an SDP problem (sdp-generated declares it) rising is flagged,
+    error_rate of an undeclared problem is not."""
+    from psdbench.compare import compare_cells
+    from psdbench.harness.asvspec import Direction, declared_directions
+    from psdbench.registry import discover
 
-    assert metric_direction("error_rate") == -1 and metric_direction("accuracy") == 1
-    assert metric_direction("lower_bound") == 0
-    a = pd.DataFrame([{**_row("k1", "s", 1.0, 0.0, err=0.1).as_dict(), "metric_error_rate": 0.1,
-                       "metric_accuracy": 0.9, "metric_other": 1.0}])
-    b = a.assign(metric_error_rate=0.3, metric_accuracy=0.7, metric_other=5.0)
-    flags = compare_cells(a, b).loc[0, "flags"].split(",")
-    assert sorted(flags) == ["metric_accuracy", "metric_error_rate"]  # "other" has no direction
+    directions = declared_directions(discover())
+    assert directions[("sdp/standard", "max_err")] == Direction(0.0, "min", "suite sdp-generated's [asv] table")
+    assert directions[("graph-classification", "error_rate")].best == 0.0
+    assert ("p", "error_rate") not in directions
+    row = _row("k1", "s", 1.0, 0.0, err=0.1).as_dict()
+    a = pd.DataFrame([{**row, "problem": "sdp/standard", "metric_max_err": 1e-8, "metric_other": 1.0},
+                      {**row, "cell_key": "k2", "metric_error_rate": 0.1}])
+    b = a.assign(metric_max_err=[1e-3, math.nan], metric_error_rate=[0.1, 0.3], metric_other=5.0)
+    flags = compare_cells(a, b, directions=directions)["flags"].tolist()
+    assert flags == ["metric_max_err", ""]  # problem "p" declares nothing: its error_rate is shown, not flagged
+    assert compare_cells(b, a, directions=directions)["flags"].tolist() == ["", ""]  # a fall of max_err is better
+    better = Direction(1.0, "min")  # an F-measure's declaration: 0.9 -> 0.8 is worse, 0.9 -> 1.0 better
+    assert better.cost(0.8) > better.cost(0.9) > better.cost(1.0)
+
+
+def test_compare_agrees_with_asv_on_every_tracked_metric_of_the_default_suites():
+    """psdbench compare's direction of each tracked suite's metric is asv's: the cost |metric - best|
+    of the same [asv] table, for every problem of the suite."""
+    from psdbench.harness.asvspec import declared_directions
+    from psdbench.harness.tracked import tracked_cases, tracked_suites
+    from psdbench.registry import discover
+
+    reg = discover()
+    directions = declared_directions(reg)
+    checked = 0
+    for suite in tracked_suites(reg):
+        grid, settings, _ = tracked_cases(suite, reg)
+        if settings["metric"] is None:
+            continue
+        for problem in {c.problem for c in grid.cells}:
+            d = directions[(problem, settings["metric"])]
+            assert d.best == settings["metric_best"], (suite, problem)
+            checked += 1
+    assert checked >= 5
 
 
 def test_a_version_1_store_is_read_as_it_is_not_migrated(tmp_path):

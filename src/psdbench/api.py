@@ -15,7 +15,7 @@ entry-point group           what the entry point names
 ==========================  ==============================================================
 
 A suite with an ``[asv]`` table (keys :data:`ASV_SUITE_KEYS`) is one its family asks asv to track:
-``benchmarks/bench_suites.py`` turns every such suite into benchmarks, with no asv code of the family.
+``psdbench.asvbench.suites`` turns every such suite into benchmarks, with no asv code of the family.
 
 * A :class:`Dataset` is a named payload: ``X`` / ``y`` arrays for sample data, or anything else
   (covariance matrices, a generator's settings, SDP data ``(C, A_i, b)``) in ``payload``.

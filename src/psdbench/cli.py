@@ -1,4 +1,4 @@
-"""Command line: ``psdbench run | list | info | results | report | compare``.
+"""Command line: ``psdbench run | list | info | results | report | compare | asv init``.
 
 Exit codes: 0 success (failed cells are results, but not when every cell run failed for a harness
 reason), 2 bad input (config, plugin, data, paths: a
@@ -141,9 +141,18 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--gap-tol", type=_positive, default=1e-6, help="gap_rel increase flagged (default 1e-6)")
     cmp_.add_argument("--min-time", type=_positive, default=0.05, help="A's time below which ratios are not flagged")
     cmp_.add_argument("--only-flagged", action="store_true", help="per-cell table: flagged cells only")
+    cmp_.add_argument("--metrics", default=None, metavar="M1,M2",
+                      help="per-cell table: a column of change for each of these metrics (csv / json: all)")
     cmp_.add_argument("--format", default="table", choices=["table", "csv", "json"])
     cmp_.add_argument("--fail-on-regression", action="store_true",
                       help=f"exit {EXIT_REGRESSION} when a configuration's time, gap or metric got worse beyond its spread")
+    asv = sub.add_parser("asv", help="asv for a plugin's repository: asv init writes asv.conf.json and benchmarks/")
+    asv_sub = asv.add_subparsers(dest="asv_cmd", parser_class=_Parser, required=True)
+    init = asv_sub.add_parser("init", help="write asv.conf.json and the benchmark stub into a plugin's repository")
+    init.add_argument("dir", nargs="?", default=".", help="the plugin's git repository (default: .)")
+    init.add_argument("--suite", action="append", default=None, metavar="SUITE",
+                      help="track this suite (repeatable; default: every tracked suite psdbench does not ship)")
+    init.add_argument("--force", action="store_true", help="overwrite the files if they exist")
     return ap
 
 
@@ -319,15 +328,25 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .compare import compare_cells, compare_configs, compare_solvers, unmatched
+    from .compare import TABLE_WIDTH, cell_table, compare_cells, compare_configs, compare_solvers, unmatched
+    from .harness.asvspec import declared_directions
     from .harness.inputs import ReadOnlyStore
+    from .registry import discover
 
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else []
     # the current row of each cell (as results and the report): a cell re-run after a code change is one row
     a, b = ReadOnlyStore(args.a).results_frame(view="current"), ReadOnlyStore(args.b).results_frame(view="current")
-    cells = compare_cells(a, b, factor=args.factor, gap_tol=args.gap_tol, min_time=args.min_time)
+    known = {c[len("metric_"):] for c in [*a.columns, *b.columns] if c.startswith("metric_")}
+    if set(metrics) - known:
+        raise PsdbenchError(f"compare: --metrics {', '.join(sorted(set(metrics) - known))}: no such metric in "
+                            f"{args.a} or {args.b} (known: {', '.join(sorted(known)) or 'none'})")
+    directions = declared_directions(discover())  # the one rule for direction, read as asv reads it
+    cells = compare_cells(a, b, factor=args.factor, gap_tol=args.gap_tol, min_time=args.min_time,
+                          directions=directions)
     solvers = compare_solvers(cells) if len(cells) else compare_solvers(cells.assign(gap_change=[], time_ratio=[]))
     only_a, only_b = unmatched(a, b)
-    configs = compare_configs(a, b, factor=args.factor, gap_tol=args.gap_tol, min_time=args.min_time)
+    configs = compare_configs(a, b, factor=args.factor, gap_tol=args.gap_tol, min_time=args.min_time,
+                              directions=directions)
     worse = configs[configs["worse"] != ""]
     status = EXIT_REGRESSION if args.fail_on_regression and len(worse) else 0
     if not len(cells):
@@ -341,28 +360,30 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.format == "csv":
         shown.to_csv(sys.stdout, index=False)
         return status
-    show = shown.copy()
-    quiet = [c for c in show.columns if c.startswith("d_metric_")
-             and not (pd.to_numeric(show[c], errors="coerce").fillna(0.0) != 0.0).any()]
-    show = show.drop(columns=quiet)  # the table keeps the metrics that changed (csv / json keep all)
-    for c in ("instance_params", "solver_params"):
-        if c in show.columns:
-            show[c] = show[c].map(lambda d: json.dumps(d, sort_keys=True, default=str))
-    with pd.option_context("display.max_rows", None, "display.width", 250, "display.max_colwidth", 50):
-        print(f"{len(cells)} matched cells ({only_a} only in {args.a}, {only_b} only in {args.b}); "
+    with pd.option_context("display.max_rows", None, "display.width", TABLE_WIDTH, "display.max_colwidth", 40):
+        print(f"A = {args.a}\nB = {args.b}")  # the table fits TABLE_WIDTH columns; these two are the paths
+        print(f"{len(cells)} matched cells ({only_a} only in A, {only_b} only in B); "
               f"{int((cells['flags'] != '').sum()) if len(cells) else 0} flagged")
-        print(show.to_string(index=False) if len(show) else "(no cells)")
+        print(cell_table(shown, metrics))
         print("\nper solver (time ratio B/A, geometric mean):")
         print(solvers.to_string(index=False) if len(solvers) else "(no solvers)")
         print(f"\n{len(worse)} configurations worse beyond their spread (medians over their cells)"
               + (":" if len(worse) else ""))
         for r in worse.itertuples():
             print(f"  {r.config} on {r.instance_set}: {r.worse.replace(',', ', ')} (time {r.time_a:.3g} -> "
-                  f"{r.time_b:.3g} s, gap {r.gap_a:.3g} -> {r.gap_b:.3g}; {r.cells} cells)")
+                  f"{r.time_b:.3g} s, gap {r.gap_a:.3g} -> {r.gap_b:.3g}; {r.cells} cells)"[:TABLE_WIDTH])
     return status
 
 
-COMMANDS = {"run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _cmd_results,
+def _cmd_asv(args: argparse.Namespace) -> int:
+    from .asvbench.init import write_asv_files
+
+    for path in write_asv_files(args.dir, suites=args.suite, force=args.force):
+        print(f"wrote {path}")
+    return 0
+
+
+COMMANDS = {"asv": _cmd_asv, "run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _cmd_results,
             "report": _cmd_report, "compare": _cmd_compare}
 
 

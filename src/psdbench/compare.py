@@ -10,12 +10,11 @@ change and the change of every task metric.  A cell is flagged
 * ``slower`` when ``time_ratio > factor`` (default 1.1, ``asv compare``'s) and A's time is
   above ``min_time`` (default 0.05 s: shorter times are mostly noise);
 * ``gap`` when B's ``gap_rel`` exceeds A's by more than ``gap_tol`` (or B has no gap where A had);
-* ``metric:<name>`` when a metric whose direction is known from its name
-  (:func:`psdbench.harness.tracked.metric_direction`: ``error``, ``loss``: lower is better;
-  ``accuracy``, ``f_measure``, ``f1``, ``auc``: higher is better) got worse by more than
-  ``metric_tol``.  Other metrics are reported, never flagged.  asv reads the suites' declared
-  metrics through ``[asv] metric_best`` instead; a suite whose metric's name says higher is better
-  must declare it (the rule: :mod:`psdbench.harness.tracked`).
+* ``metric_<name>`` when a metric with a declared direction got worse by more than
+  ``metric_tol``: the direction is read from the declaration asv reads too (a tracked suite's
+  ``[asv] metric`` / ``metric_best``: its cost ``|metric - metric_best|`` rose; else the family's
+  ranking metric and its sense), per problem: :func:`psdbench.harness.asvspec.declared_directions`
+  (the one rule, stated there).  A metric declared nowhere is reported, never flagged.
 
 The per-solver table aggregates: matched cells, geometric mean of the time ratios, median
 ``gap_rel`` change, and the number of flagged cells.
@@ -29,7 +28,7 @@ its matched cells (seeds, folds), what got worse beyond its spread, A's range ov
   and the increase exceeds A's spread;
 * ``gap`` when the median of the gap the report ranks by (``gap_abs / max(|p*|, 1)``) grew by
   more than ``max(gap_tol, spread)``, or a cell with a gap in A has none in B (not verified);
-* ``metric:<name>`` when a directional metric's median got worse by more than
+* ``metric_<name>`` when a declared metric's median cost got worse by more than
   ``max(metric_tol, spread)``;
 * ``status`` when a cell finished in A and not in B.
 """
@@ -38,12 +37,14 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
-from .harness.tracked import HIGHER_BETTER, LOWER_BETTER, metric_direction  # noqa: F401  (the one rule)
+from .harness.asvspec import Direction
+
+Directions = Mapping[tuple[str, str], Direction]
 
 FINISHED = ("ok", "max_iter")
 IDENTITY = ["problem", "dataset", "instance_params", "seed", "solver", "solver_params"]
@@ -68,8 +69,16 @@ def _num(v: Any) -> float:
     return f
 
 
+def _worse(direction: Direction | None, va: float, vb: float, tol: float) -> bool:
+    """Whether ``vb`` is worse than ``va`` by more than ``tol`` (in cost) under ``direction``."""
+    if direction is None or math.isnan(va) or math.isnan(vb):
+        return False
+    return direction.cost(vb) - direction.cost(va) > tol
+
+
 def compare_cells(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol: float = 1e-6,
-                  metric_tol: float = 1e-9, min_time: float = 0.05) -> pd.DataFrame:
+                  metric_tol: float = 1e-9, min_time: float = 0.05,
+                  directions: Directions | None = None) -> pd.DataFrame:
     """One row per cell present in both results frames, with differences and regression flags.
 
     Parameters
@@ -84,6 +93,9 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol
         Worsening of a directional metric above which it is flagged.
     min_time : float
         A's wall time below which the time ratio is not flagged.
+    directions : mapping, optional
+        ``(problem, metric) -> Direction``: the declared directions
+        (:func:`~psdbench.harness.asvspec.declared_directions`); a metric without one is never flagged.
 
     Returns
     -------
@@ -113,8 +125,7 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol
         for c in metrics:
             va, vb = _num(r[f"{c}_a"]), _num(r[f"{c}_b"])
             row[f"d_{c}"] = vb - va
-            sign = metric_direction(c[len("metric_"):])
-            if sign and not math.isnan(va) and not math.isnan(vb) and sign * (vb - va) < -metric_tol:
+            if _worse((directions or {}).get((r["problem_a"], c[len("metric_"):])), va, vb, metric_tol):
                 flags.append(c)
         row["flags"] = ",".join(flags)
         rows.append(row)
@@ -162,7 +173,8 @@ CONFIG_COLUMNS = ["instance_set", "config", "cells", "time_a", "time_b", "time_r
 
 
 def compare_configs(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol: float = 1e-6,
-                    metric_tol: float = 1e-9, min_time: float = 0.05) -> pd.DataFrame:
+                    metric_tol: float = 1e-9, min_time: float = 0.05,
+                    directions: Directions | None = None) -> pd.DataFrame:
     """One row per instance set and solver configuration present in both frames; ``worse`` names
     what got worse beyond its spread (module docstring), comma-separated, ``""`` if nothing.
 
@@ -180,7 +192,7 @@ def compare_configs(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_t
                  for p, d, ip in zip(m["problem_a"], m["dataset_a"], m["instance_params_a"])]
     m["_config"] = [solver_label(s, sp) for s, sp in zip(m["solver_a"], m["solver_params_a"])]
     metrics = sorted(c[:-2] for c in m.columns if c.startswith("metric_") and c.endswith("_a")
-                     and f"{c[:-2]}_b" in m.columns and metric_direction(c[len("metric_"):-2]))
+                     and f"{c[:-2]}_b" in m.columns)
     rows = []
     for (iset, config), g in m.groupby(["_set", "_config"], sort=True):
         ta, tb = (pd.to_numeric(g[f"wall_time_s_{s}"], errors="coerce") for s in "ab")
@@ -196,12 +208,63 @@ def compare_configs(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_t
                     and float(gb.median()) - float(ga.median()) > max(gap_tol, _spread(ga))):
             worse.append("gap")
         for c in metrics:
-            va, vb = (pd.to_numeric(g[f"{c}_{s}"], errors="coerce") for s in "ab")
+            direction = (directions or {}).get((g["problem_a"].iloc[0], c[len("metric_"):]))
+            if direction is None:
+                continue
+            va, vb = (pd.to_numeric(g[f"{c}_{s}"], errors="coerce").map(direction.cost) for s in "ab")
             if va.notna().any() and vb.notna().any():
-                change = metric_direction(c[len("metric_"):]) * (float(vb.median()) - float(va.median()))
-                if change < -max(metric_tol, _spread(va)):
+                if float(vb.median()) - float(va.median()) > max(metric_tol, _spread(va)):
                     worse.append(c)
         rows.append({"instance_set": iset, "config": config, "cells": len(g), "time_a": med_a, "time_b": med_b,
                      "time_ratio": med_b / med_a if med_a > 0 else math.nan,
                      "gap_a": float(ga.median()), "gap_b": float(gb.median()), "worse": ",".join(worse)})
     return pd.DataFrame(rows, columns=CONFIG_COLUMNS)
+
+
+#: The width ``psdbench compare`` fits its per-cell table to (``--format csv`` / ``json``: every column).
+TABLE_WIDTH = 120
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "~"
+
+
+def cell_table(cells: pd.DataFrame, metrics: list[str] | None = None, width: int = TABLE_WIDTH) -> str:
+    """The per-cell table in at most ``width`` columns: configuration, instance, seed, status,
+    times and their ratio, gap change, the change of each metric in ``metrics`` (``d_<name>``) and
+    the flags; the configuration and instance columns are shortened (``~``) to fit."""
+    from .report.analysis import set_key
+    from .report.frame import as_dict, solver_label
+
+    if not len(cells):
+        return "(no cells)"
+    def num(v: Any) -> str:
+        return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):.3g}"
+
+    rows = []
+    for _, r in cells.iterrows():
+        k = set_key(as_dict(r["instance_params"]))
+        row = {"config": solver_label(r["solver"], as_dict(r["solver_params"])),
+               "instance": f"{r['problem']}: {r['dataset']}" + (f" ({k})" if k else ""), "seed": str(r["seed"]),
+               "status": r["status_a"] if r["status_a"] == r["status_b"] else f"{r['status_a']}>{r['status_b']}",
+               "time_a": num(r["time_a"]), "time_b": num(r["time_b"]), "ratio": num(r["time_ratio"]),
+               "d_gap": num(r["gap_change"])}
+        for m in metrics or []:
+            row[f"d_{m}"] = num(r.get(f"d_metric_{m}", math.nan))
+        row["flags"] = str(r["flags"])
+        rows.append(row)
+    cols = list(rows[0])
+    widths = {c: max(len(c), *(len(x[c]) for x in rows)) for c in cols}
+    spare = width - sum(widths.values()) - (len(cols) - 1) * 2
+    for c in ("instance", "config", "flags"):  # shortened first, down to 12 characters each
+        if spare < 0:
+            cut = min(-spare, max(widths[c] - 12, 0))
+            widths[c] -= cut
+            spare += cut
+    right = {"seed", "time_a", "time_b", "ratio", "d_gap", *(f"d_{m}" for m in metrics or [])}
+    def fmt(c: str, v: str) -> str:
+        return _fit(v, widths[c]).rjust(widths[c]) if c in right else _fit(v, widths[c]).ljust(widths[c])
+
+    lines = ["  ".join(fmt(c, c) for c in cols).rstrip()]
+    lines += ["  ".join(fmt(c, x[c]) for c in cols).rstrip() for x in rows]
+    return "\n".join(_fit(line, width) for line in lines)

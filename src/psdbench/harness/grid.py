@@ -26,7 +26,7 @@ from .inputs import positive_seconds
 from .keys import cell_id, cell_key, code_hash, instance_key
 from .limits import MAX_CELLS, check_depth, check_seeds, echo
 from .selection import parse_selector, restrict  # re-exported: the grid narrowed by run -s / -d / -p
-from .asv_table import asv_settings
+from .asvspec import asv_settings
 
 __all__ = ["PROBLEM_KEYS", "RUN_KEYS", "SOLVER_KEYS", "Cell", "Grid", "expand", "parse_selector", "read_grid_file",
            "read_suite", "restrict"]
@@ -191,7 +191,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
     if unknown:
         raise PsdbenchError(f"grid {name}: unknown section(s) {', '.join(sorted(unknown))}")
     run = _run_settings(spec.get("run", {}), name)
-    asv_settings(spec, name, run["seeds"])  # checked like the rest; read by benchmarks/bench_suites.py
+    asv_settings(spec, name, run["seeds"])  # checked like the rest; read by psdbench.asvbench.suites
     seeds = run["seeds"]
     problems, solvers = spec.get("problems"), spec.get("solvers")
     if not isinstance(problems, list) or not problems or not isinstance(solvers, list) or not solvers:

@@ -1,5 +1,5 @@
 """The suites asv tracks: a family marks one of its suites with an ``[asv]`` table, and the generic
-asv module (``benchmarks/bench_suites.py``) turns it into benchmarks.
+asv module (``psdbench.asvbench.suites``) turns it into benchmarks.
 
 A suite's ``[asv]`` table (keys :data:`psdbench.api.ASV_SUITE_KEYS`) picks the seeds asv runs
 (default: the suite's first seed), the task metric it tracks and that metric's best value.
@@ -9,24 +9,27 @@ report's sets: problem, dataset and the instance parameters that are not replica
 configuration (the report's ``solver_label``).  :func:`case_summary` gives, from a results store,
 what asv tracks per case, and :func:`tracked_value` reads one value or names why it was lost.
 
-Direction (the one rule; ``benchmarks/bench_suites.py`` and the docs refer to it): asv reads
-every value as a cost, a rise by more than its factor is a regression (``asv compare``:
-``a < b / factor``), so every tracked value is a non-negative cost, 0 at best:
+Direction: asv reads every value as a cost, a rise by more than its factor is a regression
+(``asv compare``: ``a < b / factor``), so every tracked value is a non-negative cost, 0 at best (the
+declaration each is read from, shared with ``psdbench compare``: :mod:`psdbench.harness.asvspec`):
 
 * ``gap``: the worst ``ranked_gap`` over the case's cells (the report's: the relative gap, 0 for a
-  tie with the reference); lost (:func:`tracked_value` raises) when a cell did not verify, has no
-  reference, or lies below the reference beyond its floor;
+  tie with the reference); lost when a cell did not verify, or lies below the reference beyond its
+  floor;
 * ``unverified``: the share of the cells that ran whose final point did not verify;
 * ``metric_from_best``: the mean over the cells of ``|metric - metric_best|``, the declared task
-  metric's distance from its best value (``metric_best``: 0 for an error, 1 for an F-measure or a
-  0/1 property; a bound the metric never passes).  Lost when a cell lacks the metric.
+  metric's distance from its best value.  Lost when a cell lacks the metric;
+* ``iterations``: the work the solver reports (``Solution.iterations``, summed over the cells):
+  deterministic, it does not move with machine noise.  Absent (``n/a``) when a cell reports none.
 
-Skipped cells (status ``skipped``: the solver's library absent) are left out, and a case of
-skipped cells only is skipped (``n/a``), not lost; a case none of whose cells was measured loses
-every value.  0 needs no offset: asv flags a rise from 0 as worse (what ``asv compare`` shows in
-each case: ``benchmarks/bench_suites.py``).  ``psdbench compare`` reads a metric's direction from
-its name instead (:func:`metric_direction`); a suite whose metric's name says higher is better
-must declare ``metric_best``, so the two never disagree.
+What is tracked (the rule for standing losses, stated once): a value is tracked where the case can
+have it.  An instance with no reference (an infeasible one: no optimum, so no gap and no task
+metric of a point) tracks no ``gap`` and no ``metric_from_best`` (``n/a``); a point that does not
+verify is a lost value wherever it happens, standing or new.  A lost value is a value
+(:data:`LOST`, above any real cost: ``asv compare`` flags the change to it as a regression and
+prints the table), and :func:`lost_line` says in one line which configuration, instance and check
+lost it.  Skipped cells (status ``skipped``: the solver's library absent) are left out, and a case
+of skipped cells only is skipped (``n/a``).
 """
 
 from __future__ import annotations
@@ -36,15 +39,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..api import PsdbenchError
-# re-exported: a suite's [asv] table is checked with the grid (harness/asv_table.py), so imports run one way
-from .asv_table import HIGHER_BETTER, LOWER_BETTER, asv_settings, metric_direction  # noqa: F401
+from .asvspec import asv_settings
+from .grid import Grid, expand
 
+__all__ = ["LOST", "LostValue", "TrackedCase", "asv_settings", "case_skip_reason", "case_summary", "labels",
+           "lost_line", "tracked_cases", "tracked_frame", "tracked_grid", "tracked_suites", "tracked_value"]
+
+#: The value of a lost tracked value: finite (asv stores and prints it), above any real cost, so a
+#: value that is lost in B and not in A is a rise asv flags (``+``) and a standing loss is unchanged.
+LOST = 1e12
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from ..registry import Registry
-    from .grid import Grid
 
 
 def tracked_suites(reg: Registry) -> list[str]:
@@ -75,8 +83,6 @@ class TrackedCase:
 
 def tracked_grid(name: str, reg: Registry) -> tuple[dict[str, Any], Grid, dict[str, Any]]:
     """``(spec, grid, settings)``: suite ``name`` with its ``[run] seeds`` replaced by asv's, expanded."""
-    from .grid import expand
-
     spec = reg.read_suite(name)
     run = spec.get("run", {}) if isinstance(spec.get("run", {}), dict) else {}
     settings = asv_settings(spec, name, run.get("seeds", [0]))
@@ -109,14 +115,14 @@ def tracked_cases(name: str, reg: Registry) -> tuple[Grid, dict[str, Any], list[
 
 
 def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None,
-                 metric_best: float = 0.0) -> dict[str, float]:
+                 metric_best: float = 0.0) -> dict[str, Any]:
     """What asv tracks of one case, from the tidy frame of a store holding its suite's cells
     (:func:`tracked_frame`); rows are matched on the case's labels, not on keys.
 
     Parameters
     ----------
     frame : DataFrame
-        Tidy frame with ``verified``, ``gap``, ``ranked_gap`` and the ``metric_*`` columns.
+        Tidy frame with ``verified``, ``gap``, ``ranked_gap``, ``iterations`` and the ``metric_*`` columns.
     case : TrackedCase
         The case.
     metric : str or None
@@ -128,16 +134,23 @@ def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None,
     -------
     dict
         ``gap`` (worst ``ranked_gap``, NaN when lost), ``unverified`` (share of cells not verified),
-        ``metric`` (mean), ``metric_from_best`` (mean ``|metric - metric_best|``), and the counts
-        :func:`tracked_value` explains a loss with: ``cells`` (the frame's), ``no_reference``
-        (verified, no gap), ``beyond_bound`` (verified, below the reference beyond its floor),
-        ``metric_missing``; ``skipped``: the cells left out, status ``skipped`` (its library
-        absent).  The values are NaN where the frame holds none of the case's cells, or only
-        skipped ones (:func:`case_skip_reason`).
+        ``metric`` (mean), ``metric_from_best`` (mean ``|metric - metric_best|``), ``iterations``
+        (sum, NaN unless every cell reports them), and the counts :func:`tracked_value` explains a
+        loss with: ``cells`` (the frame's), ``no_reference`` (verified, no gap), ``beyond_bound``
+        (verified, below the reference beyond its floor), ``metric_missing``; ``skipped``: the
+        cells left out, status ``skipped`` (its library absent); ``no_point``: those left out of
+        the gap and the metric, the solver having reported the instance infeasible where it has no
+        reference (module docstring); ``why``: the first failed check of the first cell that did
+        not verify, ``"seed <s>: <check> = <value>, needs <= <tolerance>"`` ("" if none).  The
+        values are NaN where the frame holds none of the case's cells, or only skipped ones
+        (:func:`case_skip_reason`).
     """
+    from ..api import REJECTED, SOLVER_INFEASIBLE
+
     nan = math.nan
-    empty = {"gap": nan, "unverified": nan, "metric": nan, "metric_from_best": nan, "cells": 0.0,
-             "no_reference": 0.0, "beyond_bound": 0.0, "metric_missing": 0.0, "skipped": 0.0}
+    empty = {"gap": nan, "unverified": nan, "metric": nan, "metric_from_best": nan, "iterations": nan,
+             "cells": 0.0, "no_reference": 0.0, "beyond_bound": 0.0, "metric_missing": 0.0, "skipped": 0.0,
+             "no_point": 0.0, "why": ""}
     if frame.empty:
         return empty
     mine = [labels(p, d, ip, s, sp) == (case.instance_set, case.config) and (p, d, int(seed)) in
@@ -149,46 +162,69 @@ def case_summary(frame: pd.DataFrame, case: TrackedCase, metric: str | None,
         return empty
     import pandas as pd
 
-    skipped = rows["status"].astype(str).eq("skipped") if "status" in rows.columns else pd.Series(False, rows.index)
+    status = rows["status"].astype(str) if "status" in rows.columns else pd.Series("", rows.index)
+    skipped = status.eq("skipped")
     if skipped.all():  # no cell ran (the solver's library absent, or it skips the instance): nothing to track
         return {**empty, "cells": float(len(rows)), "skipped": float(len(rows))}
-    rows = rows[~skipped]
-    verified = rows["verified"].astype(bool)
+    message = rows["message"].astype(str) if "message" in rows.columns else pd.Series("", rows.index)
     gap = pd.to_numeric(rows["gap"], errors="coerce")
+    no_point = (~skipped & status.eq("infeasible") & message.str.startswith(SOLVER_INFEASIBLE) & gap.isna())
+    if (skipped | no_point).all():  # nothing a gap or a metric is defined for
+        return {**empty, "cells": float(len(rows)), "skipped": float(len(rows))}
+    ran = rows[~skipped]
+    rows, gap = rows[~skipped & ~no_point], gap[~skipped & ~no_point]
+    verified = rows["verified"].astype(bool)
     ranked = pd.to_numeric(rows["ranked_gap"], errors="coerce").where(verified)  # unverified: no gap to rank
     col = f"metric_{metric}" if metric else None
     vals = pd.to_numeric(rows[col], errors="coerce") if col and col in rows.columns else pd.Series(nan, rows.index)
+    its = pd.to_numeric(ran["iterations"], errors="coerce") if "iterations" in ran.columns else pd.Series(nan)
+    why = ""
+    for _, r in rows[~verified].iterrows():
+        failed = r.get("metric_verify_failed")
+        if not isinstance(failed, str) or not failed:  # the tidy frame keeps numbers only: the message has it
+            msg = str(r.get("message", "") or "").split("\n")[0]
+            failed = msg.split(f"{REJECTED}: ", 1)[1] if f"{REJECTED}: " in msg else msg
+        failed = failed.split("; ")[0]
+        if failed:
+            why = f"seed {int(r['seed'])}: {failed}"
+        break
     return {"gap": float(ranked.max()) if ranked.notna().all() else nan,
             "unverified": float((~verified).mean()),
             "metric": float(vals.mean()) if metric and vals.notna().all() else nan,
             "metric_from_best": float((vals - metric_best).abs().mean()) if metric and vals.notna().all() else nan,
-            "cells": float(len(skipped)), "skipped": float(skipped.sum()),
+            "iterations": float(its.sum()) if len(its) and its.notna().all() and (its > 0).any() else nan,
+            "cells": float(len(skipped)), "skipped": float(skipped.sum()), "no_point": float(no_point.sum()),
             "no_reference": float((verified & gap.isna()).sum()),
             "beyond_bound": float((verified & gap.notna() & ranked.isna()).sum()),
-            "metric_missing": float(vals.isna().sum()) if metric else 0.0}
+            "metric_missing": float(vals.isna().sum()) if metric else 0.0, "why": why}
 
 
-def case_skip_reason(summary: dict[str, float]) -> str | None:
+def case_skip_reason(summary: dict[str, Any]) -> str | None:
     """Why asv skips a case (every cell skipped: its solver's library absent, or it skips the
-    instances), else ``None``."""
+    instances; or the solver reported an instance with no reference infeasible), else ``None``."""
     if summary["cells"] and summary["skipped"] == summary["cells"]:
         return f"every cell of this case was skipped ({int(summary['skipped'])}): its solver did not run"
     return None
 
 
 class LostValue(RuntimeError):
-    """A tracked value that cannot be read: asv records the benchmark as failed (``asv compare``
-    flags a value followed by a failure as "introduced a failure")."""
+    """A tracked value that cannot be read; :func:`psdbench.asvbench.suites` records it as
+    :data:`LOST` and prints :func:`lost_line`."""
 
 
-def tracked_value(summary: dict[str, float], what: str, metric: str | None = None) -> float:
+def lost_line(case: TrackedCase, what: str, reason: str) -> str:
+    """The one line that names a lost value: benchmark value, configuration, instance, failed check."""
+    return f"psdbench: lost {what}: {case.config} on {case.instance_set}: {reason}"
+
+
+def tracked_value(summary: dict[str, Any], what: str, metric: str | None = None) -> float:
     """Value ``what`` of a :func:`case_summary`, or :class:`LostValue` with a one-line reason.
 
     Parameters
     ----------
     summary : dict
         :func:`case_summary` of the case.
-    what : {"gap", "unverified", "metric_from_best"}
+    what : {"gap", "unverified", "metric_from_best", "iterations"}
         The value.
     metric : str, optional
         The metric's name, for the message.
@@ -202,11 +238,13 @@ def tracked_value(summary: dict[str, float], what: str, metric: str | None = Non
     ------
     LostValue
         When none of the case's cells was measured, or (``gap``) a cell did not verify, has no
-        reference or lies below it beyond its floor, or (``metric_from_best``) a cell lacks the metric.
+        reference or lies below it beyond its floor, or (``metric_from_best``) a cell lacks the
+        metric.  The message starts with the first failed check (``summary["why"]``) when a cell
+        did not verify.
     """
-    n = int(summary["cells"] - summary["skipped"])
+    n = int(summary["cells"] - summary["skipped"] - summary.get("no_point", 0.0))
     skipped = case_skip_reason(summary)
-    if skipped is not None:  # bench_suites skips such a case in setup, before any value is read
+    if skipped is not None:  # the asv module skips such a case in setup, before any value is read
         raise LostValue(skipped)
     if n == 0:
         raise LostValue("no cell of this case was measured (its suite's run failed: see setup_cache's output)")
@@ -220,7 +258,8 @@ def tracked_value(summary: dict[str, float], what: str, metric: str | None = Non
     elif what == "metric_from_best" and summary["metric_missing"]:
         why.append(f"{int(summary['metric_missing'])} of {n} cells lack the metric {metric or ''}".rstrip())
     if why:
-        raise LostValue(f"{what} lost: " + "; ".join(why))
+        text = f"{what} lost: " + "; ".join(why)
+        raise LostValue(f"{summary['why']} ({text})" if summary.get("why") else text)
     value = float(summary[what])
     if math.isnan(value):
         raise LostValue(f"{what} lost: no value")
