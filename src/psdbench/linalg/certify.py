@@ -23,7 +23,8 @@ products in any order):
     |P^ - P|         <= gamma_{k+1} |L| |D| |L^T|
     |R^ - (M - P^)|  <= u |R^|
 
-so ``|E| <= (1 + u) |R^| + u |diag M| + gamma_{k+1} |L||D||L^T|`` entrywise. For a symmetric
+so ``|E| <= (1 + u) |R^| + u |diag M| + gamma_{k+1} |L||D||L^T|`` entrywise (``gamma_{k+2}`` in the
+sparse path, whose products ``(l_jk d_k) l_ik`` round twice: :mod:`.ldlt_residual`). For a symmetric
 matrix, ``||E||_2 <= || |E| ||_inf`` (the spectral radius is at most any induced norm), hence
 
     ||E||_2 <= max_i [ (1+u) |R^| 1 + u |diag M| + gamma_{k+1} |L| (|D| (|L^T| 1)) ]_i.
