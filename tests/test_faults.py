@@ -135,7 +135,7 @@ EXPECTED = {
     "fork-die": ("crashed", "signal"),
     "grandchild": ("ok", ""),
     "bad-trace": ("ok", ""),
-    "memory": ("error", "memoryerror"),
+    "memory": ("out_of_memory", "out of memory: memoryerror"),
 }
 
 

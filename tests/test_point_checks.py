@@ -108,7 +108,7 @@ def test_a_run_names_wrong_variable_names_and_shapes_in_one_line(tmp_path, plug)
     rows = {s: (status, msg) for s, status, msg in _run(tmp_path, plug, SDP, ["lower-x", "short-x"])}
     status, msg = rows["lower-x"]
     assert status == "infeasible"
-    assert msg == f"{REJECTED}: returned x, y; expected X, y, Z, y_ray, X_ray (did you mean X for x?)"
+    assert msg == f"{REJECTED}: returned x, y; expected X, y, Z, y_ray, X_ray, R, x_lp (did you mean X for x?)"
     status, msg = rows["short-x"]  # the declared shape, or (without variable_shapes) the family's own size check
     assert status == "infeasible" and "\n" not in msg and "Traceback" not in msg
     assert msg.startswith(f"{REJECTED}: X has 10 entries, the instance has ") or (
@@ -126,7 +126,7 @@ def test_the_kit_names_the_same_mistakes(registry, plug):
     sdp = registry.problem("sdp/standard").build(registry.load_dataset("sdp-gen/maxcut"), {"n": 6}, 0)
     with pytest.raises(VariableNamesError) as err:
         check_solver(mod.LowerX(), [sdp])
-    assert str(err.value).endswith("returned x, y; expected X, y, Z, y_ray, X_ray (did you mean X for x?)")
+    assert str(err.value).endswith("returned x, y; expected X, y, Z, y_ray, X_ray, R, x_lp (did you mean X for x?)")
     with pytest.raises(InfeasiblePointError) as err:
         check_solver(mod.ShortX(), [sdp])
     line = str(err.value)

@@ -76,6 +76,14 @@ def _has_children() -> bool:
     return True
 
 
+def _cmdline(pid: int | str) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def _children(pid: int) -> list[int]:
     """Every descendant of ``pid`` (a scan of ``/proc``; [] without it)."""
     try:
@@ -110,12 +118,17 @@ class CellMeter:
         self._hwm: dict[int, int] = {}  # child pid -> its peak resident set (KiB) last read
         self._cpu: dict[int, float] = {}  # child pid -> its CPU time (s) last read
         self._sum_peak_kib = 0
+        self._before: set[int] = set()  # children alive at the start (a fork server, a pool): not the cell's
+        self._own_cmdline: bytes | None = None  # a child with this command line is forked, not yet exec'd
 
     def __enter__(self) -> "CellMeter":
         self._reset = reset_peak()
         self._base_kib = _status_kib("self", "VmRSS") if self._reset else None
         self._self0 = resource.getrusage(resource.RUSAGE_SELF)
         self._kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # children that outlive cells (a fork server, a pool) are not this cell's: left out
+        self._before = set(_children(os.getpid())) if _has_children() else set()
+        self._own_cmdline = _cmdline("self")
         self._thread = threading.Thread(target=self._sample, daemon=True, name="psdbench-meter")
         self._thread.start()
         return self
@@ -127,7 +140,8 @@ class CellMeter:
             now = time.monotonic()
             if now >= next_scan and _has_children():  # a scan of /proc only when there is a child to find
                 for pid in _children(me):
-                    self._hwm.setdefault(pid, 0)
+                    if pid not in self._before:
+                        self._hwm.setdefault(pid, 0)
                 next_scan = now + SCAN_S
             self._read()
             if self._stop.wait(POLL_S):
@@ -137,6 +151,9 @@ class CellMeter:
     def _read(self) -> None:
         live = 0
         for pid in list(self._hwm):
+            if _cmdline(pid) == self._own_cmdline:
+                # forked and not yet exec'd: its memory is still the worker's (shared pages), not its own
+                continue
             hwm = _status_kib(pid, "VmHWM")  # None once it has exited (a zombie has no memory lines)
             if hwm is None:
                 continue
