@@ -120,3 +120,24 @@ def inline_html(text: str) -> str:
     s = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
     # links to an anchor or a relative file path only (no scheme: the page has no external URL)
     return re.sub(r"\[([^\]]+)\]\(((?!//)(?:#|\./)?[A-Za-z0-9_.=#/-]+)\)", r'<a href="\2">\1</a>', s)
+
+
+def fmt_int(x: Any) -> str:
+    """An integer as an integer (``20``, not ``20.0``); another number in ``g`` form; NaN as ``-``;
+    anything else as it is."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if not math.isfinite(v):
+        return "-"
+    return str(int(v)) if v == int(v) else format(v, "g")
+
+
+def fmt_spec(x: Any, spec: str = ".4g") -> str:
+    """A number in format ``spec``; NaN, infinities and non-numbers as ``-``."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return "-"
+    return "-" if not math.isfinite(v) else format(v, spec)

@@ -35,6 +35,8 @@ import pandas as pd
 
 from psdbench.harness.results import outcome_column
 from psdbench.report.blocks import Table
+from psdbench.report.fmt import fmt_int as _int
+from psdbench.report.fmt import fmt_spec as _fmt
 
 from .errors import FLAG_A, FLAG_F
 from .judges import RULES, disagreements, sgm_table, solved_by, winners
@@ -43,23 +45,6 @@ from .settings import settings_table, sizes_table
 
 #: the SCS benchmark page's ordering by shifted geometric mean at a 1e-4 target
 SCS_PAGE_ORDER = ("sdp-sdpa", "sdp-cvxopt", "sdp-clarabel", "sdp-scs")
-def _fmt(x: Any, spec: str = ".4g") -> str:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return "-"
-    return "-" if not math.isfinite(v) else format(v, spec)
-
-
-def _int(x: Any) -> str:
-    """An integer as an integer (``20``, not ``20.0``); anything else as it is, NaN as ``-``."""
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if not math.isfinite(v):
-        return "-"
-    return str(int(v)) if v == int(v) else format(v, "g")
 
 
 def _flag(e: Any) -> str:

@@ -4,12 +4,13 @@ library's own version, and the CPU model of the runs (:class:`.report.Mittelmann
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import pandas as pd
 
 from psdbench.report.blocks import Table
+from psdbench.report.fmt import fmt_int as _int
+from psdbench.report.fmt import fmt_spec as _fmt
 
 from .judges import col as _col
 from .judges import problem_label
@@ -35,25 +36,6 @@ def _json(v: Any) -> dict[str, Any]:
     except ValueError:
         return {}
     return out if isinstance(out, dict) else {}
-
-
-def _int(x: Any) -> str:
-    """An integer as an integer (``20``, not ``20.0``); NaN as ``-``."""
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if not math.isfinite(v):
-        return "-"
-    return str(int(v)) if v == int(v) else format(v, "g")
-
-
-def _fmt(x: Any, spec: str) -> str:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return "-"
-    return "-" if not math.isfinite(v) else format(v, spec)
 
 
 def sizes_table(full: pd.DataFrame) -> Table:
