@@ -47,3 +47,19 @@ def test_a_short_run_is_still_certified_below_the_optimum(registry, wdbc):
     assert sol.status is Status.MAX_ITER and sol.info["lambda_shift"] > 0
     assert inst.verify(sol).ok
     assert inst.evaluate(sol)["lower_bound"] <= ref["value"]
+
+
+def test_sparse_instance_is_certified_by_ldlt_below_the_dense_optimum(registry, wdbc):
+    """The same data as a sparse instance (``dense_n = 0``): the family certifies the returned ``y``
+    by LDL^T (no scaling vector), and the bound is below the dense instance's Clarabel optimum."""
+    prob = registry.problem("graph-classification")
+    dense = prob.build(wdbc, {"n": 120, "graph": "knn", "k": 5}, 6)
+    sparse = prob.build(wdbc, {"n": 120, "graph": "knn", "k": 5, "dense_n": 0}, 6)
+    assert sparse.is_sparse and not dense.is_sparse
+    ref = dense.certified_reference()
+    sol = GcMixing().solve(sparse, Budget.seconds(60), rank=12, tol=1e-12)
+    assert sparse.verify(sol).ok
+    ev = sparse.evaluate(sol)
+    assert ev["certificate"] == "ldlt"
+    scale = max(1.0, abs(ref["value"]))
+    assert ref["value"] - 1e-5 * scale <= ev["lower_bound"] <= ref["value"] + 1e-7 * scale
