@@ -150,7 +150,7 @@ def main() -> None:
                   f"ratio {r['ratio']:.1f} | LB {r['gdpa_lb']:.6g} / {r['mix_lb']:.6g} | peakRSS {r['rss_gb']:.2f} GB "
                   f"| load {os.getloadavg()[0]:.1f}", flush=True)
             print(f"    continued: {r['conv_s']:.2f}s {r['conv_sweeps']} sweeps ({r['conv_why']}) SDP primal "
-                  f"{r['conv_sdp']:.7g} certified LB {r['conv_lb']:.7g} [{r['conv_cert']}] (GDPA's LB "
+                  f"{r['conv_sdp']:.7g} lower bound {r['conv_lb']:.7g} [{r['conv_cert']}; ldlt certified, lanczos an estimate] (GDPA's LB "
                   f"{r['gdpa_lb'] / r['conv_lb']:.4f} of it) gap {r['conv_gap']:.4f} err {100 * r['conv_err']:.2f}%",
                   flush=True)
     done = [r for r in rows if r["reached"]]
