@@ -66,6 +66,7 @@ def certify_shift(Q: sp.csr_matrix, y: np.ndarray) -> tuple[float, str]:
     of ``-(Q + diag y)`` from the estimate 0 (a nearly optimal dual's smallest eigenvalue is near 0).
     Returns ``(inf, reason)`` where no certificate can be had.
     """
+    from psdbench.families.graph_classification.instance import LDLT_MAX_ENVELOPE
     from psdbench.linalg.certify import lambda_max_upper
 
     D = (Q + sp.diags(y)).tocsr()
@@ -73,7 +74,7 @@ def certify_shift(Q: sp.csr_matrix, y: np.ndarray) -> tuple[float, str]:
     if D.shape[0] <= 2000:
         lam = float(np.linalg.eigvalsh(D.toarray())[0]) - 1e-12 * scale
         return max(0.0, -lam), "eigh"
-    b = lambda_max_upper(-D, estimate=0.0)
+    b = lambda_max_upper(-D, estimate=0.0, max_envelope=LDLT_MAX_ENVELOPE)
     if not b.certified:
         return math.inf, b.reason
     return max(0.0, b.value), b.reason
