@@ -100,16 +100,23 @@ def test_sparse_elim_certified_and_agrees_with_dense(registry, wdbc, seed):
     assert abs(met["error_rate"] - met_d["error_rate"]) <= 0.05
 
 
-def test_certificate_falls_back_to_lobpcg_without_s(registry, wdbc):
+def test_certificate_without_s_is_ldlt_of_the_reduced_dual(registry, wdbc):
+    """No scaling vector: the reduced dual is certified by LDL^T of Q + diag(y) (formerly a LOBPCG estimate)."""
     _, sparse = pair(registry, wdbc, 200)
     sol = registry.solver("gdpa-lp-elim").solve(sparse, Budget.seconds(60))
     v = {k: val for k, val in sol.variables.items() if k != "s_reduced"}
     shifted = {**v, "y_reduced": v["y_reduced"] + 0.01}  # a different point (the certificate is cached per point)
     met = sparse.evaluate(api.Solution(variables=shifted))
-    assert met["certificate"] == "lobpcg" and met["lobpcg_residual"] >= 0
+    assert met["certificate"] == "ldlt" and "lobpcg_residual" not in met
     Q, const = sparse.reduced_sdp()
     lam = min_eig(sparse.reduced_dual_matrix(shifted["y_reduced"]).toarray())
-    assert met["lower_bound"] == pytest.approx(const - shifted["y_reduced"].sum(), rel=1e-9) and lam >= 0
+    assert lam >= 0 and met["certificate_bound_Hbar"] <= lam
+    assert const - shifted["y_reduced"].sum() - 1e-6 <= met["lower_bound"] <= const - shifted["y_reduced"].sum()
+    low = {**v, "y_reduced": v["y_reduced"] - (lam + 0.04)}  # lambda_min = -0.03: not psd: the bound is shifted by (|U| + 1) |lambda_min|
+    met = sparse.evaluate(api.Solution(variables=low))
+    lam = min_eig(sparse.reduced_dual_matrix(low["y_reduced"]).toarray())
+    assert lam < 0 and met["certificate"] == "ldlt" and met["certificate_bound_Hbar"] <= lam
+    assert met["lower_bound"] <= const - low["y_reduced"].sum() - Q.shape[0] * (-lam) + 1e-9
 
 
 def test_conic_solvers_skipped_beyond_conic_max_n(registry, wdbc):

@@ -128,3 +128,18 @@ def test_maxG51_reads_into_a_graph():
     assert abs(C - laplacian_cost(W)).max() == 0.0  # F_0 = L(W) / 4 exactly
     inst = MaxcutSdp().build(ds, {}, 0)
     assert inst.published == pytest.approx(4006.256)
+
+
+def test_mixing_continued_from_a_point_equals_one_longer_run():
+    """``V0``: 3 sweeps then 4 more from where they stopped are the 7 sweeps of one run."""
+    from psdbench.families.maxcut.mixing import mixing
+
+    C = _instance(random_graph(40, 0.2, 4)).C
+    V3, _, _ = mixing(C, 6, 1, tol=0.0, max_sweeps=3)
+    V3_copy = V3.copy()
+    V7a, _, _ = mixing(C, 6, 1, tol=0.0, max_sweeps=4, V0=V3)
+    V7b, _, _ = mixing(C, 6, 1, tol=0.0, max_sweeps=7)
+    assert np.array_equal(V3, V3_copy)  # the start is not changed
+    assert np.array_equal(V7a, V7b)
+    with pytest.raises(ValueError):
+        mixing(C, 5, 1, max_sweeps=1, V0=V3)

@@ -109,3 +109,19 @@ def test_left_looking_residual_matches_sparse_product():
     got = residual_rowsums(Mp, L, d)
     assert np.allclose(got, ref, rtol=1e-6, atol=1e-14)
     assert ref.max() < 1e-12  # a residual, not the matrix
+
+
+def test_max_envelope_lets_a_factor_within_max_fill_be_tried():
+    """``max_envelope``: the envelope precheck refuses at max_fill by default; a larger envelope cap
+    factors, and the factor's own fill check (max_fill) still decides."""
+    S = _laplacian(400, 0.05, 2)
+    env = envelope_size(S.tocsr())
+    lam = np.linalg.eigvalsh(S.toarray())[-1]
+    small = env // 2
+    assert "envelope" in lambda_max_upper(S, max_fill=small, dense_max=0).reason
+    b = lambda_max_upper(S, max_fill=small, dense_max=0, max_envelope=10 * env)
+    assert "envelope" not in b.reason
+    if b.certified:
+        assert b.value >= lam
+    else:
+        assert "factor fill" in b.reason

@@ -96,14 +96,24 @@ def dual_from_point(C: sp.csr_matrix, V: np.ndarray) -> np.ndarray:
 
 
 def mixing(C: sp.csr_matrix, k: int, seed: int, *, tol: float = 1e-10, max_sweeps: int = 100_000,
-           budget: Budget | None = None, trace: TraceRecorder | None = None) -> tuple[np.ndarray, int, str]:
-    """Run Algorithm 1 on ``max <C, V V^T>``; returns ``(V, sweeps, why it stopped)``."""
+           budget: Budget | None = None, trace: TraceRecorder | None = None,
+           V0: np.ndarray | None = None) -> tuple[np.ndarray, int, str]:
+    """Run Algorithm 1 on ``max <C, V V^T>``; returns ``(V, sweeps, why it stopped)``.
+
+    ``V0`` (n x k, unit rows), when given, is the start instead of the seeded random point (a run
+    continued where an earlier one stopped; it is copied, never changed).
+    """
     if _sweep is None:
         raise RuntimeError("maxcut-mixing needs numba (pip install numba)")
     C = sp.csr_matrix(C)
     C.sort_indices()
     n = C.shape[0]
-    V = initial_point(n, k, seed)
+    if V0 is None:
+        V = initial_point(n, k, seed)
+    else:
+        V = np.array(V0, dtype=float, order="C", copy=True)
+        if V.shape != (n, k):
+            raise ValueError(f"V0 has shape {V.shape}, expected {(n, k)}")
     d = C.diagonal()
     indptr, indices, data = C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data.astype(float)
     obj = float(np.sum(V * (C @ V)))
