@@ -173,3 +173,26 @@ def test_scs_primal_form_certifies_an_infeasible_problem():
     sol = SdpScs().solve(inst, Budget.seconds(60), form="primal")
     assert sol.status is Status.INFEASIBLE
     assert inst.evaluate(sol).get("cert_primal_infeasible") == 1.0
+
+
+def test_sdpa_versions_without_sdpa_python_say_absent_and_do_not_raise(monkeypatch):
+    """Without sdpa-python (the README's test install has no `sdpa` extra) the adapter's library
+    versions, read when a grid is expanded, say absent instead of raising."""
+    import importlib.util
+
+    from psdbench.families.sdp.sdpa import SdpSdpa, sdpa_library_version
+
+    real = importlib.util.find_spec
+
+    def hidden(name, *args, **kwargs):
+        if name == "sdpap" or name.startswith("sdpap."):
+            if name != "sdpap":
+                raise ModuleNotFoundError(f"No module named {name.split('.')[0]!r}")
+            return None
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", hidden)
+    sdpa_library_version.cache_clear()  # cached per process: read again without the package
+    assert sdpa_library_version() == "absent"
+    assert SdpSdpa().library_versions()["SDPA"] == "absent"
+    sdpa_library_version.cache_clear()  # the next test reads the installed one again

@@ -35,10 +35,16 @@ _SDPA_BANNER = re.compile(rb"SDPA\d* \(Margaret[^\x00]*\x00+(\d+\.\d+\.\d+)\x00"
 @functools.lru_cache(maxsize=1)
 def sdpa_library_version() -> str:
     """The SDPA library's own version (``7.3.20``), read from the compiled module ``sdpa-python``
-    ships (its banner string), not the wrapper's version; ``"unknown"`` where it cannot be read."""
+    ships (its banner string), not the wrapper's version; ``"absent"`` without ``sdpa-python``,
+    ``"unknown"`` where it cannot be read."""
     import importlib.util
 
-    spec = importlib.util.find_spec("sdpap.sdpacall.sdpa")
+    if importlib.util.find_spec("sdpap") is None:  # a submodule's find_spec raises without its package
+        return "absent"
+    try:
+        spec = importlib.util.find_spec("sdpap.sdpacall.sdpa")
+    except ImportError:
+        return "unknown"
     if spec is None or not spec.origin:
         return "unknown"
     try:
