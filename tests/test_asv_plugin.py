@@ -117,6 +117,7 @@ def test_grid_and_the_tracked_values_import_one_way():
 def test_asv_continuous_names_a_slower_commit_and_prints_a_lost_value_as_a_regression(tmp_path):
     """Plain ``asv continuous a b`` exits 1 naming b's time_solve; ``asv continuous -e a c`` prints
     the table with c's lost gap as a regression and the line naming the failed check."""
+    pytest.importorskip("asv", reason="asv is the bench extra (pip install -e '.[bench]'); .ci/run installs it")
     rates = _rates_script()
     commits = rates.make_repo(tmp_path)
     env = rates.asv_env(tmp_path)
