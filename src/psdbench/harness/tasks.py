@@ -28,6 +28,17 @@ def _failed_status(iso: Isolated) -> Status:
     return Status.OUT_OF_MEMORY if iso.out_of_memory else Status.CRASHED
 
 
+
+def _failure(iso: Isolated, memory_mb: int | None) -> tuple[Status, str]:
+    """The status and message of a task that returned no result; a cap below what a worker needs
+    is the harness's own failure (``crashed``), not the solver's."""
+    status = _failed_status(iso)
+    message = iso.message
+    if status is not Status.TIMEOUT and memory_mb and memory_mb < worker_need_mb():
+        status = Status.CRASHED
+        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
+    return status, message
+
 def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | None,
                       in_worker: CellWorker | None = None) -> CellResult:
     """One cell in its own process (or in ``in_worker``); a killed cell's checkpoints are verified
@@ -44,11 +55,7 @@ def run_cell_isolated(task: dict[str, Any], timeout: float, memory_mb: int | Non
         iso = in_worker.run(worker.run_cell, task, timeout)
     if iso.outcome == "result":
         return iso.value
-    status = _failed_status(iso)
-    message = iso.message
-    if status is not Status.TIMEOUT and memory_mb and memory_mb < worker_need_mb():
-        status = Status.CRASHED
-        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
+    status, message = _failure(iso, memory_mb)
     out = replace(base, status=status.value, message=message, wall_time_s=iso.wall_time_s)
     if status is Status.TIMEOUT and iso.checkpoints:
         vtask, vtimeout = {**task, "result": out, "checkpoints": iso.checkpoints}, max(10.0, min(float(timeout), 120.0))
@@ -70,9 +77,5 @@ def run_reference_isolated(task: dict[str, Any], timeout: float, memory_mb: int 
            else in_worker.run(worker.run_reference, task, timeout))
     if iso.outcome == "result":
         return iso.value
-    status = _failed_status(iso)
-    message = iso.message
-    if status is not Status.TIMEOUT and memory_mb and memory_mb < worker_need_mb():
-        status = Status.CRASHED
-        message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
+    status, message = _failure(iso, memory_mb)
     return {"status": status.value, "message": message, "wall_time_s": iso.wall_time_s}
