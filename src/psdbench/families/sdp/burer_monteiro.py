@@ -63,7 +63,7 @@ from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
 
 from . import KIND
-from .factored import Factored, warm_kernel
+from .factored import Factored, FactoredSolver
 from .lowrank_bound import lambda_min_estimate, shift_dual
 
 
@@ -167,7 +167,7 @@ def exact_step(q: np.ndarray) -> float:
     return best if np.polyval(q[::-1], best) < q[0] else 0.0
 
 
-class SdpBurerMonteiro:
+class SdpBurerMonteiro(FactoredSolver):
     """Burer-Monteiro with an augmented Lagrangian (SDPLR's method) on (P), PSD blocks only."""
 
     name = "sdp-burer-monteiro"
@@ -209,13 +209,6 @@ class SdpBurerMonteiro:
         if not d.block_sizes or d.m == 0:
             return "sdp-burer-monteiro needs at least one PSD block and one constraint"
         return None
-
-    def supports(self, instance: Any) -> bool:
-        return self.skip_reason(instance) is None
-
-    def warm_up(self, instance: Any) -> None:
-        """Compile the row-dot kernel of :mod:`.factored` on a tiny call (untimed, once per worker)."""
-        warm_kernel()
 
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
         from .reference import trace_upper

@@ -270,3 +270,18 @@ def gamma(k: int) -> float:
 def is_factored(variables: dict[str, Any]) -> bool:
     """Whether a solution's variables are a factored point (``R`` given, no stacked ``X``)."""
     return "R" in variables and "X" not in variables
+
+
+class FactoredSolver:
+    """What the low-rank solvers returning factored points share: ``supports`` is "no skip reason",
+    and the untimed warm-up compiles the row-dot kernel (:func:`warm_kernel`) once per worker."""
+
+    def skip_reason(self, instance: Any) -> str | None:  # pragma: no cover - each solver states its own
+        return None
+
+    def supports(self, instance: Any) -> bool:
+        return self.skip_reason(instance) is None
+
+    def warm_up(self, instance: Any) -> None:
+        """Compile the row-dot kernel on a tiny call (untimed, once per worker)."""
+        warm_kernel()

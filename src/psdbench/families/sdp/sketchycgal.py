@@ -60,7 +60,7 @@ from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
 
 from . import KIND
-from .factored import Factored, warm_kernel
+from .factored import Factored, FactoredSolver
 from .lowrank_bound import lambda_min_estimate, shift_dual
 
 
@@ -132,7 +132,7 @@ def _op_norm(F: Factored, rng: np.random.Generator, iters: int = 30) -> float:
     return 1.01 * math.sqrt(nrm)
 
 
-class SdpSketchyCgal:
+class SdpSketchyCgal(FactoredSolver):
     """SketchyCGAL (Yurtsever et al. 2021) on one trace-bounded PSD block; returns the Nystrom factor."""
 
     name = "sdp-sketchycgal"
@@ -163,13 +163,6 @@ class SdpSketchyCgal:
             return ("sdp-sketchycgal needs a trace bound: the data do not fix tr X (identity not in the range of A*) "
                     "and no alpha was given")
         return None
-
-    def supports(self, instance: Any) -> bool:
-        return self.skip_reason(instance) is None
-
-    def warm_up(self, instance: Any) -> None:
-        """Compile the row-dot kernel of :mod:`.factored` on a tiny call (untimed, once per worker)."""
-        warm_kernel()
 
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
         p = {**self.default_params, **params}
