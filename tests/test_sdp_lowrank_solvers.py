@@ -114,6 +114,25 @@ def test_skips_state_the_reason():
     assert SdpBurerMonteiro().skip_reason(free) is None
 
 
+def test_a_cells_alpha_reaches_the_skip_check():
+    """The harness asks ``skip_reason`` with the cell's parameters: with ``alpha`` the trace-free
+    data run (a trace bound tr X <= 4 holds at the optimum of min tr X s.t. X_01 = 0.5: tr X = 1),
+    without it they are skipped; the run matches the interior-point optimum (it returned tr X = 4,
+    alpha's trace, before the reconstruction kept the iterate's)."""
+    from psdbench.api import skip_reason
+
+    d = from_blocks((2,), [np.eye(2)], [[np.array([[0.0, 0.5], [0.5, 0.0]])]], [0.5])
+    free = SdpStandard().build(Dataset(name="t/free", payload={"sdp": d}), {}, 0)
+    cgal = SdpSketchyCgal()
+    assert "trace bound" in skip_reason(cgal, free, {})
+    assert skip_reason(cgal, free, {"alpha": 4.0, "tol": 1e-3}) is None
+    want = free.objective(SdpClarabel().solve(free, Budget.seconds(30)))
+    sol = cgal.solve(free, Budget.seconds(30), alpha=4.0, tol=1e-5)
+    # tr X <= alpha: the returned point keeps the iterate's trace (1 here), not alpha's
+    assert free.objective(sol) == pytest.approx(want, abs=1e-3)
+    assert np.isnan(free.evaluate(sol)["dual_bound"])  # the data fix no trace: the instance claims no bound
+
+
 def test_exact_line_search_minimises_the_quartic():
     q = np.array([1.0, -3.0, 0.5, -0.2, 0.4])
     a = exact_step(q)

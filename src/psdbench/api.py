@@ -258,9 +258,10 @@ class Solver(Protocol):
         With ``accepts_any_params``: the names the backend accepts (its own list, e.g. Clarabel's
         settings), so that a misspelt option is a one-line error before the run; ``None`` (or no
         hook): the backend offers no list and every name passes.
-    ``skip_reason(instance) -> str | None``
-        Why the solver does not run on ``instance`` (``None``: it does).  Default: from
-        ``supports``.
+    ``skip_reason(instance, **params) -> str | None``
+        Why the solver does not run on ``instance`` (``None``: it does).  The hook is given those
+        of the cell's solver parameters its signature names (all with ``**kwargs``; none when it
+        takes only ``instance``).  Default: from ``supports``.
     ``preload`` : tuple of str
         Modules the fork server imports once (besides the entry point's own module).
     ``warm_up(instance) -> None``

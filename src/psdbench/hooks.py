@@ -9,6 +9,7 @@ and ``repair`` takes and returns a :class:`psdbench.api.Solution`.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Mapping
 
 from psdbench.errors import PsdbenchError
@@ -115,18 +116,39 @@ def validate_params(obj: Any, values: Mapping[str, Any], where: str, undeclared_
             raise PsdbenchError(f"{where}: {getattr(obj, 'name', obj)!r} parameter {k} {why}")
 
 
-def skip_reason(solver: Any, instance: Any) -> str | None:
-    """Why ``solver`` does not run on ``instance`` (the instance's ``refuse_solver`` first), or ``None``."""
+def skip_reason(solver: Any, instance: Any, params: Mapping[str, Any] | None = None) -> str | None:
+    """Why ``solver`` does not run on ``instance`` with the cell's ``params`` (the instance's
+    ``refuse_solver`` first), or ``None``.
+
+    The solver's ``skip_reason`` hook is given those of ``params`` its signature names (all of them
+    when it takes ``**kwargs``): a solver whose reach depends on a parameter (SketchyCGAL's trace
+    bound ``alpha``) decides with the value the cell runs with, not its default.
+    """
     refuse = getattr(instance, "refuse_solver", None)
     why = refuse(solver) if refuse is not None else None
     if why is not None:
         return why
     hook = getattr(solver, "skip_reason", None)
     if hook is not None:
-        return hook(instance)
+        return hook(instance, **_named_in(hook, params or {}))
     if solver.supports(instance):
         return None
     return f"{getattr(solver, 'name', solver)} does not support this instance (kind {getattr(instance, 'kind', '?')!r})"
+
+
+def _named_in(fn: Callable[..., Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``params`` that ``fn``'s signature accepts as keywords."""
+    if not params:
+        return {}
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        return dict(params)
+    names = {n for n, p in sig.parameters.items()
+             if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    return {k: v for k, v in params.items() if k in names}
 
 
 def dataset_stamp(collection: Any, name: str) -> str | None:

@@ -385,7 +385,7 @@ def check_solver(solver: Any, instances: Any, *, deadline_s: float = 10.0, grace
         if "*" not in kinds and getattr(instance, "kind", None) not in kinds:
             report.skipped.append((instance, f"kind {getattr(instance, 'kind', None)!r} not in {kinds}"))
             continue
-        reason = api.skip_reason(solver, instance)
+        reason = api.skip_reason(solver, instance, values)
         if reason is not None:
             report.skipped.append((instance, reason))
             continue

@@ -145,7 +145,7 @@ class _Solves:
         self.instances = []
         for problem, dataset, iparams, seed, _, _ in case.cells:
             instance = reg.problem(problem).build(reg.load_dataset(dataset), iparams, seed)
-            if skip_reason(self.solver, instance) is None:
+            if skip_reason(self.solver, instance, self.params) is None:
                 self.instances.append(instance)
         if not self.instances:
             raise NotImplementedError(f"{config} skips every instance of {instance_set}")

@@ -253,7 +253,7 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
     try:
         reg, _, instance = _build(out, cache, task.get("dataset_data"))
         solver = reg.solver(out.solver)
-        why = skip_reason(solver, instance)
+        why = skip_reason(solver, instance, out.solver_params)
         if why is not None:
             return replace(out, status=Status.SKIPPED.value, message=why)
         freeze(instance)  # again: arrays an earlier cell's calls cached on the instance are shared too

@@ -25,7 +25,9 @@ CGAL (Algorithm 6.1), for ``t = 1, 2, ...``, with ``beta_0 = 1``::
 and at the end the Nystrom reconstruction ``X ~ U Lambda U'`` from ``S = X Omega`` (``Omega``
 Gaussian n x R): ``sigma = sqrt(n) eps(||S||)``, ``S_s = S + sigma Omega``, ``L = chol(Omega' S_s)``,
 ``U Sigma = svd(S_s L^-1)``, ``Lambda = max(0, Sigma^2 - sigma I)``, then the trace correction
-``Lambda <- Lambda + (alpha - tr Lambda) I / R``.  The factor returned is ``R = U Lambda^(1/2)``
+``Lambda <- Lambda + (tau - tr Lambda) I / R`` with ``tau`` the iterate's trace, tracked as
+``tau <- (1 - eta) tau + eta tr H`` (``alpha`` when the data fix the trace; less when ``tr X <= alpha``
+and the LMO took 0).  The factor returned is ``R = U Lambda^(1/2)``
 (memory ``O(n R + m)``: X is never formed).
 
 The dual: each iteration's eigenvalue gives, for ``y_ours = -(y + beta (z - b))`` in this family's
@@ -96,7 +98,8 @@ class NystromSketch:
     """The Nystrom sketch ``S = X Omega`` of a psd matrix updated by rank-one steps (Init / RankOneUpdate / Reconstruct)."""
 
     def __init__(self, n: int, size: int, rng: np.random.Generator) -> None:
-        self.Omega = rng.standard_normal((n, size))
+        # a sketch wider than n holds nothing more, and its core Omega' S (rank <= n) is singular
+        self.Omega = rng.standard_normal((n, min(size, n)))
         self.S = np.zeros((n, size))
 
     def rank_one_update(self, v: np.ndarray, eta: float) -> None:
@@ -107,11 +110,20 @@ class NystromSketch:
     def reconstruct(self) -> tuple[np.ndarray, np.ndarray]:
         """``(U, Lambda)`` with ``X ~ U diag(Lambda) U'`` (the stabilised Nystrom approximation)."""
         n = self.S.shape[0]
-        sigma = math.sqrt(n) * np.spacing(np.linalg.norm(self.S, 2))
+        norm = np.linalg.norm(self.S, 2)
+        if norm == 0.0:  # X = 0 (every step so far took the LMO's zero: tr X <= alpha)
+            return np.zeros((n, 1)), np.zeros(1)
+        sigma = math.sqrt(n) * np.spacing(norm)
         Ss = self.S + sigma * self.Omega
         M = self.Omega.T @ Ss
-        L = np.linalg.cholesky((M + M.T) / 2)  # lower: M = L L'
-        B = sla.solve_triangular(L, Ss.T, lower=True).T  # S_s L^-T: B B' = S_s M^-1 S_s'
+        M = (M + M.T) / 2
+        try:
+            L = np.linalg.cholesky(M)  # lower: M = L L'
+            B = sla.solve_triangular(L, Ss.T, lower=True).T  # S_s L^-T: B B' = S_s M^-1 S_s'
+        except np.linalg.LinAlgError:  # M numerically singular (X of rank < sketch size, sigma tiny):
+            w, V = np.linalg.eigh(M)  # the same Nystrom approximation S_s M^+ S_s' through M's range
+            keep = w > w[-1] * M.shape[0] * np.finfo(float).eps
+            B = Ss @ (V[:, keep] / np.sqrt(w[keep]))
         U, sv, _ = np.linalg.svd(B, full_matrices=False)
         return U, np.maximum(0.0, sv ** 2 - sigma)
 
@@ -185,7 +197,7 @@ class SdpSketchyCgal(FactoredSolver):
         nb = (1.0 + d.norm_b_inf()) / (a_nrm * alpha)
         beta0 = float(p["beta0"])
         sketch = NystromSketch(n, min(int(p["sketch"]), n), rng)
-        z, y, obj = np.zeros(d.m), np.zeros(d.m), 0.0
+        z, y, obj, trx = np.zeros(d.m), np.zeros(d.m), 0.0, 0.0  # trx: the scaled tr X of the iterate
         best = (-np.inf, np.zeros(d.m))
         rec = TraceRecorder(budget)
         T = int(budget.max_iter or p["max_iter"])
@@ -204,13 +216,14 @@ class SdpSketchyCgal(FactoredSolver):
             if lb > best[0]:
                 best = (lb, y_ours)
             if bounded and xi > 0:  # tr X <= alpha: the LMO's answer is 0
-                h, hv, cv = np.zeros(d.m), np.zeros(n), 0.0
+                h, hv, cv, th = np.zeros(d.m), np.zeros(n), 0.0, 0.0
             else:
-                hv = v
+                hv, th = v, 1.0
                 h = M_s.T @ (P.weight * v[P.rows] * v[P.cols])
                 cv = float(c_s @ (P.weight * v[P.rows] * v[P.cols]))
             z = (1 - eta) * z + eta * h
             obj = (1 - eta) * obj + eta * cv
+            trx = (1 - eta) * trx + eta * th
             r = z - b_s
             rn2 = float(r @ r)
             gamma = min(beta0, 4 * beta0 / ((t + 1) ** 1.5 * rn2)) if rn2 > 0 else beta0
@@ -234,7 +247,7 @@ class SdpSketchyCgal(FactoredSolver):
                 status = "budget"
                 break
         U, lam = sketch.reconstruct()
-        lam = lam + (1.0 - lam.sum()) / lam.size  # trace correction (scaled trace 1)
+        lam = lam + (trx - lam.sum()) / lam.size  # trace correction to the iterate's trace (1 unless tr X <= alpha)
         R = U * np.sqrt(np.maximum(lam, 0.0) * alpha)
         variables = {"R": R, "y": shift_dual(d, best[1])}
         info = {"status": status, "iterations": t, "sketch": int(lam.size), "alpha": alpha,
