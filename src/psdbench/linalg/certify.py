@@ -55,6 +55,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from .ordering import dissection_within, envelope_size
+
 U = 2.0**-53
 
 CERTIFIED = "certified"
@@ -141,26 +143,10 @@ def _dense_residual_bound(M: np.ndarray, R: np.ndarray) -> float:
     return _up(float(np.max(tot)) * (1 + gamma(m)) ** 2) if n else 0.0
 
 
-def envelope_size(M: sp.csr_matrix) -> int:
-    """Nonzeros of the lower envelope (profile) of ``M`` in reverse Cuthill-McKee order.
-
-    The fill of a Cholesky factor in that order lies inside its envelope, so this is an upper bound
-    on the fill reachable (the minimum-degree order used is in practice no worse); it is computed
-    in O(nnz) before any factorization, to refuse one that cannot fit.
-    """
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
-
-    p = reverse_cuthill_mckee(M.tocsr(), symmetric_mode=True)
-    P = M.tocsr()[p][:, p].tocoo()
-    first = np.arange(M.shape[0])
-    np.minimum.at(first, P.row, P.col)
-    return int(np.sum(np.arange(M.shape[0]) - first + 1))
-
-
 def _sparse_factor(M: sp.csc_matrix, max_fill: int, ordering: dict | None = None, max_envelope: int | None = None):
     """LDL^T of sparse ``M`` by SuperLU with no pivoting on a symmetric ordering: minimum degree
     (SuperLU's MMD on ``A + A^T``) when the envelope fits, else METIS's nested dissection with its
-    fill counted exactly first (:func:`_dissection_order`).
+    fill counted exactly first (:func:`.ordering.dissection_within`).
 
     Returns ``(L, d, perm, reason)`` with ``L D L^T ~ M[perm][:, perm]``; ``L`` is None when a pivot
     is not positive, the ordering is not symmetric or the fill exceeds ``max_fill`` nonzeros.
@@ -178,7 +164,8 @@ def _sparse_factor(M: sp.csc_matrix, max_fill: int, ordering: dict | None = None
         env = envelope_size(M)
         cap = max_fill if max_envelope is None else max_envelope
         if env > cap:
-            perm, why = _dissection_order(M, max_fill, env, cap)
+            perm, why = dissection_within(M, max_fill, f"fill: the reverse Cuthill-McKee envelope has {env}"
+                                                      f" nonzeros, over the budget of {cap}")
             if perm is None:
                 return None, None, None, why
             if ordering is None:
@@ -208,22 +195,6 @@ def _sparse_factor(M: sp.csc_matrix, max_fill: int, ordering: dict | None = None
     if not np.all(np.isfinite(d)) or np.any(d <= 0):
         return None, None, None, f"{int(np.sum(~(d > 0)))} nonpositive pivots"
     return lu.L.tocsc(), d, perm, ""
-
-
-def _dissection_order(M: sp.csc_matrix, max_fill: int, env: int, cap: int) -> tuple[np.ndarray | None, str]:
-    """A nested-dissection ordering whose factor fits ``max_fill`` (counted exactly before any
-    factorization, :mod:`.ordering`), or None with the reason ("fill: ...")."""
-    from .ordering import cholesky_fill, nested_dissection
-
-    head = f"fill: the reverse Cuthill-McKee envelope has {env} nonzeros, over the budget of {cap}"
-    try:
-        perm = nested_dissection(M)
-    except ImportError:
-        return None, head + "; no nested-dissection ordering (pymetis is not installed)"
-    fill = cholesky_fill(M.tocsr()[perm][:, perm], budget=max_fill)
-    if fill is None:
-        return None, head + f"; a nested-dissection factor would have more than {max_fill} nonzeros"
-    return perm, ""
 
 
 def _sparse_residual_bound(Mp: sp.csr_matrix, L: sp.csc_matrix, d: np.ndarray) -> float:

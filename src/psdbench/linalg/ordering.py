@@ -5,7 +5,10 @@ too large: on a 2-D grid of ``n`` nodes the envelope grows like ``n^1.5`` (1.3e9
 1000 x 1000 torus) while a nested-dissection factor has ``O(n log n)`` nonzeros (George, "Nested
 dissection of a regular finite element mesh", SIAM J. Numer. Anal. 10, 1973; 4.4e7 on that torus).
 
-- :func:`nested_dissection` orders by METIS's multilevel nested dissection (``pymetis``).
+- :func:`envelope_size`: the reverse Cuthill-McKee envelope, an O(nnz) bound on the fill of a
+  factor in that order (the certificate's first check).
+- :func:`nested_dissection` orders by METIS's multilevel nested dissection (``pymetis``);
+  :func:`dissection_within` returns that ordering only when its exact fill fits a budget.
 - :func:`cholesky_fill` counts the nonzeros of the Cholesky factor ``L`` of a symmetric pattern in
   its given order, exactly, in ``O(nnz(L))`` time and ``O(n)`` memory, and stops as soon as the
   count passes a budget, so a factor that cannot fit is refused in about the time of counting the
@@ -117,3 +120,40 @@ def nested_dissection(M: sp.spmatrix) -> np.ndarray:
         return np.arange(n)
     perm, _ = pymetis.nested_dissection(pymetis.CSRAdjacency(A.indptr.astype(np.int64), A.indices.astype(np.int64)))
     return np.asarray(perm, dtype=np.int64)
+
+
+def envelope_size(M: sp.spmatrix) -> int:
+    """Nonzeros of the lower envelope (profile) of ``M`` in reverse Cuthill-McKee order.
+
+    The fill of a Cholesky factor in that order lies inside its envelope, so this is an upper bound
+    on the fill reachable (the minimum-degree order used is in practice no worse); it is computed
+    in O(nnz) before any factorization, to refuse one that cannot fit.
+    """
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    p = reverse_cuthill_mckee(M.tocsr(), symmetric_mode=True)
+    P = M.tocsr()[p][:, p].tocoo()
+    first = np.arange(M.shape[0])
+    np.minimum.at(first, P.row, P.col)
+    return int(np.sum(np.arange(M.shape[0]) - first + 1))
+
+
+def dissection_within(M: sp.spmatrix, max_fill: int, why: str) -> tuple[np.ndarray | None, str]:
+    """A nested-dissection ordering of ``M`` whose Cholesky factor has at most ``max_fill`` nonzeros
+    (counted exactly before any factorization), or None with the reason: ``why`` (the caller's
+    account of what refused the cheaper ordering) and what refused this one.
+
+    Returns
+    -------
+    perm : ndarray or None
+    reason : str
+        Empty with a permutation.
+    """
+    try:
+        perm = nested_dissection(M)
+    except ImportError:
+        return None, why + "; no nested-dissection ordering (pymetis is not installed)"
+    fill = cholesky_fill(sp.csr_matrix(M)[perm][:, perm], budget=max_fill)
+    if fill is None:
+        return None, why + f"; a nested-dissection factor would have more than {max_fill} nonzeros"
+    return perm, ""
