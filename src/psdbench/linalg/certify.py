@@ -155,23 +155,26 @@ def _sparse_factor(M: sp.csc_matrix, max_fill: int, ordering: dict | None = None
     minimum-degree ordering and no envelope check.  ``max_envelope`` (default ``max_fill``) is the
     envelope refused before factoring: the envelope overstates the minimum-degree fill, on kNN
     graphs by 50x (30,537 nodes of cod-rna: 312M against 5.5M), so a caller may allow a larger one
-    and rely on the fill check after the factorization.  Past it, the nested-dissection factor is
-    attempted only when its exact fill fits ``max_fill``.
+    and rely on the fill check after the factorization.  Whenever the envelope exceeds ``max_fill``,
+    a nested-dissection ordering whose exact fill fits ``max_fill`` is used first (a factor known
+    to fit before it runs; on cod-rna's kNN graphs it is also the sparser: 2.2e7 nonzeros at
+    244,284 nodes, where minimum degree had 3.1e7 at 81,429); minimum degree only when it does not.
     """
     n = M.shape[0]
     known = ordering is not None and ordering.get("n") == n and "perm" in ordering
     if not known:
         env = envelope_size(M)
         cap = max_fill if max_envelope is None else max_envelope
-        if env > cap:
+        if env > max_fill:  # the envelope does not show that a minimum-degree factor fits
             perm, why = dissection_within(M, max_fill, f"fill: the reverse Cuthill-McKee envelope has {env}"
                                                       f" nonzeros, over the budget of {cap}")
-            if perm is None:
+            if perm is not None:  # a factor known to fit before it runs
+                if ordering is None:
+                    ordering = {}
+                ordering.update(n=n, perm=perm, method="METIS nested dissection")
+                known = True
+            elif env > cap:
                 return None, None, None, why
-            if ordering is None:
-                ordering = {}
-            ordering.update(n=n, perm=perm, method="METIS nested dissection")
-            known = True
     opts = dict(SymmetricMode=True)
     try:
         if known:
