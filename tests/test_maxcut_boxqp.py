@@ -137,3 +137,28 @@ def test_reference_formulation_gives_a_feasible_point_and_a_nonnegative_dual():
     assert inst.verify(sol).ok and np.all(v["y"] >= 0)
     assert inst.objective(sol) == pytest.approx(form.problem.value, rel=1e-5)
     assert inst.bound(v["y"]).value >= form.problem.value - 1e-6
+
+
+@pytest.mark.slow
+def test_harness_runs_boxqp_mixing_beside_clarabel_with_a_certified_reference(tmp_path):
+    """End to end, as a user runs it: both solvers reach the certified reference; maxcut-mixing refused."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    grid = tmp_path / "g.toml"
+    grid.write_text('[run]\nname = "boxqp-e2e"\nseeds = [0]\ntimeout = 120\nreference_timeout = 120\n\n'
+                    '[[problems]]\nname = "maxcut/boxqp"\ndatasets = ["maxcut-gen/random-pm1"]\nparams = { n = [24] }\n\n'
+                    '[[solvers]]\nname = "boxqp-mixing"\n\n[[solvers]]\nname = "clarabel"\n\n'
+                    '[[solvers]]\nname = "maxcut-mixing"\n')
+    db = tmp_path / "b.db"
+    p = subprocess.run([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(grid), "--db", str(db), "--jobs", "1",
+                        "--no-ref-cache", "--report", "", "--quiet"], capture_output=True, text=True, timeout=300,
+                       cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    con = sqlite3.connect(db)
+    assert [r[0] for r in con.execute("select kind from refs")] == ["certified"]
+    rows = dict(con.execute("select solver, status from results").fetchall())
+    assert rows == {"boxqp-mixing": "ok", "clarabel": "ok", "maxcut-mixing": "skipped"}
+    gaps = [g for (g,) in con.execute("select gap_rel from results where status = 'ok'")]
+    assert len(gaps) == 2 and all(g is not None and g < 1e-6 for g in gaps)
