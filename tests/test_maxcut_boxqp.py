@@ -148,13 +148,14 @@ def test_harness_runs_boxqp_mixing_beside_clarabel_with_a_certified_reference(tm
 
     grid = tmp_path / "g.toml"
     grid.write_text('[run]\nname = "boxqp-e2e"\nseeds = [0]\ntimeout = 120\nreference_timeout = 120\n\n'
-                    '[[problems]]\nname = "maxcut/boxqp"\ndatasets = ["maxcut-gen/random-pm1"]\nparams = { n = [24] }\n\n'
+                    '[[problems]]\nname = "maxcut/boxqp"\ndatasets = ["maxcut-gen/random-pm1"]\n'
+                    'params = { n = [24] }\n\n'
                     '[[solvers]]\nname = "boxqp-mixing"\n\n[[solvers]]\nname = "clarabel"\n\n'
                     '[[solvers]]\nname = "maxcut-mixing"\n')
     db = tmp_path / "b.db"
-    p = subprocess.run([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(grid), "--db", str(db), "--jobs", "1",
-                        "--no-ref-cache", "--report", "", "--quiet"], capture_output=True, text=True, timeout=300,
-                       cwd=tmp_path)
+    p = subprocess.run([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(grid), "--db", str(db),
+                        "--jobs", "1", "--no-ref-cache", "--report", "", "--quiet"],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     con = sqlite3.connect(db)
     assert [r[0] for r in con.execute("select kind from refs")] == ["certified"]

@@ -30,7 +30,8 @@ def _needs(reg, names):
 
 def test_sdp_large_expands_with_interior_point_solvers_on_the_ladder_only(data_dir):
     reg = discover()
-    _needs(reg, ["maxcut/sdp", "maxcut-mixing", "maxcut/boxqp", "boxqp-mixing", "sdp-burer-monteiro", "sdp-sketchycgal"])
+    _needs(reg, ["maxcut/sdp", "maxcut-mixing", "maxcut/boxqp", "boxqp-mixing", "sdp-burer-monteiro",
+                "sdp-sketchycgal"])
     spec, name = read_suite("sdp-large", reg)
     grid = expand(spec, name, reg)
     by = {}
