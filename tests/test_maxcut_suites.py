@@ -30,7 +30,8 @@ def _needs(reg, names):
 
 def test_sdp_large_expands_with_interior_point_solvers_on_the_ladder_only(data_dir):
     reg = discover()
-    _needs(reg, ["maxcut/sdp", "maxcut-mixing", "sdp-burer-monteiro", "sdp-sketchycgal"])
+    _needs(reg, ["maxcut/sdp", "maxcut-mixing", "maxcut/boxqp", "boxqp-mixing", "sdp-burer-monteiro",
+                "sdp-sketchycgal"])
     spec, name = read_suite("sdp-large", reg)
     grid = expand(spec, name, reg)
     by = {}
@@ -40,3 +41,4 @@ def test_sdp_large_expands_with_interior_point_solvers_on_the_ladder_only(data_d
     assert ("sdp/standard", "gset-class/toroidal-20000-pm1:sdp") in by["sdp-csdp"]
     assert {p for p, _ in by["maxcut-mixing"]} == {"maxcut/sdp"}
     assert len({d for p, d in by["maxcut-mixing"]}) == 29 + 4
+    assert by["boxqp-mixing"] == {("maxcut/boxqp", "sdplib/qpG51")}  # qpG51 in its graph form

@@ -14,6 +14,7 @@ bound      the dual bound ``1'y + n lambda_max(C - Diag y)`` with its kind
 problem    the problem ``maxcut/sdp`` and its instance (verification, objective, reference)
 contract   the kind protocol ``maxcut``
 mixing     ``maxcut-mixing``: the mixing method (Wang, Chang and Kolter 2017), numba kernel
+boxqp      ``maxcut/boxqp`` (``diag(X) <= 1``; SDPLIB qpG files read as graphs) and ``boxqp-mixing``
 rounding   Goemans-Williamson hyperplane rounding of a factor, best of k, one-flip local search
 datasets   ``maxcut-gen/<generator>``
 gset       ``gset-class/<name>``: seeded graphs of Gset's classes (random, toroidal, planar unions;

@@ -198,6 +198,8 @@ class MaxcutCuts:
 
     def render(self, context: Any) -> list:
         f = context.frame
+        if "problem" in f.columns:
+            f = f[f["problem"] != "maxcut/boxqp"]  # no cut: a box-QP is not a max-cut
         if f.empty:
             return []
         rows, checks = [], []
