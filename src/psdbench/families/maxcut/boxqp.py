@@ -45,14 +45,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from psdbench import api
-from psdbench.api import Budget, Check, DataError, Dataset, Feasibility, Formulation, Solution, Status, TraceRecorder
+from psdbench.api import Budget, Check, DataError, Dataset, Feasibility, Formulation, Solution
 
 from . import KIND
 from .bound import DualBound, _up, dual_bound
 from .contract import MaxcutKind
 from .graph import check_graph, generate
-from .mixing import MaxcutMixing, default_rank, dual_from_point, mixing
-from .problem import CONIC_MAX_N, MaxcutInstance
+from .mixing import MaxcutMixing, dual_from_point
+from .problem import CONIC_MAX_N, GENERATOR_PARAMS, MaxcutInstance
 
 
 def qpg_from_sdp(data: Any, name: str = "sdp") -> sp.csr_matrix:
@@ -213,8 +213,7 @@ class MaxcutBoxqp:
     contract = MaxcutKind
     size_param = "n"
     params: dict[str, api.Param] = {
-        "n": api.number(low=3, default=50, integer=True, doc="generators only: number of nodes"),
-        "density": api.number(low=0.0, high=1.0, default=0.1, doc="generators only (random): edge probability"),
+        **GENERATOR_PARAMS,
         "tol": api.number(low=0.0, default=1e-8, doc="verified when max_i (r_i' r_i - 1) <= tol"),
     }
     default_params: dict[str, Any] = api.default_params(params)
@@ -249,17 +248,11 @@ class BoxqpMixing(MaxcutMixing):
     def supports(self, instance: Any) -> bool:
         return isinstance(instance, BoxqpInstance)
 
+    def dual(self, C: sp.csr_matrix, V: np.ndarray) -> np.ndarray:
+        """``y_i = max(0, ||g_i|| + c_ii)``: only ``diag(Y) <= 1`` is known, so ``y >= 0``."""
+        return np.maximum(dual_from_point(C, V), 0.0)
+
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
-        p = {**self.default_params, **params}
-        C = instance.C
-        if np.any(C.diagonal() < 0):
+        if np.any(instance.C.diagonal() < 0):
             raise DataError("boxqp-mixing: c_ii < 0 makes the row update interior; not supported")
-        k = int(p["rank"]) or default_rank(C.shape[0], int(p["max_rank"]))
-        rec = TraceRecorder(budget)
-        t0 = time.perf_counter()
-        V, sweeps, why = mixing(C, k, int(getattr(instance, "seed", 0)), tol=float(p["tol"]),
-                                max_sweeps=int(budget.max_iter or p["max_iter"]), budget=budget, trace=rec)
-        y = np.maximum(dual_from_point(C, V), 0.0)
-        status = {"converged": Status.OK, "max_iter": Status.MAX_ITER, "timeout": Status.TIMEOUT}[why]
-        return Solution(variables={"R": V, "y": y}, status=status, iterations=sweeps, trace=rec.points,
-                        info={"status": why, "rank": k, "solve_time_s": time.perf_counter() - t0})
+        return super().solve(instance, budget, **params)

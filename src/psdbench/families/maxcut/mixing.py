@@ -162,6 +162,10 @@ class MaxcutMixing:
         C = sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]]))
         mixing(C, 2, 0, max_sweeps=1)
 
+    def dual(self, C: sp.csr_matrix, V: np.ndarray) -> np.ndarray:
+        """The dual ``y`` of the point ``V`` (a subclass for another constraint set overrides it)."""
+        return dual_from_point(C, V)
+
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
         p = {**self.default_params, **params}
         C = instance.C
@@ -172,7 +176,7 @@ class MaxcutMixing:
         max_sweeps = int(budget.max_iter or p["max_iter"])
         V, sweeps, why = mixing(C, k, int(getattr(instance, "seed", 0)), tol=float(p["tol"]),
                                 max_sweeps=max_sweeps, budget=budget, trace=rec)
-        y = dual_from_point(C, V)
+        y = self.dual(C, V)
         status = {"converged": Status.OK, "max_iter": Status.MAX_ITER, "timeout": Status.TIMEOUT}[why]
         return Solution(variables={"R": V, "y": y}, status=status, iterations=sweeps, trace=rec.points,
                         info={"status": why, "rank": k, "solve_time_s": time.perf_counter() - t0})

@@ -217,6 +217,13 @@ when the interval is within 1e-5).
 """
 
 
+#: the parameters of the ``generator`` datasets (``maxcut-gen``), shared by the family's problems
+GENERATOR_PARAMS: dict[str, api.Param] = {
+    "n": api.number(low=3, default=50, integer=True, doc="generators only: number of nodes"),
+    "density": api.number(low=0.0, high=1.0, default=0.1, doc="generators only (random): edge probability"),
+}
+
+
 class MaxcutSdp:
     """``maxcut/sdp``: max <L/4, X> s.t. diag X = 1, X psd, on factored points."""
 
@@ -228,8 +235,7 @@ class MaxcutSdp:
     contract = MaxcutKind
     size_param = "n"
     params: dict[str, api.Param] = {
-        "n": api.number(low=3, default=50, integer=True, doc="generators only: number of nodes"),
-        "density": api.number(low=0.0, high=1.0, default=0.1, doc="generators only (random): edge probability"),
+        **GENERATOR_PARAMS,
         "tol": api.number(low=0.0, default=1e-8, doc="verified when max_i |r_i' r_i - 1| <= tol"),
         "hyperplanes": api.number(low=0, default=50, integer=True,
                                   doc="Goemans-Williamson hyperplanes for the cut metric (0: none)"),
