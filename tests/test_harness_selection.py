@@ -2,7 +2,9 @@
 
 * ``run -s scs -p 'graph-classification[n=50]'`` on the default suite: solver entries whose
   ``where`` names a parameter of a problem the selection dropped, or that give no cell among the
-  kept ones, are dropped (not errors); a solver that gives no cell at all still is.
+  kept ones, are dropped (not errors); a solver named with ``-s`` that gives no cell at all still
+  is, while one the grid lists and ``-s`` did not name is dropped (``--suite sdp-large -p
+  maxcut/boxqp``: the suite's solvers of other forms).
 * ``-p`` of a problem the grid does not list, without ``-d``: a one-line hint to add ``-d``.
 * ``where = { problem = [...] }`` keeps a solver to problems by name.
 * ``collection/<glob>`` in a grid's or ``-d``'s datasets: every name of the collection it matches.
@@ -35,6 +37,25 @@ def test_a_solver_and_a_problem_selected_from_the_default_suite(tmp_path):
     assert not (tmp_path / "r.sqlite").exists()
     with pytest.raises(PsdbenchError, match="solver 'clarabel' gives no cell"):  # still an error: no cell at all
         prepare(solvers=["clarabel"], problems=["graph-classification[n=200]"], db=tmp_path / "r.sqlite")
+
+
+def test_a_problem_selection_drops_the_grids_solvers_it_leaves_without_cells(tmp_path):
+    spec = {"run": {"seeds": [0], "reference": False},
+            "problems": [{"name": "metric/glr", "datasets": ["sklearn/breast-cancer"], "params": {"fold": 0}},
+                         {"name": "sdp/standard", "datasets": ["sdp-gen/theta"], "params": {"n": 12}}],
+            "solvers": [{"name": "sgml"}, {"name": "sdp-burer-monteiro"}]}
+    whole = prepare(spec, db=tmp_path / "r.sqlite").grid
+    assert {(c.solver, c.problem) for c in whole.cells} == {("sgml", "metric/glr"), ("sdp-burer-monteiro", "sdp/standard")}
+    g = prepare(spec, problems=["metric/glr"], db=tmp_path / "r.sqlite").grid  # sdp-burer-monteiro: dropped
+    assert {(c.solver, c.problem) for c in g.cells} == {("sgml", "metric/glr")}
+    g = prepare(spec, problems=["sdp/standard"], db=tmp_path / "r.sqlite").grid  # sgml: dropped
+    assert {(c.solver, c.problem) for c in g.cells} == {("sdp-burer-monteiro", "sdp/standard")}
+    with pytest.raises(PsdbenchError, match="solver 'sdp-burer-monteiro' gives no cell"):  # named: an error
+        prepare(spec, problems=["metric/glr"], solvers=["sdp-burer-monteiro"], db=tmp_path / "r.sqlite")
+    spec["solvers"] = [{"name": "sdp-burer-monteiro"}]
+    with pytest.raises(PsdbenchError, match="solver 'sdp-burer-monteiro' gives no cell"):  # none left: an error
+        prepare(spec, problems=["metric/glr"], db=tmp_path / "r.sqlite")
+    assert not (tmp_path / "r.sqlite").exists()
 
 
 def test_a_problem_the_grid_does_not_list_needs_datasets(tmp_path):

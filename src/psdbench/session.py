@@ -56,7 +56,7 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
     """
     from dataclasses import replace
 
-    from .harness.grid import expand, read_grid_file, restrict
+    from .harness.grid import expand, parse_selector, read_grid_file, restrict
     from .harness.inputs import check_solutions_folder, check_store
     from .harness.limits import MAX_CELLS, check_depth, check_memory_mb
     from .harness.store import DATASETS_META, EXPANSIONS_META, read_meta
@@ -75,7 +75,8 @@ def prepare(grid: str | Path | dict[str, Any] | None = None, suite: str | None =
         spec = reg.read_suite(name)
     spec = restrict(spec, solvers=solvers, datasets=datasets, problems=problems)
     g = expand(spec, name, reg, narrowed=bool(solvers or datasets or problems), max_cells=None if yes else MAX_CELLS,
-               known=(read_meta(db, DATASETS_META), read_meta(db, EXPANSIONS_META)))  # stamped data: not loaded
+               known=(read_meta(db, DATASETS_META), read_meta(db, EXPANSIONS_META)),  # stamped data: not loaded
+               named=[parse_selector(s)[0] for s in solvers or []])
     check_memory_mb(g.memory_mb, f"grid {name}: [run]")
     if save_solutions is not None:
         if not isinstance(save_solutions, bool):

@@ -17,7 +17,7 @@ import itertools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from ..api import PsdbenchError, pairs_with, param_specs, problem_family, problem_sense, validate_params
 from ..registry import CORE_LIBRARIES, Registry
@@ -169,7 +169,8 @@ def _where_keys(filt: dict[str, list[Any]], problems: list[Any], where: str) -> 
 
 
 def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = False,
-           max_cells: int | None = MAX_CELLS, known: tuple[Mapping[str, Any], Mapping[str, Any]] = ({}, {})) -> Grid:
+           max_cells: int | None = MAX_CELLS, known: tuple[Mapping[str, Any], Mapping[str, Any]] = ({}, {}),
+           named: Collection[str] | None = None) -> Grid:
     """Validate a parsed grid and expand it to cells (checks every plugin, dataset and value).
 
     Raises a one-line :class:`PsdbenchError` on anything malformed, including a solver entry that
@@ -180,7 +181,10 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
     ``narrowed`` (a grid cut down from the command line, :func:`~psdbench.harness.selection.restrict`): a solver entry that
     gives no cell among the kept problems is dropped instead (its ``where`` keys are then not
     checked: they may name parameters of a problem the selection dropped); only a solver that
-    gives no cell at all, through any of its entries, is an error.
+    gives no cell at all, through any of its entries, is an error.  ``named`` (the solvers the
+    command line selected, ``-s``; None: all of them): a solver of the grid that was not named and
+    gives no cell at all is dropped too (``run --suite sdp-large -p maxcut/boxqp`` keeps the
+    suite's solvers for that problem), unless no solver is left.
 
     ``known``: what the store kept of earlier runs (:func:`~psdbench.harness.store.read_meta`): the
     stamped datasets' ``name -> [stamp, fingerprint]`` and their ``expand_params`` results
@@ -287,7 +291,10 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
         for count, entry in zip(per_solver, solver_entries):
             given[entry[0]] = given.get(entry[0], 0) + count
         first_empty = {e[0]: j for j, e in reversed(list(enumerate(solver_entries))) if not given[e[0]]}
-        keep = [j for j, c in enumerate(per_solver) if c or first_empty.get(solver_entries[j][0]) == j]
+        keep = [j for j, c in enumerate(per_solver) if c or (first_empty.get(solver_entries[j][0]) == j and (
+            named is None or solver_entries[j][0] in named))]
+        if not keep:  # nothing pairs with the kept problems: the first solver's reason is the error
+            keep = [0] if solver_entries else []
         per_solver, solver_entries = [per_solver[j] for j in keep], [solver_entries[j] for j in keep]
     for count, (sname, _, filt, _, solver, where, _) in zip(per_solver, solver_entries):
         if count == 0:

@@ -64,7 +64,7 @@ from psdbench.api import Budget, Solution, Status, TraceRecorder
 
 from . import KIND
 from .factored import Factored, FactoredSolver
-from .lowrank_bound import lambda_min_estimate, shift_dual
+from .lowrank_bound import shift_dual
 
 
 #: the penalty is not raised past this (the quartic's coefficients overflow beyond ~1e150)
@@ -259,14 +259,14 @@ class SdpBurerMonteiro(FactoredSolver):
                 if S_hist:  # two-loop recursion
                     alphas = []
                     for s_, g_, rho in reversed(S_hist):
-                        a = rho * float(np.sum(s_ * D))
+                        a = rho * float(np.vdot(s_, D))
                         alphas.append(a)
                         D = D - a * g_
                     s_, g_, _ = S_hist[-1]
-                    D = D * (float(np.sum(s_ * g_)) / float(np.sum(g_ * g_)))
+                    D *= float(np.vdot(s_, g_)) / float(np.vdot(g_, g_))
                     for (s_, g_, rho), a in zip(S_hist, reversed(alphas)):
-                        D = D + (a - rho * float(np.sum(g_ * D))) * s_
-                    if float(np.sum(D * G)) >= 0:
+                        D += (a - rho * float(np.vdot(g_, D))) * s_
+                    if float(np.vdot(D, G)) >= 0:
                         D, S_hist = -G, []
                 q, p1, p2 = Lg.quartic(R, D, v, obj, y, sigma)
                 a = exact_step(q)
@@ -283,7 +283,7 @@ class SdpBurerMonteiro(FactoredSolver):
                 ytil = y - sigma * v
                 G_new = Lg.grad(R, ytil)
                 sv, gv = a * D, G_new - G
-                sg = float(np.sum(sv * gv))
+                sg = float(np.vdot(sv, gv))
                 if sg > 1e-16 * float(np.linalg.norm(sv)) * float(np.linalg.norm(gv)):
                     S_hist.append((sv, gv, 1.0 / sg))
                     S_hist = S_hist[-int(p["memory"]):]
