@@ -183,7 +183,7 @@ def expand(spec: dict[str, Any], name: str, reg: Registry, narrowed: bool = Fals
     checked: they may name parameters of a problem the selection dropped); only a solver that
     gives no cell at all, through any of its entries, is an error.  ``named`` (the solvers the
     command line selected, ``-s``; None: all of them): a solver of the grid that was not named and
-    gives no cell at all is dropped too (``run --suite sdp-large -p maxcut/boxqp`` keeps the
+    gives no cell at all is dropped too (``-p`` of one problem of a suite keeps the
     suite's solvers for that problem), unless no solver is left.
 
     ``known``: what the store kept of earlier runs (:func:`~psdbench.harness.store.read_meta`): the
