@@ -183,3 +183,28 @@ def test_real_tiny_run_trace_feeds_the_section(order):
     final = pts[-1]["objective"]
     assert all(p["gap_bound"] >= p["objective"] - final - 1e-9 for p in pts)
     assert np.isfinite(final)
+
+
+def test_bound_check_counts_only_epochs_the_reference_resolves(tmp_path):
+    """A bound inside the reference's certified interval can be on either side of the true gap: such
+    epochs are left out of the count and said so; the others are checked."""
+    width = 1e-3
+    raw = _raw(_grid())  # bound = 1.5 x (objective - value)
+    refs = _refs(raw, width=width)
+    f = rep.tidy(_context(raw, refs, tmp_path))
+    found, bad = rep.bound_check(f, refs)
+    gaps = np.array([float(p["objective"]) - float(r) for ps, r in zip(f["points"], f["instance_reference"])
+                     for p in ps])
+    # the true gap lies in [g, g + width]; a bound 1.5 g resolves only when 1.5 g >= g + width
+    inside = int(np.sum(1.5 * gaps < gaps + width))
+    assert 0 < inside < len(gaps)
+    assert found.verdict == fd.HOLDS and bad.empty
+    assert found.note.startswith(f"{len(gaps) - inside} epochs of {len(f)} cells checked")
+    assert f"{inside} epochs left out" in found.note
+
+
+def test_bound_check_with_no_resolved_epoch_is_not_measured(tmp_path):
+    raw = _raw(_grid())
+    refs = _refs(raw, width=1e6)  # every bound lies inside this interval
+    found, bad = rep.bound_check(rep.tidy(_context(raw, refs, tmp_path)), refs)
+    assert found.verdict == fd.NOT_MEASURED and "no epoch the reference resolves" in found.note and bad.empty

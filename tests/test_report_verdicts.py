@@ -160,12 +160,13 @@ def test_folds_are_the_units_and_seeds_nested_in_them_count_once():
     f = _folds(same)
     assert f["unit"].nunique() == 3
     iv = agg.paired_difference(f, "objective", "pgml", "pd-cone", ratio=True)
-    want = agg.t_interval([14.8 / 43.0, 8.6 / 19.8, 9.15 / 25.3])
-    assert iv.n == 3 and (iv.low, iv.high) == (pytest.approx(want.low), pytest.approx(want.high))
+    # a ratio is read on the log scale: the t interval of the mean log ratio, exponentiated
+    want = agg.t_interval(np.log([14.8 / 43.0, 8.6 / 19.8, 9.15 / 25.3]))
+    assert iv.n == 3 and (iv.low, iv.high) == (pytest.approx(math.exp(want.low)), pytest.approx(math.exp(want.high)))
     # seeds that move a solver's result inside a fold (a random start) still do not make more units
     moved = [[(14.8 + 0.1 * s, 43.0) for s in range(3)], [(8.6, 19.8)] * 3, [(9.15, 25.3)] * 3]
     iv = agg.paired_difference(_folds(moved), "objective", "pgml", "pd-cone", ratio=True)
-    assert iv.n == 3 and iv.mean == pytest.approx(np.mean([14.9 / 43.0, 8.6 / 19.8, 9.15 / 25.3]))
+    assert iv.n == 3 and iv.mean == pytest.approx(math.exp(np.mean(np.log([14.9 / 43.0, 8.6 / 19.8, 9.15 / 25.3]))))
     # the reached counts and the winners count folds
     assert reached_measure({"tolerances": (1e-2,)}).compute(f[f["solver"] == "pgml"], {}).endswith(" of 3")
     assert agg.ok_units(f[f["solver"] == "pgml"], "objective") == "3/3"
@@ -178,3 +179,48 @@ def test_seeds_that_draw_the_instance_are_units_and_identical_repetitions_are_on
     assert unit_keys(drawn).nunique() == 3
     repeated = base.assign(objective=[1.0, 2.0] * 3)
     assert unit_keys(repeated).nunique() == 1
+
+
+def test_a_ratio_interval_is_read_on_the_log_scale_and_is_never_negative():
+    """The GLR case: per-fold ratios 237.2, 283.5, 135.5 against the paper's 428.  The arithmetic t
+    interval [30.7, 407] would call "at most 428" held; the interval of the mean log ratio straddles it."""
+    r = [237.2, 283.5, 135.5]
+    iv = agg.log_ratio_interval(r)
+    logs = agg.t_interval(np.log(r))
+    assert (iv.mean, iv.low, iv.high) == (pytest.approx(math.exp(logs.mean)), pytest.approx(math.exp(logs.low)),
+                                          pytest.approx(math.exp(logs.high)))
+    assert iv.low > 0 and iv.low < 428 < iv.high
+    assert fd.interval_verdict(iv, 428, "<=") == rules.WITHIN
+    assert fd.interval_verdict(agg.t_interval(r), 428, "<=") == rules.HOLDS  # what the arithmetic rule said
+    # widely spread ratios: an arithmetic interval goes negative, the log one stays positive
+    wide = [10.0, 300.0, 15.0]
+    assert agg.t_interval(wide).low < 0 < agg.log_ratio_interval(wide).low
+    # a ratio that is not positive has no log: no interval, not a number read on another scale
+    bad = agg.log_ratio_interval([2.0, -1.0, 3.0])
+    assert bad.n == 3 and math.isnan(bad.low) and fd.interval_verdict(bad, 1.0, ">=") == rules.NOT_MEASURED
+    assert fd.ratio_interval(r) == iv
+
+
+def test_a_winner_its_own_margin_calls_slower_says_it_won_on_reached_count():
+    """The complete n = 100 case: scs reaches the target on 3 of 3 units in ~1 s; gdpa-lp-elim on 2 of 3,
+    17-43x faster there, its third cell charged the 120 s limit.  scs has the smaller SGM, but the
+    margin (gdpa over scs on the units either reached) is below 1: the cell says what scs won on."""
+    rows = []
+    params = {"graph": "complete", "n": 100}
+    for s, (ts, tg) in enumerate(((0.86, 0.05), (0.85, 0.02), (0.9, None))):
+        rows.append(_row(f"c{s}", "scs", ts, 1e-3, params))
+        rows.append(_row(f"c{s}", "gdpa-lp-elim", tg or 120.0, 1e-3 if tg else 6e-2, params))
+    f = _frame(rows)
+    w = an.set_winner(an.reach_times(f, (1e-2,)), 1e-2)
+    assert w["winner"] == "scs" and (w["reached"], w["runner_reached"]) == (3, 2)
+    want = math.exp(np.mean(np.log([0.05 / 0.86, 0.02 / 0.85, 120.0 / 0.9])))
+    assert w["ratio"] == pytest.approx(want) and w["ratio"] < 1
+    assert w["won_on"] == "won on reached count"
+    cell = winners_section(f, {"tolerances": (1e-2,)})[1].blocks[0].frame["gap ≤ 0.01"].iloc[0]
+    assert cell.startswith("**scs [tol 0.0001]** 3/3") and "won on reached count; runner-up gdpa-lp-elim" in cell
+    assert "faster where either reached" in cell and "tie with" not in cell
+    front = winners_section(f, {"tolerances": (1e-2,)})[0].blocks[0].frame["gap ≤ 0.01"].iloc[0]
+    assert "won on reached count or SGM, runner-up faster" in front
+    # a margin above 1 is a plain win
+    m = rules.Margin(2.0, 1.5, 3.0, False, 0)
+    assert rules.won_on(m, 3, 2) == "" and rules.won_on(m._replace(ratio=0.9), 3, 3) == "won on SGM"

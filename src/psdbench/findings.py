@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from psdbench.report import rules
-from psdbench.report.aggregate import Interval, t_interval
+from psdbench.report.aggregate import Interval, log_ratio_interval, t_interval
 from psdbench.report.blocks import DataSource, Finding, Text
 from psdbench.report.rules import FAILS, HOLDS, NOT_MEASURED, WITHIN
 
@@ -77,12 +77,9 @@ def paired_interval(differences: Iterable[Any], level: float = 0.95) -> Interval
 
 def ratio_interval(ratios: Iterable[Any], level: float = 0.95) -> Interval:
     """Geometric mean of positive ratios (one per unit) with the Student-t interval of the mean log
-    ratio, exponentiated: the one rule's interval for a claim on a ratio ("at least 5x fewer epochs")."""
-    r = np.array([float(x) for x in ratios if x is not None], dtype=float)
-    r = r[np.isfinite(r) & (r > 0)]
-    i = t_interval(np.log(r), level)
-    ex = lambda v: float(np.exp(v)) if math.isfinite(v) else math.nan  # noqa: E731
-    return Interval(ex(i.mean), i.std, i.n, ex(i.low), ex(i.high), i.level)
+    ratio, exponentiated: the one rule's interval for a claim on a ratio ("at least 5x fewer epochs");
+    :func:`psdbench.report.aggregate.log_ratio_interval` (no interval when a ratio is not positive)."""
+    return log_ratio_interval(np.array([np.nan if x is None else float(x) for x in ratios], dtype=float), level)
 
 
 def ratio_claim(ratios: Iterable[Any], threshold: float, relation: str, what: str = "seeds") -> tuple[str, str, str]:

@@ -168,9 +168,36 @@ def paired(df: pd.DataFrame, value: str, a: str, b: str, by: str = "solver_label
     return pd.DataFrame({"a": va[both], "b": vb[both]})
 
 
+def log_ratio_interval(ratios: Any, level: float = 0.95) -> Interval:
+    """Geometric mean of ratios (one per unit) with the Student-t interval of the mean log ratio,
+    exponentiated: the one rule's interval for a claim on a ratio; it is never negative.
+
+    Parameters
+    ----------
+    ratios : array-like
+        One ratio per unit; NaN entries are left out.
+    level : float
+
+    Returns
+    -------
+    Interval
+        ``mean``, ``low``, ``high`` on the ratio scale (``std``: of the log ratios); all NaN, with ``n``
+        the number of finite ratios, when any of them is not positive: the log scale does not exist
+        there, and no interval of a ratio is read on another.
+    """
+    r = finite(ratios)
+    if len(r) and not bool(np.all(r > 0)):
+        return Interval(math.nan, math.nan, len(r), math.nan, math.nan, level)
+    i = t_interval(np.log(r), level)
+    ex = lambda v: float(np.exp(v)) if math.isfinite(v) else math.nan  # noqa: E731
+    return Interval(ex(i.mean), i.std, i.n, ex(i.low), ex(i.high), i.level)
+
+
 def paired_difference(df: pd.DataFrame, value: str, a: str, b: str, by: str = "solver_label",
                       ratio: bool = False, level: float = 0.95) -> Interval:
-    """:func:`t_interval` of ``a - b`` (or ``a / b`` with ``ratio``) over the units both solved."""
+    """:func:`t_interval` of ``a - b`` over the units both solved; with ``ratio``, :func:`log_ratio_interval`
+    of ``a / b`` (the geometric mean and the interval of the mean log ratio)."""
     p = paired(df, value, a, b, by)
-    d = p["a"] / p["b"].where(p["b"] != 0) if ratio else p["a"] - p["b"]
-    return t_interval(d, level)
+    if ratio:
+        return log_ratio_interval(p["a"] / p["b"].where(p["b"] != 0), level)
+    return t_interval(p["a"] - p["b"], level)

@@ -233,7 +233,8 @@ def set_winner(times: pd.DataFrame, tol: float) -> dict[str, Any]:
         ``winner``, ``runner_up`` (``""`` when none), ``reached`` / ``runner_reached``, ``instances``
         (units compared), ``configurations`` (compared), ``sgm``, ``runner_sgm``, ``median``, ``min``,
         ``max`` (the winner's seconds over the units it reached), ``ratio``, ``low``, ``high``, ``tie``,
-        ``shared_failures``, ``shift``, ``left_out`` (configurations that ran only part of the set),
+        ``shared_failures``, ``won_on`` (:func:`psdbench.report.rules.won_on`: ``""`` unless the margin is below
+        1), ``shift``, ``left_out`` (configurations that ran only part of the set),
         ``unresolved`` (``""`` or why the target is not resolved).
     """
     labels, inst, left = compared(times)
@@ -241,6 +242,7 @@ def set_winner(times: pd.DataFrame, tol: float) -> dict[str, Any]:
                            "configurations": len(labels), "sgm": math.nan, "runner_sgm": math.nan,
                            "median": math.nan, "min": math.nan, "max": math.nan, "ratio": math.nan, "low": math.nan,
                            "high": math.nan, "tie": False, "shared_failures": 0, "shift": math.nan, "left_out": left,
+                           "won_on": "",
                            "unresolved": unresolved(times, tol)}
     if not inst or out["unresolved"]:
         return out
@@ -259,7 +261,8 @@ def set_winner(times: pd.DataFrame, tol: float) -> dict[str, Any]:
         lim = times.groupby("instance_key")["limit_s"].max().reindex(inst).to_numpy(float)
         m = rules.margin(cost[w].to_numpy(float), cost[r].to_numpy(float), lim)
         out.update(runner_up=r, runner_reached=int(tab.loc[r, "reached"]), runner_sgm=float(tab.loc[r, "sgm"]),
-                   ratio=m.ratio, low=m.low, high=m.high, tie=m.tie, shared_failures=m.shared_failures)
+                   ratio=m.ratio, low=m.low, high=m.high, tie=m.tie, shared_failures=m.shared_failures,
+                   won_on=rules.won_on(m, out["reached"], int(tab.loc[r, "reached"])))
     return out
 
 

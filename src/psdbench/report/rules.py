@@ -45,7 +45,9 @@ resolution
     (:func:`resolves`, :func:`unresolved_text`): no winner, no score.
 margin and tie
     :func:`margin`: paired over units, those both failed left out; a tie needs a unit on which the
-    runner-up reached the target at least as fast.
+    runner-up reached the target at least as fast.  A winner whose margin is below 1 (the runner-up
+    faster where either reached) is shown with what it won on (:func:`won_on`: the reached count, or
+    the SGM), never as a tie or as faster.
 better / within the spread / does not hold
     :func:`claim_verdict` of the 95 % Student-t interval of the mean paired difference over the
     units (:func:`paired_verdict`); the winners by a declared metric and every finding use it.
@@ -63,7 +65,7 @@ __all__ = ["DEFAULT_ALLOWANCE", "FAILS", "HOLDS", "LEVEL", "MAX_SHIFT", "MIN_SHI
            "TOLERANCES", "VERDICTS", "WITHIN", "allowance", "claim_verdict", "configured_for", "floor", "floors",
            "glossary", "margin", "paired_verdict", "ranked_gap", "ranked_gaps", "reach_times_of_curve", "reaches",
            "resolution", "resolves", "set_shift", "shifted_geomean", "stopping_tolerance", "unresolved_text",
-           "verdict"]
+           "verdict", "won_on"]
 
 #: The target accuracies (ranked gap) of the winners matrix and the profiles.
 TOLERANCES: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
@@ -330,6 +332,30 @@ def margin(winner: Sequence[float], runner_up: Sequence[float], limits: Any) -> 
     return Margin(float(np.exp(np.mean(np.log(q)))), float(q.min()), float(q.max()), tie, shared)
 
 
+def won_on(m: Margin, reached: int, runner_reached: int) -> str:
+    """What a winner won on, when its own margin calls it slower (``""`` otherwise).
+
+    The winner is the smallest SGM, which charges a unit not reached at its time limit; the margin
+    compares the two on the units either reached.  When the margin is below 1 (the runner-up is
+    faster there) the winner is never shown as simply faster: it ``"won on reached count"`` when it
+    reached the target on more units, else ``"won on SGM"`` (the shift and the limits decided).
+
+    Parameters
+    ----------
+    m : Margin
+        :func:`margin` of the runner-up's times over the winner's.
+    reached, runner_reached : int
+        Units on which the winner and the runner-up reached the target.
+
+    Returns
+    -------
+    str
+    """
+    if not (math.isfinite(m.ratio) and m.ratio < 1):
+        return ""
+    return "won on reached count" if reached > runner_reached else "won on SGM"
+
+
 def resolution(floors_: Iterable[float]) -> float:
     """The finest target a set of cells resolves: the largest of their floors (:func:`floor`: the
     reference's accuracy and the verification allowance); NaN when none is known."""
@@ -456,4 +482,8 @@ def glossary(default_allowance: float = DEFAULT_ALLOWANCE) -> list[tuple[str, st
         ("margin", "geometric mean over the set's units of runner-up time / winner time [min-max], units both "
                    "failed left out (and counted); a tie only with evidence: a unit on which the runner-up reached "
                    "the target at least as fast"),
+        ("won on reached count / won on SGM", "a winner whose margin is below 1: the runner-up is faster on the units "
+                                               "either reached, and the winner has the smaller SGM because it reached "
+                                               "more units (or, with equal counts, by the shift and the limits); both "
+                                               "are shown, never a tie"),
     ]

@@ -78,6 +78,9 @@ def _tie_or_margin(rec: Mapping[str, Any]) -> str:
     left = f"; {shared} both failed, left out" if shared else ""
     spread = (f" [{fmt_ratio(rec['low'])}-{fmt_ratio(rec['high'])}]" if np.isfinite(rec["low"])
               and rec["low"] != rec["high"] else "")
+    if rec.get("won_on"):
+        return (f"{rec['won_on']}; runner-up {ru} faster where either reached (x{fmt_ratio(rec['ratio'])}{spread}"
+                f"{left})")
     if rec["tie"]:
         return f"tie with {ru} (x{fmt_ratio(rec['ratio'])}{spread}{left})"
     return f"runner-up {ru}, x{fmt_ratio(rec['ratio'])}{spread} slower" + (f" ({left[2:]})" if left else "")
@@ -142,15 +145,21 @@ def _metric_cell(rec: Mapping[str, Any], metric: RankingMetric, short: Any) -> s
 
 
 def _family_summary(cells: list[str]) -> str:
-    """``A: 6 (2 tied); B: 1; none: 1`` of 8 sets: the per-set winners of one family and target."""
+    """``A: 6 (2 tied, 1 won on reached count); B: 1; none: 1`` of 8 sets: the per-set winners of one
+    family and target."""
     won: dict[str, list[int]] = {}
     for c in cells:
         w = c.split("**")[1] if c.count("**") >= 2 else "not resolved" if c.startswith("not resolved") else "none"
-        n = won.setdefault(w, [0, 0])
+        n = won.setdefault(w, [0, 0, 0])
         n[0] += 1
         n[1] += "tie with" in c
+        n[2] += "; won on " in c
     parts = sorted(won.items(), key=lambda kv: (kv[0] in ("none", "not resolved"), -kv[1][0], kv[0]))
-    return "; ".join(f"{k}: {n}" + (f" ({t} tied)" if t else "") for k, (n, t) in parts)
+
+    def extra(t: int, o: int) -> str:
+        words = ([f"{t} tied"] if t else []) + ([f"{o} won on reached count or SGM, runner-up faster"] if o else [])
+        return f" ({', '.join(words)})" if words else ""
+    return "; ".join(f"{k}: {n}{extra(t, o)}" for k, (n, t, o) in parts)
 
 
 def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
@@ -215,7 +224,8 @@ def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
                     "result), its median seconds to reach the target; the runner-up with its reached/compared and "
                     "the margin (runner-up time / winner time, geometric mean [min-max] over the units at least one "
                     "of them reached; units both failed are left out and counted); a tie when the runner-up reached "
-                    "the target at least as fast on some unit; `uncontested`: the set has one configuration; "
+                    "the target at least as fast on some unit; `won on reached count` (or `on SGM`): the margin is below 1, "
+                    "the runner-up faster where either reached, so both are shown; `uncontested`: the set has one configuration; "
                     "`not resolved`: the target is tighter than the set's reference accuracy (`known to`) or "
                     "verification floor, so no winner is named.  Reference: its one kind name per instance with its "
                     "accuracy (a competitor's best-verified objective: no winner is declared by gap).")

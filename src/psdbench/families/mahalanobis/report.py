@@ -191,10 +191,10 @@ def ratio_spec(sub: pd.DataFrame, objective: str, lay: _Layout, sense: str) -> l
                 Measure("paper optimizer", agg=lambda c, g, v, k: popt(k), fmt=str, cells="all"),
                 Measure("paper / PD-cone", agg=paper_ratio, cells="all"),
                 Measure("verdict", agg=within, fmt=str, cells="all"),
-                Measure("per-fold ratio: mean [95 % CI] (folds)", agg=per_fold, cells="all",
+                Measure("per-fold ratio: geometric mean [95 % CI] (folds)", agg=per_fold, cells="all",
                         fmt=lambda i: fmt_interval(i.mean, i.low, i.high) + (f" ({i.n})" if i.n else "")))
-    note = ("Ratio of mean final objectives.  Per-fold ratio: ours / pd-cone on each fold both solved (`ok`), mean "
-            "with a 95 % Student-t interval; the paper gives no spread.  `verdict` on the claim that ours is "
+    note = ("Ratio of mean final objectives.  Per-fold ratio: ours / pd-cone on each fold both solved (`ok`), geometric "
+            "mean with the 95 % Student-t interval of the mean log ratio; the paper gives no spread.  `verdict` on the claim that ours is "
             + ("≥ the paper's ratio (maximized)" if sense == "max" else "≤ the paper's ratio (minimized)")
             + ", read from that interval: holds when all of it satisfies the claim, within the spread when it "
               "straddles the paper's ratio.")
@@ -231,7 +231,7 @@ def ratio_findings(sub: pd.DataFrame, objective: str, lay: _Layout, sense: str) 
         claim = (f"{objective} on {lay.paper.column_label(d)}: `{lab}`'s final objective relative to pd-cone is {word} "
                  f"the paper's {popt} / PD-cone")
         out.append(Finding(paper="SGML", claim=claim, paper_value=f"{p:.3g}",
-                           ours=f"{iv.mean:.3g} (per-fold ratio, mean)" if iv.n else "-",
+                           ours=f"{iv.mean:.3g} (per-fold ratio, geometric mean)" if iv.n else "-",
                            interval=fd.fmt_interval(iv, ".3g", what="folds"),
                            verdict=fd.interval_verdict(iv, p, _relation(sense)),
                            note=f"{objective} is {'maximized' if sense == 'max' else 'minimized'}; folds both solved"))
