@@ -56,6 +56,9 @@ def reach_times(frame: pd.DataFrame, tols: Iterable[float] = TOLERANCES,
                 default_allowance: float = DEFAULT_ALLOWANCE, by_unit: bool = True) -> pd.DataFrame:
     """One row per unit and configuration with a reference: when it reached each target accuracy (:mod:`.rules`).
 
+    Skipped cells (status ``skipped``: the solver did not run, e.g. its extra is missing) are left out:
+    they are no configuration's time, charged or not.
+
     Parameters
     ----------
     frame : DataFrame
@@ -80,6 +83,8 @@ def reach_times(frame: pd.DataFrame, tols: Iterable[float] = TOLERANCES,
     """
     tols = list(tols)
     f = frame[np.isfinite(pd.to_numeric(frame["reference_objective"], errors="coerce").astype(float))]
+    if "status" in f.columns:
+        f = f[f["status"].astype(str) != "skipped"]  # a skipped cell did not run: it is no configuration's time
     tcols = [f"t_{t:g}" for t in tols]
     cols = ["set", "instance_key", "solver_label", "wall_time_s", "limit_s", "limit_recorded", "floor",
             "ranked_gap", "resolution", "set_accuracy", "cells"] + tcols

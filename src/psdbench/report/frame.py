@@ -232,8 +232,10 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
     df["solver_label"] = [solver_label(n, p) for n, p in zip(df["solver"], df["solver_params"])]
     df["family"] = df["problem"].map(lambda p: api.problem_family(problems[p]) if p in problems else p)
     df["sense"] = df["problem"].map(lambda p: api.problem_sense(problems[p]) if p in problems else "min")
-    df["gap"] = [relative_gap(o, r, s) for o, r, s in zip(df["objective"], df["reference_objective"], df["sense"])]
     df["verified"] = (df["feasible"] == 1) & np.isfinite(df["objective"].astype(float))
+    # a gap only for a verified point (the store's gap_rel likewise): a rejected cell has none
+    df["gap"] = [relative_gap(o, r, s) if v else math.nan
+                 for o, r, s, v in zip(df["objective"], df["reference_objective"], df["sense"], df["verified"])]
     df["cert_width_rel"] = df["instance_key"].map(certificate_widths(refs)).astype(float)
     ref_cols = reference_columns(df, refs, float(allowance))
     for c in ref_cols.columns:
