@@ -115,13 +115,15 @@ def _stopped_at(k: int, sig: int, run: Callable[[], object], parent: Path, excha
 
 
 def _sweep(tmp_path: Path, sig: int, write_old: Callable[[Path], object], run_new: Callable[[Path], object],
-           exchange: bool = True) -> tuple[list[str], dict[str, str], dict[str, str]]:
+           exchange: bool = True) -> tuple[list[str], dict[str, str], dict[str, str], list[int]]:
     """For k = 1, 2, ...: the previous report in ``tmp_path/rep``, a child writing the new one stopped
-    at kill point k; the checks of the module's docstring.  Returns the outcome per k (``old`` / ``new``)."""
+    at kill point k; the checks of the module's docstring.  Returns the outcome per k (``old`` / ``new``),
+    both reports' snapshots and the points where the folder was absent until :func:`recover` ran."""
     rep = tmp_path / "rep"
     write_old(rep)
     old = _snapshot(rep)
     outcomes: list[str] = []
+    absent: list[int] = []
     new = None
     for k in range(1, 500):
         reached, status = _stopped_at(k, sig, lambda: run_new(rep), tmp_path, exchange)
@@ -136,6 +138,8 @@ def _sweep(tmp_path: Path, sig: int, write_old: Callable[[Path], object], run_ne
             assert after is not None, k
         elif exchange:  # the report is whole at every instant, before any repair
             assert after is not None, k
+        if after is None:
+            absent.append(k)
         recover(rep)  # what the next write does first
         assert leftovers(rep) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["rep"], k
         repaired = _snapshot(rep)
@@ -147,19 +151,24 @@ def _sweep(tmp_path: Path, sig: int, write_old: Callable[[Path], object], run_ne
     outcomes = [o if o == "old" else ("new" if o == new else "neither") for o in outcomes]
     assert "neither" not in outcomes, outcomes
     assert outcomes == sorted(outcomes, key=lambda o: o == "new"), outcomes  # once in place, never undone
-    return outcomes, old, new  # type: ignore[return-value]
+    return outcomes, old, new, absent  # type: ignore[return-value]
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two-renames"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_folder_stopped_at_any_point_is_the_old_one_or_the_new_one(tmp_path, sig, exchange):
-    outcomes, old, new = _sweep(tmp_path, sig, lambda rep: replace_folder(rep, _writer(OLD)),
+    outcomes, old, new, absent = _sweep(tmp_path, sig, lambda rep: replace_folder(rep, _writer(OLD)),
                       lambda rep: replace_folder(rep, _writer(NEW)), exchange)
     # every file of the new report and every step of the swap is a kill point
     assert new == {**{n: hashlib.sha256(t.encode()).hexdigest() for n, t in NEW.items()}, MARKER: new[MARKER]}
     assert len(outcomes) >= len(NEW) + 4 and outcomes.count("old") >= len(NEW)
     if sig == signal.SIGKILL:  # killed after the swap, before the previous folder was removed: the new one stays
         assert "new" in outcomes
+    # only a kill -9 between the two renames finds no folder, and recover() repaired it (the new one)
+    if sig == signal.SIGKILL and not exchange:  # after the first rename, and at the second (before it is done)
+        assert len(absent) == 2 and all(outcomes[k - 1] == "new" for k in absent), (absent, outcomes)
+    else:
+        assert absent == []
 
 
 def test_the_exchange_kill_points_include_each_file_and_each_swap_step(tmp_path):
@@ -249,7 +258,7 @@ def test_a_real_report_replacing_another_stores_report_is_one_report(tmp_path, s
         shutil.rmtree(rep, ignore_errors=True)
         shutil.copytree(tmp_path / "a-report", rep)
 
-    outcomes, old, new = _sweep(work, sig, restore_a,
+    outcomes, old, new, _ = _sweep(work, sig, restore_a,
                                 lambda rep: write_report_whole(ReadOnlyStore(b), str(rep), registry=reg))
     assert set(old) ^ set(new) and {"report.html", "results.csv", DIGEST} <= set(old) & set(new)
     assert old[DIGEST] != new[DIGEST]
