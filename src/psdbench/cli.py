@@ -47,7 +47,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .harness.store import Store
     from .session import prepare
 
-    preflight.check_writes(args.report, "--report")
+    out, out_flag = report_folder(args)
+    preflight.check_writes(out, out_flag)
     if args.ref_cache:
         from .harness.inputs import check_out_dir
 
@@ -71,10 +72,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         df = store.results_frame()
         print(_closing_line(run_id, df[df["cell_key"].isin({c.cell_key for c in grid.cells})], grid.name, args.db,
                             summary))
-        if args.report:  # rewritten only when what it shows changed (`psdbench report` rewrites it always)
-            paths = preflight.write_report_whole(store, args.report, registry=prep.registry, only_if_changed=True)
+        if out:  # rewritten only when what it shows changed (`psdbench report` rewrites it always)
+            paths = preflight.write_report_whole(store, out, registry=prep.registry, only_if_changed=True)
             print(_report_line(paths) if paths is not None else
-                  f"report: {Path(args.report) / 'report.html'} unchanged (no cell changed since it was written)")
+                  f"report: {Path(out) / 'report.html'} unchanged (no cell changed since it was written)")
         for name, why in prep.registry.broken.items():  # plugins first imported by the cells or the report
             if name not in reported:
                 print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
@@ -87,6 +88,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     finally:
         store.close()  # checkpoints the WAL: the file alone holds the run, and later reads leave it as is
     return 0
+
+
+def report_folder(args: argparse.Namespace) -> tuple[str, str]:
+    """``run``'s report folder and the option that named it: ``--out`` (``psdbench report``'s name),
+    or ``--report``, its former name, still accepted (hidden from the help); given both, ``--report``
+    must agree with ``--out`` unless ``--out`` was left at its default."""
+    alias = getattr(args, "report_alias", None)
+    if alias is None:
+        return args.out, "--out"
+    if args.out not in ("reports", alias):
+        raise PsdbenchError(f"run: --report {alias!r} and --out {args.out!r} name two report folders: give one "
+                            "(--report is the former name of --out)")
+    return alias, "--report"
 
 
 def _closing_line(run_id: str, mine: Any, grid: str, db: str, summary: dict[str, Any]) -> str:
