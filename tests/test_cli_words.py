@@ -85,3 +85,14 @@ def test_quiet_keeps_the_closing_line_and_run_out_names_the_report_folder_as_rep
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
     code, out, _ = cli(["run", "--help"])
     assert "--out DIR" in out and "--report" not in out
+
+
+def test_the_default_suite_has_a_small_max_cut_problem_so_its_report_has_the_family(tmp_path):
+    from psdbench.session import prepare
+
+    cells = prepare(suite="default", problems=["maxcut/sdp"], db=tmp_path / "x.sqlite").grid.cells
+    assert cells, "the default suite lists no maxcut/sdp problem"
+    assert {c.problem for c in cells} == {"maxcut/sdp"} and {c.dataset for c in cells} == {"maxcut-gen/random"}
+    assert {c.solver for c in cells} == {"maxcut-mixing", "clarabel"} and {c.instance_params["n"] for c in cells} == {40}
+    assert len(cells) == 6  # two solvers x three seeds: seconds, not minutes
+    assert not (tmp_path / "x.sqlite").exists()
