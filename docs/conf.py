@@ -1,6 +1,8 @@
-"""Sphinx configuration: the Markdown pages of ``docs/`` (myst-parser) and the API reference of
-``psdbench.api``, ``psdbench.testing`` and ``psdbench.session`` from their docstrings (autodoc,
-numpy style through napoleon).  Built with warnings as errors by ``tests/test_docs.py``::
+"""Sphinx configuration: the Markdown pages of ``docs/`` (myst-parser), among them the API reference
+``api.md``, plain Markdown that ``docs/gen_api_page.py`` writes from the docstrings of
+``psdbench.api``, ``psdbench.testing`` and ``psdbench.session`` (so it reads without Sphinx too);
+autodoc and napoleon stay for a page that asks for them.  Built with warnings as errors by
+``tests/test_docs.py``::
 
     sphinx-build -W -b html docs docs/_build/html
 """
@@ -16,7 +18,7 @@ author = "psdbench authors"
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "gen_family_pages.py"]
+exclude_patterns = ["_build", "gen_family_pages.py", "gen_api_page.py"]
 myst_heading_anchors = 3
 # links from the pages to files of the repository (src/..., CHANGELOG.md) are not documents
 suppress_warnings = ["myst.xref_missing"]

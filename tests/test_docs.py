@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import re
 import subprocess
 import sys
@@ -54,6 +55,23 @@ def test_readme_links_to_pages_that_exist():
 def test_readme_tells_no_history_and_no_stale_claim():
     assert "partly built" not in README and "for the record" not in README
     assert "Earlier figures" in (ROOT / "CHANGELOG.md").read_text()
+
+
+def test_api_page_is_the_docstrings_and_reads_without_sphinx():
+    spec = importlib.util.spec_from_file_location("gen_api_page", ROOT / "docs" / "gen_api_page.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.main(["--check"]) == 0, "run: python docs/gen_api_page.py"
+    text = (ROOT / "docs" / "api.md").read_text()
+    assert "eval-rst" not in text and "automodule" not in text  # no directive only Sphinx would render
+    import psdbench.api
+    import psdbench.session
+    import psdbench.testing
+
+    for name in psdbench.api.__all__:
+        assert f"`{name}" in text, name
+    assert inspect.getdoc(psdbench.session.run).splitlines()[0] in text
+    assert inspect.getdoc(psdbench.testing.check_solver).splitlines()[0] in text
 
 
 def test_family_pages_agree_with_psdbench_info():

@@ -182,7 +182,7 @@ def test_two_concurrent_runs_compute_each_cell_once(tmp_path, plugin_path):
     con = _consistent(db)
     counts = dict(con.execute("SELECT cell_key, count(*) FROM history GROUP BY cell_key").fetchall())
     assert len(counts) == 20 and set(counts.values()) == {1}  # every cell stored exactly once
-    ran = [int(re.search(r"\((\d+) run now, (\d+) skipped", out).group(1)) for out, _ in outs]
+    ran = [int(re.search(r"\((\d+) run now, (\d+) left to another run", out).group(1)) for out, _ in outs]
     assert sum(ran) == 20, outs  # no cell computed by both runs
     per_run = dict(con.execute("SELECT run_id, count(*) FROM history GROUP BY run_id").fetchall())
     assert sorted(per_run.values()) == sorted(r for r in ran if r)

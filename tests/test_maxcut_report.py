@@ -38,9 +38,9 @@ def test_graph_nodes_and_outcomes():
     assert graph_nodes("sdplib/maxG60") == 7000
     assert graph_nodes("gset-class/anything", 512.0) == 512
     assert np.isnan(graph_nodes("uci/cod-rna"))
-    assert outcome("crashed", "likely out of memory, its address space was at ...") == "out of memory"
-    assert outcome("error", "MemoryError: Unable to allocate") == "out of memory"
-    assert outcome("timeout", "") == "time-out" and outcome("max_iter", "") == "finished"
+    assert outcome("crashed", "likely out of memory, its address space was at ...") == "out_of_memory"
+    assert outcome("error", "MemoryError: Unable to allocate") == "out_of_memory"
+    assert outcome("timeout", "") == "timeout" and outcome("max_iter", "") == "finished"
 
 
 def test_scaling_section_fits_exponents_and_keeps_failures():
@@ -59,9 +59,9 @@ def test_scaling_section_fits_exponents_and_keeps_failures():
     assert float(t.loc["fast", "memory exponent"]) == pytest.approx(1.0, abs=1e-3)
     assert float(t.loc["ipm", "time exponent k (t ~ n^k)"]) == pytest.approx(3.0, abs=1e-3)
     assert t.loc["ipm", "cells finished"] == "2/4"
-    assert t.loc["ipm", "failures (smallest n)"] == "out of memory from n = 20,000; time-out from n = 5,000"
+    assert t.loc["ipm", "failures (smallest n)"] == "out_of_memory from n = 20,000; timeout from n = 5,000"
     time_panel = chart.panels[0]
-    timeouts = [s for s in time_panel.series if s.label == "ipm · time-out"]
+    timeouts = [s for s in time_panel.series if s.label == "ipm · timeout"]
     assert timeouts and timeouts[0].y == [600.0]  # drawn at its time limit
     assert any(s.label.startswith("fast · n^1.00") for s in time_panel.series)
     # the SDP family's copy of the section reads the same kind of rows
@@ -102,7 +102,7 @@ def test_sdp_graph_scaling_renders_in_the_real_report(tmp_path):
     out = write_report(Store(tmp_path / "s.sqlite"), tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "Scaling on graphs (SDP standard form)" in md
-    assert "time-out from n = 20,000" in md
+    assert "timeout from n = 20,000" in md
     assert (tmp_path / "rep" / "report.html").read_text().count("Time and peak memory against n") >= 1
     assert out
 

@@ -275,6 +275,11 @@ def test_table2_section_renders_ours_beside_the_paper():
     assert "no `ml-lmnn` cells" in why.text
     assert [f.verdict for f in no_lmnn if isinstance(f, Finding) and "Table III" in f.claim] == [
         "not measured in this run"]
+    # each claim against LMNN left unmeasured says how to measure it: the `peers` extra's command
+    unmeasured = [f for f in no_lmnn if isinstance(f, Finding) and "LMNN" in f.claim]
+    assert unmeasured and all(f.verdict == "not measured in this run" for f in unmeasured)
+    assert all("pip install 'psdbench[peers]'" in f.note and "`ml-lmnn`" in f.note for f in unmeasured)
+    assert "pip install 'psdbench[peers]'" in why.text
 
 
 @pytest.mark.parametrize("name, sizes, n_triplets, D", [

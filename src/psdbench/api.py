@@ -56,7 +56,7 @@ from psdbench.tracing import Deferred, TraceRecorder, resolve_iterate
 
 __all__ = [
     "ASV_SUITE_KEYS", "Budget", "Check", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
-    "INACCURATE", "REJECTED", "SOLVER_INFEASIBLE",
+    "INACCURATE", "REJECTED", "SOLVER_INFEASIBLE", "install_command", "missing_extra",
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
     "TraceRecorder", "certified_reference", "choice", "dataset_stamp", "default_params", "either", "expand_params",
     "number", "pairs_with", "param_specs", "problem_contract", "problem_offers", "problem_description", "problem_family",
@@ -71,6 +71,43 @@ REJECTED = "rejected by verification"
 SOLVER_INFEASIBLE = "solver reported infeasible"
 #: Message prefix of a cell whose solver returned a point it calls inaccurate (status ``max_iter``/``timeout``).
 INACCURATE = "solver reported an inaccurate solution"
+
+
+def install_command(extra: str) -> str:
+    """The command that installs psdbench's optional ``extra``: ``pip install 'psdbench[peers]'``.
+
+    Parameters
+    ----------
+    extra : str
+        The extra's name in ``pyproject.toml`` (``peers``, ``sdpa``, ...).
+
+    Returns
+    -------
+    str
+    """
+    return f"pip install 'psdbench[{extra}]'"
+
+
+def missing_extra(package: str, extra: str) -> str:
+    """The skip reason of a solver whose optional ``package`` is not installed:
+    ``"metric-learn is not installed: pip install 'psdbench[peers]'"``.  A ``skipped`` cell whose
+    message says so is counted by the run's closing line, which ends with the install command
+    (:func:`psdbench.harness.results.missing_extras`).
+
+    Parameters
+    ----------
+    package : str
+        The distribution that is missing.
+    extra : str
+        psdbench's extra that installs it.
+
+    Returns
+    -------
+    str
+    """
+    return f"{package} is not installed: {install_command(extra)}"
+
+
 #: The keys of a suite's ``[asv]`` table (the table marks a suite asv tracks) and what each means;
 #: every value asv tracks is a cost, 0 at best (the rule: :mod:`psdbench.harness.tracked`).
 ASV_SUITE_KEYS: dict[str, str] = {

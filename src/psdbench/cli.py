@@ -47,7 +47,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .harness.store import Store
     from .session import prepare
 
-    preflight.check_writes(args.report, "--report")
+    out, out_flag = report_folder(args)
+    preflight.check_writes(out, out_flag)
     if args.ref_cache:
         from .harness.inputs import check_out_dir
 
@@ -69,18 +70,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
                           scheduler=args.scheduler, summary=summary, save_solutions=prep.grid.save_solutions,
                           ref_cache=False if args.no_ref_cache else (args.ref_cache or True))
         df = store.results_frame()
-        mine = df[df["cell_key"].isin({c.cell_key for c in grid.cells})]
-        from .harness.results import outcome_column  # the page's words (rejected, inaccurate, ...)
-
-        counts = outcome_column(mine).value_counts().to_dict() if len(mine) else {}
-        print(f"run {run_id}: {len(mine)} cells of grid {grid.name} in {args.db}: "
-              + ", ".join(f"{int(v)} {k}" for k, v in sorted(counts.items()))
-              + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} skipped: another run's)"
-              + _run_notes(summary))
-        if args.report:  # rewritten only when what it shows changed (`psdbench report` rewrites it always)
-            paths = preflight.write_report_whole(store, args.report, registry=prep.registry, only_if_changed=True)
+        print(_closing_line(run_id, df[df["cell_key"].isin({c.cell_key for c in grid.cells})], grid.name, args.db,
+                            summary))
+        if out:  # rewritten only when what it shows changed (`psdbench report` rewrites it always)
+            paths = preflight.write_report_whole(store, out, registry=prep.registry, only_if_changed=True)
             print(_report_line(paths) if paths is not None else
-                  f"report: {Path(args.report) / 'report.html'} unchanged (no cell changed since it was written)")
+                  f"report: {Path(out) / 'report.html'} unchanged (no cell changed since it was written)")
         for name, why in prep.registry.broken.items():  # plugins first imported by the cells or the report
             if name not in reported:
                 print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
@@ -93,6 +88,41 @@ def _cmd_run(args: argparse.Namespace) -> int:
     finally:
         store.close()  # checkpoints the WAL: the file alone holds the run, and later reads leave it as is
     return 0
+
+
+def report_folder(args: argparse.Namespace) -> tuple[str, str]:
+    """``run``'s report folder and the option that named it: ``--out`` (``psdbench report``'s name),
+    or ``--report``, its former name, still accepted (hidden from the help); given both, ``--report``
+    must agree with ``--out`` unless ``--out`` was left at its default."""
+    alias = getattr(args, "report_alias", None)
+    if alias is None:
+        return args.out, "--out"
+    if args.out not in ("reports", alias):
+        raise PsdbenchError(f"run: --report {alias!r} and --out {args.out!r} name two report folders: give one "
+                            "(--report is the former name of --out)")
+    return alias, "--report"
+
+
+def _closing_line(run_id: str, mine: Any, grid: str, db: str, summary: dict[str, Any]) -> str:
+    """The run's one summary line (printed with or without ``--quiet``).
+
+    ``run R: 12 cells of grid G in DB: 9 ok, 1 rejected, 2 skipped (3 run now, 0 left to another
+    run)``, the counts in the page's outcome words (:func:`psdbench.harness.results.outcome`), then
+    the notes (:func:`_run_notes`) and, last, for the configurations not run because an optional
+    extra is missing, the command that installs it.  ``skipped`` is only the outcome (the solver
+    does not run on the cell); cells another run on the store holds or stored are "left to another run".
+    """
+    from .api import install_command
+    from .harness.results import missing_extras, outcome_column
+
+    counts = outcome_column(mine).value_counts().to_dict() if len(mine) else {}
+    extras = missing_extras(mine)
+    return (f"run {run_id}: {len(mine)} cells of grid {grid} in {db}: "
+            + ", ".join(f"{int(v)} {k}" for k, v in sorted(counts.items()))
+            + f" ({summary.get('ran', 0)} run now, {summary.get('elsewhere', 0)} left to another run)"
+            + _run_notes(summary)
+            + "".join(f"; {n} configuration{'s' if n != 1 else ''} not run: missing extra '{e}': "
+                      f"{install_command(e)}" for e, n in extras.items()))
 
 
 def _run_notes(summary: dict[str, Any]) -> str:
@@ -175,6 +205,10 @@ def _cmd_results(args: argparse.Namespace) -> int:
 
     df = ReadOnlyStore(args.db).results_frame(view="history" if args.all else "current")
     df = df.drop(columns=["trace"], errors="ignore")
+    if len(df):  # the page's word for what happened (rejected, inaccurate, ...) beside the store's status
+        from .harness.results import outcome_column
+
+        df.insert(df.columns.get_loc("status") + 1, "outcome", outcome_column(df))
     if args.format == "json":
         sys.stdout.write(json.dumps(_records(df), indent=1, default=str) + "\n")
         return 0
@@ -184,10 +218,6 @@ def _cmd_results(args: argparse.Namespace) -> int:
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False)
     else:
-        from .harness.results import outcome_column
-
-        if len(df):  # the page's word for what happened (rejected, inaccurate, ...); csv / json keep the store's status
-            df["outcome"] = outcome_column(df)
         cols = (["run_id"] if args.all else []) + [
             "problem", "dataset", "instance_params", "seed", "solver", "solver_params", "outcome", "objective",
             "gap_rel", "gap_scaled", "wall_time_s", "metric_error_rate"]

@@ -86,8 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", default=None, help="dask scheduler address (default: a local cluster)")
     run.add_argument("--timeout", type=_seconds, default=None, help="seconds per cell (overrides the grid)")
     run.add_argument("--force", action="store_true", help="re-run cells already stored")
-    run.add_argument("--report", default="reports", help="report directory written after the run when what it shows changed ('' for none)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--out", default="reports", metavar="DIR",
+                     help="report directory (as `psdbench report --out`), written after the run when what it shows "
+                          "changed ('' for none)")
+    run.add_argument("--report", dest="report_alias", default=None, help=argparse.SUPPRESS)  # the former name of --out
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress bar or progress lines (the closing summary line is still printed)")
     run.add_argument("--save-solutions", action="store_true", default=None,
                      help="keep each cell's returned point (<db stem>.solutions/<run>/<cell>.npz, named in the row)")
     cache = run.add_mutually_exclusive_group()

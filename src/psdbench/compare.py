@@ -4,7 +4,10 @@ Cells are matched on what they are, not on their key (the key also hashes psdben
 libraries' versions, which is what a branch-against-main comparison changes): problem, dataset,
 instance parameters, seed, solver and solver parameters.  For each matched cell the table gives
 the wall time of both sides and their ratio ``B / A``, ``gap_rel`` of both sides, the status
-change and the change of every task metric.  A cell is flagged
+change and the change of every task metric.  The table shows what happened in the page's words
+(``outcome_a`` / ``outcome_b``, :func:`psdbench.harness.results.outcome`: ``ok>rejected``, never
+the store's shared ``infeasible``); CSV and JSON carry both the words and the store's
+``status_a`` / ``status_b``.  A cell is flagged
 
 * ``status`` when A finished (``ok`` / ``max_iter``) and B did not;
 * ``slower`` when ``time_ratio > factor`` (default 1.1, ``asv compare``'s) and A's time is
@@ -43,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from .harness.asvspec import Direction
+from .harness.results import outcome
 
 Directions = Mapping[tuple[str, str], Direction]
 
@@ -100,17 +104,19 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol
     Returns
     -------
     DataFrame
-        Identity columns, ``status_a``, ``status_b``, ``time_a``, ``time_b``, ``time_ratio``,
+        Identity columns, ``status_a``, ``status_b``, ``outcome_a``, ``outcome_b``, ``time_a``, ``time_b``, ``time_ratio``,
         ``gap_a``, ``gap_b``, ``gap_change``, ``d_metric_<name>`` and ``flags`` (comma-separated).
     """
     if not len(a) or not len(b):
-        return pd.DataFrame(columns=[*IDENTITY, "status_a", "status_b", "time_ratio", "flags"])
+        return pd.DataFrame(columns=[*IDENTITY, "status_a", "status_b", "outcome_a", "outcome_b", "time_ratio",
+                                     "flags"])
     m = _matched(a, b)
     metrics = sorted({c for c in a.columns if c.startswith("metric_")} & {c for c in b.columns if c.startswith("metric_")})
     rows = []
     for _, r in m.iterrows():
         row: dict[str, Any] = {c: r[f"{c}_a"] for c in IDENTITY}
-        row.update(status_a=r["status_a"], status_b=r["status_b"])
+        row.update(status_a=r["status_a"], status_b=r["status_b"], outcome_a=outcome(r["status_a"], r.get("message_a")),
+                   outcome_b=outcome(r["status_b"], r.get("message_b")))
         ta, tb = _num(r["wall_time_s_a"]), _num(r["wall_time_s_b"])
         ga, gb = _num(r["gap_rel_a"]), _num(r["gap_rel_b"])
         row.update(time_a=ta, time_b=tb, time_ratio=tb / ta if ta > 0 else math.nan, gap_a=ga, gap_b=gb,
@@ -130,8 +136,9 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame, factor: float = 1.1, gap_tol
         row["flags"] = ",".join(flags)
         rows.append(row)
     if not rows:  # the stores share no cell: the columns still exist
-        return pd.DataFrame(columns=[*IDENTITY, "status_a", "status_b", "time_a", "time_b", "time_ratio", "gap_a",
-                                     "gap_b", "gap_change", *(f"d_{c}" for c in metrics), "flags"])
+        return pd.DataFrame(columns=[*IDENTITY, "status_a", "status_b", "outcome_a", "outcome_b", "time_a", "time_b",
+                                     "time_ratio", "gap_a", "gap_b", "gap_change", *(f"d_{c}" for c in metrics),
+                                     "flags"])
     return pd.DataFrame(rows)
 
 
@@ -230,7 +237,7 @@ def _fit(text: str, width: int) -> str:
 
 
 def cell_table(cells: pd.DataFrame, metrics: list[str] | None = None, width: int = TABLE_WIDTH) -> str:
-    """The per-cell table in at most ``width`` columns: configuration, instance, seed, status,
+    """The per-cell table in at most ``width`` columns: configuration, instance, seed, outcome (``ok>rejected``),
     times and their ratio, gap change, the change of each metric in ``metrics`` (``d_<name>``) and
     the flags; the configuration and instance columns are shortened (``~``) to fit."""
     from .report.analysis import set_key
@@ -246,7 +253,7 @@ def cell_table(cells: pd.DataFrame, metrics: list[str] | None = None, width: int
         k = set_key(as_dict(r["instance_params"]))
         row = {"config": solver_label(r["solver"], as_dict(r["solver_params"])),
                "instance": f"{r['problem']}: {r['dataset']}" + (f" ({k})" if k else ""), "seed": str(r["seed"]),
-               "status": r["status_a"] if r["status_a"] == r["status_b"] else f"{r['status_a']}>{r['status_b']}",
+               "outcome": r["outcome_a"] if r["outcome_a"] == r["outcome_b"] else f"{r['outcome_a']}>{r['outcome_b']}",
                "time_a": num(r["time_a"]), "time_b": num(r["time_b"]), "ratio": num(r["time_ratio"]),
                "d_gap": num(r["gap_change"])}
         for m in metrics or []:

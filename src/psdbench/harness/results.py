@@ -212,3 +212,37 @@ def outcome_column(frame: Any) -> Any:
     import pandas as pd
 
     return pd.Series([outcome(s, m) for s, m in zip(frame["status"], msg)], index=frame.index, name="outcome")
+
+
+#: How a skip reason names the extra that installs a missing package (:func:`psdbench.api.missing_extra`).
+_EXTRA = r"pip install '?psdbench\[([A-Za-z0-9_.-]+)\]'?"
+
+
+def missing_extras(frame: Any) -> dict[str, int]:
+    """Configurations not run for a missing optional extra: ``{extra: configurations}``.
+
+    A ``skipped`` cell whose message holds the extra's install command
+    (:func:`psdbench.api.missing_extra`) counts for its solver configuration (solver and solver
+    parameters); each configuration is counted once per extra, however many cells it has.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Results rows (columns ``status``, ``message``, ``solver``, ``solver_params``).
+
+    Returns
+    -------
+    dict
+        Extra name to the number of configurations it would let run, sorted by name.
+    """
+    import re
+
+    if not len(frame) or "message" not in frame:
+        return {}
+    seen: dict[str, set[str]] = {}
+    params = frame["solver_params"] if "solver_params" in frame else [None] * len(frame)
+    for status, msg, solver, sp in zip(frame["status"], frame["message"], frame["solver"], params):
+        hit = re.search(_EXTRA, str(msg or "")) if status == "skipped" else None
+        if hit:
+            seen.setdefault(hit.group(1), set()).add(f"{solver} {json.dumps(sp, sort_keys=True, default=str)}")
+    return {extra: len(configs) for extra, configs in sorted(seen.items())}

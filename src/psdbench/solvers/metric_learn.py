@@ -44,7 +44,7 @@ from psdbench import api
 from psdbench.api import Budget, Solution, Status
 from psdbench.solvers.sklearn_compat import sklearn_validation_compat
 
-NOT_INSTALLED = "metric-learn is not installed: pip install 'psdbench[peers]'"
+NOT_INSTALLED = api.missing_extra("metric-learn", "peers")
 
 
 @runtime_checkable

@@ -72,15 +72,24 @@ def fit_exponent(n: np.ndarray, y: np.ndarray) -> float:
 
 
 def outcome(status: str, message: Any) -> str:
-    """``finished``, ``time-out``, ``out of memory`` or the status (``error``, ``crashed``, ...)."""
+    """``finished`` (``ok`` / ``max_iter``), else the page's word for the cell
+    (:func:`psdbench.harness.results.outcome`: ``timeout``, ``rejected``, ``error``, ...), with
+    ``out_of_memory`` also for a row an older store recorded as an ``error`` / ``crashed`` near the cap."""
+    from psdbench.harness.results import outcome as page_word
+
     msg = str(message or "")
     if status in FINISHED:
         return "finished"
     if "out of memory" in msg or "MemoryError" in msg:
-        return "out of memory"
-    if status == "timeout":
-        return "time-out"
-    return status
+        return "out_of_memory"
+    return page_word(status, msg)
+
+
+def _word(row: Any) -> str:
+    """The page's outcome word of one cell (``ok``, ``max_iter``, ``rejected``, ...)."""
+    from psdbench.harness.results import outcome as page_word
+
+    return page_word(str(row["status"]), row.get("message"))
 
 
 def _graph_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -102,10 +111,10 @@ def _series(f: pd.DataFrame, col: str, label: str, exp: float) -> list[Series]:
         med = done.groupby("n")[col].median()
         tag = f" · n^{exp:.2f}" if math.isfinite(exp) else ""
         out.append(Series(f"{label}{tag}", med.index.tolist(), med.tolist(), colour_key=label, mode="lines+markers"))
-    marks = {"time-out": "x", "out of memory": "triangle-down"}
+    marks = {"timeout": "x", "out_of_memory": "triangle-down"}
     for what, sub in f[f["outcome"] != "finished"].groupby("outcome"):
         y = sub[col].astype(float)
-        if col == "wall_time_s" and what == "time-out" and "time_limit_s" in sub.columns:
+        if col == "wall_time_s" and what == "timeout" and "time_limit_s" in sub.columns:
             y = sub["time_limit_s"].astype(float).fillna(y)
         out.append(Series(f"{label} · {what}", sub["n"].tolist(), y.tolist(), colour_key=label, mode="markers",
                           marker=marks.get(str(what), "circle-open"), legend=False))
@@ -215,7 +224,7 @@ class MaxcutCuts:
             kind = "certified" if cert == 1.0 else ("estimate" if math.isfinite(bound) else "-")
             bk = best_known.for_dataset(str(dataset))
             best = bk.best_cut if bk else float("nan")
-            rows.append({"graph": str(dataset), "configuration": str(label), "status": str(r["status"]),
+            rows.append({"graph": str(dataset), "configuration": str(label), "status": _word(r),
                          "n": _fmt_int(graph_nodes(dataset, met(r, "n_nodes"))), "edges": _fmt_int(met(r, "edges")),
                          "SDP value": _fmt_value(r.get("objective")), "dual bound": _fmt_value(bound), "bound kind": kind,
                          "rounded cut": _fmt_int(cut), "cut / bound": _ratio(cut, bound),

@@ -68,8 +68,7 @@ class _Native:
 
         if importlib.util.find_spec(self.module) is not None:
             return None
-        hint = f" (optional: pip install '.[{self.extra}]')" if self.extra else ""
-        return f"{self.package} is not installed{hint}"
+        return api.missing_extra(self.package, self.extra) if self.extra else f"{self.package} is not installed"
 
     def supports(self, instance: Any) -> bool:
         return self.skip_reason(instance) is None

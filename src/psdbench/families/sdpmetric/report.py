@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from psdbench import api
 from psdbench import findings as fd
 from psdbench.harness.results import outcome_column
 from psdbench.report.blocks import Finding, Table, Text
@@ -38,6 +39,17 @@ PEERS = {"ml-lmnn": "LMNN", "ml-itml": "ITML", "euclidean": "Euclidean"}
 #: the paper's names for sdpmetric by loss
 OURS = {"squared-hinge": "SDPMetric-S", "huber": "SDPMetric-H"}
 KEY = ["dataset", "scaling", "seed"]
+
+
+def how_to_measure(method: str) -> str:
+    """What a run needs to measure a claim against ``method``: for metric-learn's LMNN / ITML the
+    `peers` extra's install command and the solver to list (the default suite lists ``ml-lmnn``);
+    ``""`` for a method psdbench always has."""
+    solver = {v: k for k, v in PEERS.items()}.get(method, "")
+    if solver not in ("ml-lmnn", "ml-itml"):
+        return ""
+    return (f"{method} is metric-learn's `{solver}`: install it with `{api.install_command('peers')}` and run a "
+            f"suite that lists `{solver}` (the default suite lists `ml-lmnn`)")
 
 
 def _paper_csv(name: str) -> pd.DataFrame:
@@ -171,7 +183,9 @@ def paired(f: pd.DataFrame, scaling: str, paper: pd.DataFrame | None = None) -> 
                 pval = f"{pdiff:+.2f} points" if np.isfinite(pdiff) else ""
                 diff = (wd[m] - wd[base]).dropna() if base in wd else pd.Series(dtype=float)
                 if diff.empty:
-                    findings.append(fd.not_measured("SDPMetric", claim, pval, f"no {base} cells on the same splits"))
+                    hint = how_to_measure(base)
+                    findings.append(fd.not_measured("SDPMetric", claim, pval, f"no {base} cells on the same splits"
+                                                    + (f"; {hint}" if hint else "")))
                     continue
                 iv = fd.paired_interval(diff)
                 sd = diff.std(ddof=1) if len(diff) > 1 else float("nan")
@@ -249,7 +263,7 @@ def no_table3(f: pd.DataFrame, frame: pd.DataFrame) -> str:
     """The sentence that stands for Table III when this run has no verified LMNN cells to time against."""
     lmnn = frame[frame["solver"] == "ml-lmnn"] if "solver" in frame else frame.iloc[0:0]
     if lmnn.empty:
-        why = "no `ml-lmnn` cells (LMNN is metric-learn's; it needs the `peers` extra and a suite that lists it)"
+        why = f"no `ml-lmnn` cells ({how_to_measure('LMNN')})"
     else:
         counts = ", ".join(f"{n} {s}" for s, n in outcome_column(lmnn).value_counts().items())
         why = f"no verified `ml-lmnn` cells on the nearest-neighbour protocol ({counts})"
@@ -286,5 +300,5 @@ class Table2:
             r = pd.concat([r["LMNN"] / r[m] for m in ("SDPMetric-S", "SDPMetric-H")]).dropna()
             findings.append(fd.not_measured("SDPMetric", "LMNN is always slower than SDPMetric (Table III)",
                                             f"LMNN / SDPMetric {r.min():.2g}x to {r.max():.0f}x", "no verified LMNN "
-                                            "cells in this run"))
+                                            f"cells in this run; {how_to_measure('LMNN')}"))
         return out + [fd.finding_block(x) for x in findings]
