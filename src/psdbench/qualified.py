@@ -41,11 +41,20 @@ def split(name: str) -> tuple[str | None, str]:
     return None, name
 
 
-def dist_of(ep: md.EntryPoint) -> str:
-    """The normalized name of the distribution that registers ``ep`` (``"unknown"`` without one)."""
+def dist_of(ep: md.EntryPoint, seen: dict[Any, str] | None = None) -> str:
+    """The normalized name of the distribution that registers ``ep`` (``"unknown"`` without one);
+    ``seen`` keeps the names found, per distribution folder (reading a name parses the metadata)."""
     dist = getattr(ep, "dist", None)
-    name = dist.metadata["Name"] if dist is not None else None
-    return normal(name) if name else "unknown"
+    if dist is None:
+        return "unknown"
+    where = getattr(dist, "_path", None) or id(dist)
+    if seen is not None and where in seen:
+        return seen[where]
+    name = dist.metadata["Name"]
+    found = normal(name) if name else "unknown"
+    if seen is not None:
+        seen[where] = found
+    return found
 
 
 class AmbiguousName(PsdbenchError, KeyError):

@@ -258,8 +258,9 @@ def discover(preload: bool = True, only: str | None = None) -> Registry:
         Keep only the entry points of this distribution (``"psdbench"``: the built-ins, whatever
         plugins the environment holds; the family pages are generated from them).
     """
-    eps = {kind: [(dist_of(ep), ep.name, ep) for ep in md.entry_points(group=group)
-                  if only is None or dist_of(ep) == normal(only)] for kind, group in GROUPS.items()}
+    seen: dict[Any, str] = {}
+    eps = {kind: [(dist_of(ep, seen), ep.name, ep) for ep in md.entry_points(group=group)
+                  if only is None or dist_of(ep, seen) == normal(only)] for kind, group in GROUPS.items()}
     broken: dict[str, str] = {}
     modules: list[str] = []
 
