@@ -149,6 +149,7 @@ def _report_line(paths: dict[str, Path]) -> str:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from .describe import list_lines
+    from .qualified import ambiguous
     from .registry import discover
 
     reg = discover(preload=False)  # describes plugins: their cells' modules are not needed
@@ -173,6 +174,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
                 print(n)
     for name, why in reg.broken.items():
         print(f"psdbench: warning: plugin {name} skipped ({why})", file=sys.stderr)
+    listed = [args.what] if args.what else ["problems", "solvers", "datasets", "suites", "reports"]
+    for kind, names in reg.duplicates().items():  # a name two distributions register: never one of them silently
+        for name, dists in sorted(names.items()) if kind in listed else ():
+            print(f"psdbench: warning: {ambiguous(kind.rstrip('s'), name, dists)}", file=sys.stderr)
     return 0
 
 

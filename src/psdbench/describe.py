@@ -69,8 +69,9 @@ def facts(plugins: Mapping[str, Any], name: str, attrs: tuple[str, ...],
     """Class attributes ``attrs`` of plugin ``name`` (``"__doc__"``: its docstring), read from its
     source where it states them (nothing imported), else from the imported plugin; ``None`` if the
     plugin is unknown or fails to import (then recorded as broken)."""
-    if isinstance(plugins, PluginMap) and name in plugins.entry_points and not plugins.is_loaded(name):
-        found = (reader or StaticReader()).entry_point_attrs(plugins.entry_points[name], attrs)
+    key = plugins.resolve(name) if isinstance(plugins, PluginMap) else None
+    if key is not None and key in plugins.entry_points and not plugins.is_loaded(key):
+        found = (reader or StaticReader()).entry_point_attrs(plugins.entry_points[key], attrs)
         if found is not None:
             return found
     obj = plugins.get(name)
@@ -262,9 +263,10 @@ _PROBLEM_ATTRS = ("__doc__", "name", "kind", "kind_aliases", "family", "sense", 
 def _static_problem(plugins: Mapping[str, Any], name: str) -> Any | None:
     """A stand-in for problem ``name`` built from its source (its contract classes imported), or
     ``None`` where the source does not state what ``info`` prints (then the problem is imported)."""
-    if not isinstance(plugins, PluginMap) or name not in plugins.entry_points or plugins.is_loaded(name):
+    key = plugins.resolve(name) if isinstance(plugins, PluginMap) else None
+    if key is None or key not in plugins.entry_points or plugins.is_loaded(key):
         return None
-    found = StaticReader().entry_point_attrs(plugins.entry_points[name], _PROBLEM_ATTRS)
+    found = StaticReader().entry_point_attrs(plugins.entry_points[key], _PROBLEM_ATTRS)
     if found is None or "kind" not in found or "params" not in found:
         return None  # (``default_params`` alone is computed at import: import the problem)
     contract = found.get("contract")
@@ -291,6 +293,10 @@ def info_lines(reg: Registry, name: str) -> list[str]:
         A problem, solver, dataset, dataset collection or suite name.
     """
     out: list[str] = []
+    for plugins in (reg.problems, reg.solvers, reg.collections, reg.single_datasets):
+        if isinstance(plugins, PluginMap) and plugins.ambiguity(name):
+            plugins[name]  # raises the one-line error naming the distributions
+    suite = reg.suite_key(name)
     static = _static_problem(reg.problems, name)
     if static is not None:
         out += _problem_lines(reg, name, static)
@@ -298,12 +304,11 @@ def info_lines(reg: Registry, name: str) -> list[str]:
         out += _problem_lines(reg, name, reg.problems[name])
     if name in reg.solvers:
         out += ([""] if out else []) + _solver_lines(reg, name, reg.solvers[name])
-    if name in reg.suites:
-        out += [f"suite {name}: {reg.suites[name]}", *str(reg.suites[name].read_text()).rstrip().splitlines()]
+    if suite is not None:
+        out += [f"suite {name}: {reg.suites[suite]}", *str(reg.suites[suite].read_text()).rstrip().splitlines()]
     if name in reg.collections:
         out += [f"dataset collection {name}: {first_line(reg.collections[name])}"]
-    prefix, _, rest = name.partition("/")
-    if rest and (name in reg.single_datasets or prefix in reg.collections):
+    if reg.resolve_dataset(name)[0] != "unknown":
         ds = reg.load_dataset(name)
         shape = getattr(ds.X, "shape", None)
         out += [f"dataset {name}: {ds.source or ''}".rstrip(),

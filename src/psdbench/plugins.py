@@ -44,6 +44,11 @@ class PluginMap(MutableMapping[str, Any]):
     reason) and is then absent from the map, never fatal.  :meth:`names` lists every registered
     name without importing anything.
 
+    A name that several distributions register is keyed ``dist:name`` for each of them
+    (:mod:`psdbench.qualified`): looked up bare it raises :class:`~psdbench.qualified.AmbiguousName`
+    (a ``KeyError``: ``get`` and ``in`` find nothing), never one of them; any key is also reached
+    by its qualified name ``DIST:NAME``.
+
     Parameters
     ----------
     kind : str
@@ -59,13 +64,20 @@ class PluginMap(MutableMapping[str, Any]):
         Import a plugin's ``preload`` modules with it (what its cells need besides its module), so
         that workers forked from this process start with them; commands that only print leave
         them out.
+    dists : dict of str to str, optional
+        Key to the (normalized) distribution registering it (:attr:`psdbench.qualified.Indexed.dists`).
+    duplicates : dict of str to tuple of str, optional
+        Bare names several distributions register, to those distributions.
     """
 
     def __init__(self, kind: str, entry_points: dict[str, md.EntryPoint], broken: dict[str, str],
                  modules: list[str], loader: Callable[[md.EntryPoint], Any] = load_entry_point,
-                 preload: bool = True) -> None:
+                 preload: bool = True, dists: dict[str, str] | None = None,
+                 duplicates: dict[str, tuple[str, ...]] | None = None) -> None:
         self.kind = kind
         self.entry_points = dict(entry_points)
+        self.dists = {k: (dists or {}).get(k, "unknown") for k in self.entry_points}
+        self.duplicates = dict(duplicates or {})
         self.broken = broken
         self.modules = modules
         self._loader = loader
@@ -78,12 +90,27 @@ class PluginMap(MutableMapping[str, Any]):
 
     def is_loaded(self, name: str) -> bool:
         """Whether plugin ``name`` is imported already."""
-        return name in self._loaded
+        return self.resolve(name) in self._loaded
+
+    def resolve(self, name: str) -> str | None:
+        """The key ``name`` (bare or ``DIST:NAME``) stands for, ``None`` if unknown or duplicated."""
+        from .qualified import resolve
+
+        if not isinstance(name, str):
+            return None
+        return name if name in self._loaded else resolve(name, self.dists, self.duplicates)
+
+    def ambiguity(self, name: str) -> tuple[str, ...]:
+        """The distributions registering bare ``name`` when there are several, else ``()``."""
+        return self.duplicates.get(name, ()) if isinstance(name, str) and name not in self._loaded else ()
 
     def _load(self, name: str) -> bool:
-        if name in self._loaded:
+        key = self.resolve(name)
+        if key is None:
+            return False
+        if key in self._loaded:
             return True
-        ep = self.entry_points.get(name)
+        name, ep = key, self.entry_points.get(key)
         if ep is None or f"{self.kind}:{name}" in self.broken:
             return False
         try:
@@ -102,9 +129,14 @@ class PluginMap(MutableMapping[str, Any]):
         return True
 
     def __getitem__(self, name: str) -> Any:
+        dists = self.ambiguity(name)
+        if dists:
+            from .qualified import ambiguous
+
+            raise ambiguous(self.kind.rstrip("s"), name, dists)
         if not isinstance(name, str) or not self._load(name):
             raise KeyError(name)
-        return self._loaded[name]
+        return self._loaded[str(self.resolve(name))]
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._load(name)
@@ -113,8 +145,11 @@ class PluginMap(MutableMapping[str, Any]):
         self._loaded[name] = obj
 
     def __delitem__(self, name: str) -> None:
-        self._loaded.pop(name)
-        self.entry_points.pop(name, None)
+        key = self.resolve(name)
+        if key is None:
+            raise KeyError(name)
+        self._loaded.pop(key, None)
+        self.entry_points.pop(key, None)
 
     def __iter__(self) -> Iterator[str]:
         return iter([n for n in self.names() if self._load(n)])

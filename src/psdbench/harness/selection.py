@@ -13,6 +13,7 @@ import tomllib
 from typing import Any
 
 from ..api import PsdbenchError
+from ..qualified import split
 from .limits import echo
 
 __all__ = ["parse_selector", "restrict"]
@@ -58,14 +59,17 @@ def parse_selector(text: str) -> tuple[str, dict[str, Any] | None]:
 def _select(entries: list[Any], names: list[str], extra: dict[str, Any]) -> list[dict[str, Any]]:
     """Keep the grid entries named in ``names`` (selectors); a selector's parameters override those
     of the entry (the others stay as the grid has them); a name the grid does not list is added
-    with ``extra`` keys."""
+    with ``extra`` keys.  A qualified selector ``DIST:NAME`` (:mod:`psdbench.qualified`) also
+    keeps the entries the grid names ``NAME``, renamed ``DIST:NAME``: it picks that distribution's
+    plugin for a name several distributions register."""
     out = []
     for text in names:
         name, params = parse_selector(text)
-        have = [e for e in entries if isinstance(e, dict) and e.get("name") == name]
+        bare = split(name)[1]
+        have = [e for e in entries if isinstance(e, dict) and e.get("name") in (name, bare)]
         for e in have or [{"name": name, **extra}]:
             merged = {**(e.get("params") or {}), **params} if params is not None else None
-            out.append({**e, **({"params": merged} if merged is not None else {})})
+            out.append({**e, "name": name, **({"params": merged} if merged is not None else {})})
     return out
 
 
