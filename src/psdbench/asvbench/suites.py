@@ -52,6 +52,7 @@ from typing import Any, Callable
 
 from psdbench.api import Budget, skip_reason, warm_up
 from psdbench.asvbench import limit_blas, uncontended_timer
+from psdbench.asvbench.losses import record
 from psdbench.harness.tracked import (LOST, LostValue, TrackedCase, case_skip_reason, case_summary, lost_line,
                                       tracked_cases, tracked_frame, tracked_grid, tracked_suites, tracked_value)
 from psdbench.registry import discover
@@ -138,18 +139,36 @@ class _Solves:
         case = self.cases.get((instance_set, config))
         if case is None:
             raise NotImplementedError(f"suite {self.suite} runs no cell of {config} on {instance_set}")
+        crashed = self.__dict__.get("_crashed")
+        if crashed is not None:
+            raise NotImplementedError(crashed)
         self._threads = limit_blas()
         reg = discover()
         problem, _, _, _, solver, params = case.cells[0]
         self.solver, self.params = reg.solver(solver), dict(params)
         self.instances = []
-        for problem, dataset, iparams, seed, _, _ in case.cells:
-            instance = reg.problem(problem).build(reg.load_dataset(dataset), iparams, seed)
-            if skip_reason(self.solver, instance, self.params) is None:
-                self.instances.append(instance)
+        seed = case.cells[0][3]
+        try:
+            seeds = []
+            for problem, dataset, iparams, seed, _, _ in case.cells:
+                instance = reg.problem(problem).build(reg.load_dataset(dataset), iparams, seed)
+                if skip_reason(self.solver, instance, self.params) is None:
+                    self.instances.append(instance)
+                    seeds.append(seed)
+            if self.instances:
+                seed = seeds[0]
+                warm_up(self.solver, self.instances[0])  # untimed, as the harness's worker does
+                if not self.__dict__.get("_checked"):  # this process's first setup: each solve once, untimed
+                    for seed, instance in zip(seeds, self.instances):
+                        self.solver.solve(instance, Budget.seconds(self.budget_s), **self.params)
+                    self._checked = True
+        except Exception as exc:  # a crash is asv's skip (n/a), not a failed benchmark: asv prints its table
+            first = f"{type(exc).__name__}: {exc}".split("\n")[0][:300]
+            self._crashed = lost_line(case, "solve", f"seed {seed}: raised {first}")
+            record(self._crashed)
+            raise NotImplementedError(self._crashed) from None
         if not self.instances:
             raise NotImplementedError(f"{config} skips every instance of {instance_set}")
-        warm_up(self.solver, self.instances[0])  # untimed, as the harness's worker does
 
     def teardown(self, instance_set: str, config: str) -> None:
         threads = getattr(self, "_threads", None)
@@ -193,7 +212,7 @@ class _Quality:
         try:
             return tracked_value(summary, what, self.metric)
         except LostValue as exc:
-            print(lost_line(self.cases[(instance_set, config)], what, str(exc)), file=sys.stderr)
+            record(lost_line(self.cases[(instance_set, config)], what, str(exc)))
             return LOST
 
     def track_gap(self, measured: Any, instance_set: str, config: str) -> float:
