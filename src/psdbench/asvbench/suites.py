@@ -10,7 +10,10 @@ solver configuration (the report's label); a pair the suite does not run is skip
 
 ``<Family>_<Suite>.time_solve`` / ``.peakmem_solve``
     every instance of the set solved once in this process, as the harness's worker does (the
-    instance built and the solver warmed up untimed; the suite's timeout as the budget); BLAS on
+    instance built and the solver warmed up untimed; the suite's timeout as the budget; the first
+    setup of a process also solves each instance once, untimed, so that a solver that raises is
+    found there: the benchmark is then asv's skip, ``n/a``, and its line ``psdbench: lost solve:
+    <configuration> on <instance set>: seed <s>: raised <exception>`` is recorded); BLAS on
     one thread; timed by :func:`~psdbench.asvbench.uncontended_timer` (the wall clock less the time
     the thread waited for a CPU held by other jobs: a sleep or I/O of the solver counts, the
     machine's load does not).  Samples: ``rounds = 5`` processes per commit (``asv continuous`` interleaves them
@@ -25,10 +28,12 @@ solver configuration (the report's label); a pair the suite does not run is skip
 A lost value (a point that no longer verifies, a metric missing) is a value: the benchmark returns
 :data:`~psdbench.harness.tracked.LOST` (``1e12``, above any cost) and prints one line on standard
 error, ``psdbench: lost gap: <configuration> on <instance set> seed <s>: <failed check> = <value>,
-needs <= <tolerance> (...)``.  ``asv compare`` / ``asv continuous`` flag the rise to it as worse
-(``+``) and print the whole table (a failed benchmark instead makes ``asv run`` exit 2 and
-``asv continuous`` stop before its table); ``-e`` prints the line under the benchmark.  A value
-lost in both commits is unchanged.  A skip (``n/a``: a pair the suite does not run, a solver
+needs <= <tolerance> (...)`` (:func:`psdbench.asvbench.losses.record`).  ``asv compare`` / ``asv
+continuous`` flag the rise to it as worse (``+``) and print the whole table (a failed benchmark
+instead makes ``asv run`` exit 2 and ``asv continuous`` stop before its table: no benchmark here
+raises for a crash or a loss); ``-e`` prints the line under the benchmark, ``psdbench asv
+continuous`` prints each after the table (:mod:`psdbench.asvbench.losses`).  A value lost in
+both commits is unchanged.  A skip (``n/a``: a pair the suite does not run, a solver
 whose library is absent, a solver that reports no iterations) is never flagged.
 
 The ``track_`` values come from one harness run of the class's suite (``setup_cache``, one per
