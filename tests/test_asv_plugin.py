@@ -2,7 +2,9 @@
 
 The slow test follows ``docs/asv-plugin.md`` offline on the toy family (``tests/plugin_family``)
 in a git repository of its own (``benchmarks/scripts/asv_rates.py`` builds it): commit ``a``,
-``b`` whose solver sleeps as long as it solves, ``c`` whose points leave the PSD cone.  Rates
+``b`` whose solver sleeps as long as it solves, ``c`` whose points leave the PSD cone, ``d``
+whose solver raises.  asv's benchmarks import the psdbench installed in the environment that ran
+``psdbench asv init`` (``PYTHONPATH`` does not reach them): run these with that of the tree under test.  Rates
 (a 1.5x slowdown flagged, unchanged code not flagged) are measured by that script, not here.
 """
 
