@@ -2,7 +2,9 @@
 
 The slow test follows ``docs/asv-plugin.md`` offline on the toy family (``tests/plugin_family``)
 in a git repository of its own (``benchmarks/scripts/asv_rates.py`` builds it): commit ``a``,
-``b`` whose solver sleeps as long as it solves, ``c`` whose points leave the PSD cone.  Rates
+``b`` whose solver sleeps as long as it solves, ``c`` whose points leave the PSD cone, ``d``
+whose solver raises.  asv's benchmarks import the psdbench installed in the environment that ran
+``psdbench asv init`` (``PYTHONPATH`` does not reach them): run these with that of the tree under test.  Rates
 (a 1.5x slowdown flagged, unchanged code not flagged) are measured by that script, not here.
 """
 
@@ -132,3 +134,36 @@ def test_asv_continuous_names_a_slower_commit_and_prints_a_lost_value_as_a_regre
     assert any("ToyPsd_ToySuiteQuality.track_unverified(" in line for line in worse), worse
     assert ("psdbench: lost gap: toy-altproj on toy/nearest-psd: toy/noisy-corr (n=40): seed 0: smallest "
             "eigenvalue of X = -0.01, needs >= -1e-07 (gap lost: 1 of 1 cells did not verify)") in text
+
+
+@pytest.mark.slow
+def test_asv_continuous_prints_its_table_for_a_commit_whose_solver_raises(tmp_path):
+    """Commit d's solver raises: plain ``asv continuous a d`` prints the table (the lost gap a
+    regression naming the configuration) and exits 1, not 2; ``psdbench asv continuous a d`` prints
+    the same table, then each loss's one line (configuration, instance, the exception), exit 1."""
+    pytest.importorskip("asv", reason="asv is the bench extra (pip install -e '.[bench]'); .ci/run installs it")
+    import sys
+
+    rates = _rates_script()
+    commits = rates.make_repo(tmp_path)
+    env = rates.asv_env(tmp_path)
+    out = rates.continuous(tmp_path, env, commits["a"], commits["d"])
+    text = out.stdout + out.stderr
+    assert out.returncode == 1, text[-3000:]
+    assert "BENCHMARKS HAVE CHANGED SIGNIFICANTLY" in out.stdout, text[-3000:]
+    worse = [line for line in out.stdout.splitlines() if line.startswith("| +")]
+    assert any("1e+12" in line and "ToyPsd_ToySuiteQuality.track_gap(" in line and "'toy-altproj'" in line
+               for line in worse), worse
+    assert "toy-altproj crashed on purpose" not in text  # without -e asv shows no benchmark's output
+    wrapped = subprocess.run([sys.executable, "-c", "import sys; from psdbench.cli import main; sys.exit(main())",
+                              "asv", "continuous", commits["a"], commits["d"]], cwd=tmp_path / "repo", env=env,
+                             capture_output=True, text=True, timeout=900)
+    lines = wrapped.stdout.splitlines()
+    assert wrapped.returncode == 1, (wrapped.stdout + wrapped.stderr)[-3000:]
+    table = max(i for i, line in enumerate(lines) if line.startswith("| +"))
+    after = lines[table + 1:]
+    case = "toy-altproj on toy/nearest-psd: toy/noisy-corr (n=40): seed 0"
+    assert f"psdbench: lost solve: {case}: raised RuntimeError: toy-altproj crashed on purpose" in after, after
+    assert (f"psdbench: lost gap: {case}: RuntimeError: toy-altproj crashed on purpose "
+            "(gap lost: 1 of 1 cells did not verify)") in after, after
+    assert any(line.startswith(f"psdbench: 3 new and 0 standing losses at {commits['d'][:8]}") for line in after), after

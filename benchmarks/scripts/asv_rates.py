@@ -5,7 +5,8 @@ case) with ``psdbench asv init``, commits
 
 * ``a``: the plugin as it is;  ``a2``: an empty commit on ``a`` (same code, built apart);
 * ``slow``: the solver sleeps half as long as it solved (1.5x);  ``b``: as long (2x);
-* ``c``: the returned point leaves the PSD cone (its points stop verifying),
+* ``c``: the returned point leaves the PSD cone (its points stop verifying);
+* ``d``: the solver raises (a crash),
 
 then runs the documented command ``asv continuous BASE HEAD`` (asv's defaults) ``--same`` times
 for ``a -> a2`` and ``--slow`` times for ``a -> slow``, and
@@ -75,9 +76,15 @@ def _unverified(text: str) -> str:
                         "        final = unit_diagonal(X) - 0.01 * np.eye(len(X))\n", 1)
 
 
+def _raising(text: str) -> str:
+    """The solver, raising where it would return its point (a crash on every instance)."""
+    return text.replace("        final = unit_diagonal(X)\n",
+                        "        raise RuntimeError(\"toy-altproj crashed on purpose\")\n", 1)
+
+
 def make_repo(where: Path, n: int = 40) -> dict[str, str]:
     """The toy plugin repository in ``where/repo`` with ``asv.conf.json`` written by ``psdbench asv
-    init``; returns ``{name: commit}`` for ``a``, ``a2``, ``slow``, ``b``, ``c`` (each on ``a``)."""
+    init``; returns ``{name: commit}`` for ``a``, ``a2``, ``slow``, ``b``, ``c``, ``d`` (each on ``a``)."""
     repo = where / "repo"
     shutil.copytree(TEMPLATE, repo, ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__"))
     (repo / "src/psdbench_toyfamily/suites/toy-suite.toml").write_text(SUITE.format(n=n))
@@ -86,7 +93,8 @@ def make_repo(where: Path, n: int = 40) -> dict[str, str]:
     _git(repo, "commit", "-qm", "a")
     commits = {"a": _git(repo, "rev-parse", "HEAD")}
     base = (repo / SOLVER).read_text()
-    for name, text in (("a2", None), ("slow", _slower(base, 0.5)), ("b", _slower(base, 1.0)), ("c", _unverified(base))):
+    for name, text in (("a2", None), ("slow", _slower(base, 0.5)), ("b", _slower(base, 1.0)), ("c", _unverified(base)),
+                       ("d", _raising(base))):
         _git(repo, "checkout", "-q", "-B", name, commits["a"])
         if text is None:
             _git(repo, "commit", "-q", "--allow-empty", "-m", name)

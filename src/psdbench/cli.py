@@ -1,4 +1,4 @@
-"""Command line: ``psdbench run | list | info | results | report | compare | asv init``.
+"""Command line: ``psdbench run | list | info | results | report | compare | asv init | asv continuous``.
 
 Exit codes: 0 success (failed cells are results, but not when every cell run failed for a harness
 reason), 2 bad input (config, plugin, data, paths: a
@@ -296,6 +296,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_asv(args: argparse.Namespace) -> int:
+    if args.asv_cmd == "continuous":
+        from .asvbench.losses import continuous
+
+        return continuous(list(args.asv_args))
     from .asvbench.init import write_asv_files
 
     for path in write_asv_files(args.dir, suites=args.suite, force=args.force):
@@ -342,7 +346,10 @@ def _main(argv: list[str] | None) -> int:
         if not argv:
             parser.print_help()
             return 0
-        args = parser.parse_args(argv)
+        if argv[:2] == ["asv", "continuous"]:  # asv's own arguments, options first (-e, -b ...), parsed by asv
+            args = argparse.Namespace(cmd="asv", asv_cmd="continuous", asv_args=argv[2:])
+        else:
+            args = parser.parse_args(argv)
         if args.cmd is None:
             parser.print_help()
             return 0

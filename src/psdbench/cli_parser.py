@@ -132,4 +132,8 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("--suite", action="append", default=None, metavar="SUITE",
                       help="track this suite (repeatable; default: every tracked suite psdbench does not ship)")
     init.add_argument("--force", action="store_true", help="overwrite the files if they exist")
+    cont = asv_sub.add_parser("continuous", help="asv continuous [BASE] HEAD, then HEAD's losses (configuration, "
+                              "reason) after its table; exit 1 when HEAD got worse or lost a value")
+    cont.add_argument("asv_args", nargs=argparse.REMAINDER, metavar="ASV_ARGS",
+                      help="asv continuous's arguments, passed on unchanged (e.g. -b Toy main HEAD)")
     return ap

@@ -10,7 +10,10 @@ solver configuration (the report's label); a pair the suite does not run is skip
 
 ``<Family>_<Suite>.time_solve`` / ``.peakmem_solve``
     every instance of the set solved once in this process, as the harness's worker does (the
-    instance built and the solver warmed up untimed; the suite's timeout as the budget); BLAS on
+    instance built and the solver warmed up untimed; the suite's timeout as the budget; the first
+    setup of a process also solves each instance once, untimed, so that a solver that raises is
+    found there: the benchmark is then asv's skip, ``n/a``, and its line ``psdbench: lost solve:
+    <configuration> on <instance set>: seed <s>: raised <exception>`` is recorded); BLAS on
     one thread; timed by :func:`~psdbench.asvbench.uncontended_timer` (the wall clock less the time
     the thread waited for a CPU held by other jobs: a sleep or I/O of the solver counts, the
     machine's load does not).  Samples: ``rounds = 5`` processes per commit (``asv continuous`` interleaves them
@@ -25,10 +28,12 @@ solver configuration (the report's label); a pair the suite does not run is skip
 A lost value (a point that no longer verifies, a metric missing) is a value: the benchmark returns
 :data:`~psdbench.harness.tracked.LOST` (``1e12``, above any cost) and prints one line on standard
 error, ``psdbench: lost gap: <configuration> on <instance set> seed <s>: <failed check> = <value>,
-needs <= <tolerance> (...)``.  ``asv compare`` / ``asv continuous`` flag the rise to it as worse
-(``+``) and print the whole table (a failed benchmark instead makes ``asv run`` exit 2 and
-``asv continuous`` stop before its table); ``-e`` prints the line under the benchmark.  A value
-lost in both commits is unchanged.  A skip (``n/a``: a pair the suite does not run, a solver
+needs <= <tolerance> (...)`` (:func:`psdbench.asvbench.losses.record`).  ``asv compare`` / ``asv
+continuous`` flag the rise to it as worse (``+``) and print the whole table (a failed benchmark
+instead makes ``asv run`` exit 2 and ``asv continuous`` stop before its table: no benchmark here
+raises for a crash or a loss); ``-e`` prints the line under the benchmark, ``psdbench asv
+continuous`` prints each after the table (:mod:`psdbench.asvbench.losses`).  A value lost in
+both commits is unchanged.  A skip (``n/a``: a pair the suite does not run, a solver
 whose library is absent, a solver that reports no iterations) is never flagged.
 
 The ``track_`` values come from one harness run of the class's suite (``setup_cache``, one per
@@ -52,6 +57,7 @@ from typing import Any, Callable
 
 from psdbench.api import Budget, skip_reason, warm_up
 from psdbench.asvbench import limit_blas, uncontended_timer
+from psdbench.asvbench.losses import record
 from psdbench.harness.tracked import (LOST, LostValue, TrackedCase, case_skip_reason, case_summary, lost_line,
                                       tracked_cases, tracked_frame, tracked_grid, tracked_suites, tracked_value)
 from psdbench.registry import discover
@@ -138,18 +144,36 @@ class _Solves:
         case = self.cases.get((instance_set, config))
         if case is None:
             raise NotImplementedError(f"suite {self.suite} runs no cell of {config} on {instance_set}")
+        crashed = self.__dict__.get("_crashed")
+        if crashed is not None:
+            raise NotImplementedError(crashed)
         self._threads = limit_blas()
         reg = discover()
         problem, _, _, _, solver, params = case.cells[0]
         self.solver, self.params = reg.solver(solver), dict(params)
         self.instances = []
-        for problem, dataset, iparams, seed, _, _ in case.cells:
-            instance = reg.problem(problem).build(reg.load_dataset(dataset), iparams, seed)
-            if skip_reason(self.solver, instance, self.params) is None:
-                self.instances.append(instance)
+        seed = case.cells[0][3]
+        try:
+            seeds = []
+            for problem, dataset, iparams, seed, _, _ in case.cells:
+                instance = reg.problem(problem).build(reg.load_dataset(dataset), iparams, seed)
+                if skip_reason(self.solver, instance, self.params) is None:
+                    self.instances.append(instance)
+                    seeds.append(seed)
+            if self.instances:
+                seed = seeds[0]
+                warm_up(self.solver, self.instances[0])  # untimed, as the harness's worker does
+                if not self.__dict__.get("_checked"):  # this process's first setup: each solve once, untimed
+                    for seed, instance in zip(seeds, self.instances):
+                        self.solver.solve(instance, Budget.seconds(self.budget_s), **self.params)
+                    self._checked = True
+        except Exception as exc:  # a crash is asv's skip (n/a), not a failed benchmark: asv prints its table
+            first = f"{type(exc).__name__}: {exc}".split("\n")[0][:300]
+            self._crashed = lost_line(case, "solve", f"seed {seed}: raised {first}")
+            record(self._crashed)
+            raise NotImplementedError(self._crashed) from None
         if not self.instances:
             raise NotImplementedError(f"{config} skips every instance of {instance_set}")
-        warm_up(self.solver, self.instances[0])  # untimed, as the harness's worker does
 
     def teardown(self, instance_set: str, config: str) -> None:
         threads = getattr(self, "_threads", None)
@@ -193,7 +217,7 @@ class _Quality:
         try:
             return tracked_value(summary, what, self.metric)
         except LostValue as exc:
-            print(lost_line(self.cases[(instance_set, config)], what, str(exc)), file=sys.stderr)
+            record(lost_line(self.cases[(instance_set, config)], what, str(exc)))
             return LOST
 
     def track_gap(self, measured: Any, instance_set: str, config: str) -> float:
