@@ -182,7 +182,7 @@ def test_a_worker_aborting_at_its_address_space_cap_says_it_ran_out_of_memory(tm
     g.write_text(textwrap.dedent("""
         [run]
         seeds = [0]
-        timeout = 30
+        timeout = 600
         memory_mb = 3000
         reference = false
 

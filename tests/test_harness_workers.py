@@ -82,7 +82,7 @@ def plugin_path(tmp_path_factory):
 
 def _run(tmp_path, plugin_path, solvers, seeds=(0,), jobs=1, extra_run=""):
     db = tmp_path / "r.sqlite"
-    g = grid(tmp_path, solvers, seeds=seeds, timeout=20)
+    g = grid(tmp_path, solvers, seeds=seeds)
     if extra_run:
         g.write_text(g.read_text().replace("[run]", "[run]\n" + extra_run))
     out = cli(["run", "--grid", str(g), "--db", str(db), "--report", "", "--quiet", "--jobs", str(jobs)], plugin_path)
@@ -177,7 +177,7 @@ def test_store_is_wal_and_batches_commit(tmp_path):
 
 def test_kill_9_of_the_run_loses_and_duplicates_nothing(tmp_path, plugin_path):
     db = tmp_path / "r.sqlite"
-    g = grid(tmp_path, ["pid-a", "pid-b"], seeds=tuple(range(40)), timeout=20)
+    g = grid(tmp_path, ["pid-a", "pid-b"], seeds=tuple(range(40)))
     env = dict(os.environ, PYTHONPATH=str(plugin_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(g), "--db", str(db),
                              "--report", "", "--quiet", "--jobs", "2"], env=env, start_new_session=True)
