@@ -229,7 +229,7 @@ def test_changing_a_data_file_invalidates_exactly_its_cells(tmp_path, monkeypatc
     g.write_text(textwrap.dedent("""
     [run]
     seeds = [0, 1]
-    timeout = 60
+    timeout = 600
     reference = false
 
     [[problems]]

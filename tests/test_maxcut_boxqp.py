@@ -147,7 +147,7 @@ def test_harness_runs_boxqp_mixing_beside_clarabel_with_a_certified_reference(tm
     import sys
 
     grid = tmp_path / "g.toml"
-    grid.write_text('[run]\nname = "boxqp-e2e"\nseeds = [0]\ntimeout = 120\nreference_timeout = 120\n\n'
+    grid.write_text('[run]\nname = "boxqp-e2e"\nseeds = [0]\ntimeout = 600\nreference_timeout = 600\n\n'
                     '[[problems]]\nname = "maxcut/boxqp"\ndatasets = ["maxcut-gen/random-pm1"]\n'
                     'params = { n = [24] }\n\n'
                     '[[solvers]]\nname = "boxqp-mixing"\n\n[[solvers]]\nname = "clarabel"\n\n'

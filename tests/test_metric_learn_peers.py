@@ -141,8 +141,8 @@ def test_skip_reason_without_hooks_or_training_set(registry, wdbc, wine_instance
 GRID = """
 [run]
 seeds = [0]
-timeout = 30
-reference_timeout = 60
+timeout = 600
+reference_timeout = 600
 
 [[problems]]
 name = "metric/mcml"
@@ -176,7 +176,7 @@ def test_cell_is_skipped_without_metric_learn(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow.parent), os.environ.get("PYTHONPATH", "")])}
     db = tmp_path / "s.sqlite"
     grid = _grid(tmp_path, ["ml-lmnn"])
-    grid.write_text(grid.read_text().replace("reference_timeout = 60", "reference = false"))  # a skip needs none
+    grid.write_text(grid.read_text().replace("reference_timeout = 600", "reference = false"))  # a skip needs none
     run = subprocess.run([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(grid),
                           "--db", str(db), "--quiet", "--report", ""], env=env, capture_output=True, text=True,
                          timeout=300, cwd=tmp_path)
