@@ -44,7 +44,7 @@ def test_broken_plugins_are_reported_and_other_cells_run(tmp_path):
     grid.write_text(textwrap.dedent("""
         [run]
         seeds = [0]
-        timeout = 60
+        timeout = 600
         reference = false
         [[problems]]
         name = "graph-classification"

@@ -24,7 +24,7 @@ import pytest
 from psdbench.harness.results import CellResult
 from psdbench.harness.store import Store
 
-BASE_RUN = 'seeds = [0]\ntimeout = 30\nreference = false'
+BASE_RUN = 'seeds = [0]\ntimeout = 600\nreference = false'
 BASE_PROBLEM = 'name = "graph-classification"\ndatasets = ["sklearn/breast-cancer"]\nparams = { n = [30], graph = ["knn"], k = [5] }'
 BASE_SOLVER = 'name = "gdpa-lp"'
 

@@ -18,7 +18,7 @@ from psdbench.harness.store import Store
 
 from .test_cli_bad_input import cli, grid
 
-GRID = {"run": {"seeds": [0], "timeout": 30, "reference": False},
+GRID = {"run": {"seeds": [0], "timeout": 600, "reference": False},
         "problems": [{"name": "graph-classification", "datasets": ["sklearn/breast-cancer"],
                       "params": {"n": [30], "graph": ["knn"], "k": [5]}}],
         "solvers": [{"name": "gdpa-lp"}]}
@@ -330,7 +330,7 @@ def test_the_command_process_stays_single_threaded_so_its_workers_fork(tmp_path)
 def test_a_run_with_nothing_to_do_leaves_its_report_as_it_is(tmp_path):
     """The report is rewritten when what it shows changed (a cell ran) or on request (`report`),
     not by a resumed run that computed nothing: same inode, same modification time, same bytes."""
-    (tmp_path / "g.toml").write_text(grid(run="seeds = [0]\ntimeout = 30\nreference = false",
+    (tmp_path / "g.toml").write_text(grid(run="seeds = [0]\ntimeout = 600\nreference = false",
                                           solver='name = "gdpa-lp"'))
     out, db = tmp_path / "rep", tmp_path / "s.sqlite"
     run = ["run", "--grid", tmp_path / "g.toml", "--db", db, "--report", out, "--quiet", "--jobs", "1"]

@@ -59,7 +59,7 @@ def _data(files: dict[str, bytes], dataset: str, outside: bool = True) -> Setup:
 
 
 def _seeds(text: str) -> Setup:
-    return _run(text=grid(run=f"seeds = {text}\ntimeout = 30\nreference = false"))
+    return _run(text=grid(run=f"seeds = {text}\ntimeout = 600\nreference = false"))
 
 
 def _nested(depth: int, where: str = "grid") -> Setup:
@@ -152,9 +152,9 @@ EDGE_CASES: dict[str, tuple[Setup, str]] = {
     # values that used to fail late
     "seed-2-pow-32": (_seeds("[4294967296]"), "seed"),
     "seed-int64-max": (_seeds("[9223372036854775807]"), "seed"),
-    "memory-beyond-machine": (_run(text=grid(run="timeout = 30\nreference = false\nmemory_mb = 1000000000")),
+    "memory-beyond-machine": (_run(text=grid(run="timeout = 600\nreference = false\nmemory_mb = 1000000000")),
                               "memory_mb"),
-    "memory-below-worker": (_run(text=grid(run="timeout = 30\nreference = false\nmemory_mb = 64")), "memory_mb"),
+    "memory-below-worker": (_run(text=grid(run="timeout = 600\nreference = false\nmemory_mb = 64")), "memory_mb"),
     "backend-option-unknown": (_run(text=grid(solver='name = "clarabel"\nparams = { tol_gapp = [1e-3] }')),
                                "tol_gapp"),
     "backend-option-unknown-flag": (_run("-s", "clarabel[max_iters=5]"), "max_iters"),
@@ -419,7 +419,7 @@ def test_check_memory_mb_against_the_machine():
 def test_repeated_solvers_seeds_and_datasets_are_one_cell(tmp_path):
     from psdbench.session import prepare
 
-    text = grid(run="seeds = [0, 0, 1]\ntimeout = 30\nreference = false",
+    text = grid(run="seeds = [0, 0, 1]\ntimeout = 600\nreference = false",
                 problem=problem(datasets='["sklearn/breast-cancer", "sklearn/breast-cancer"]'),
                 solver='name = "gdpa-lp"\n\n[[solvers]]\nname = "gdpa-lp"')
     (tmp_path / "g.toml").write_text(text)
@@ -430,7 +430,7 @@ def test_repeated_solvers_seeds_and_datasets_are_one_cell(tmp_path):
 def test_a_large_grid_runs_with_yes_and_says_how_many_cells_without(tmp_path):
     from psdbench.session import prepare
 
-    (tmp_path / "g.toml").write_text(grid(run=f"seeds = {list(range(20_001))}\ntimeout = 30\nreference = false"))
+    (tmp_path / "g.toml").write_text(grid(run=f"seeds = {list(range(20_001))}\ntimeout = 600\nreference = false"))
     with pytest.raises(PsdbenchError, match="20001 cells, more than 20000"):
         prepare(tmp_path / "g.toml", db=tmp_path / "s.sqlite")
     assert len(prepare(tmp_path / "g.toml", db=tmp_path / "s.sqlite", yes=True).grid.cells) == 20_001

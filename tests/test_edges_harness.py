@@ -114,7 +114,7 @@ def test_a_memory_error_at_the_cells_cap_is_out_of_memory_not_error(tmp_path):
     g.write_text(textwrap.dedent("""
         [run]
         seeds = [0]
-        timeout = 60
+        timeout = 600
         memory_mb = 3000
         reference = false
 

@@ -82,8 +82,8 @@ def test_sparse_elim_certified_and_agrees_with_dense(registry, wdbc, seed):
     """Sparse gdpa-lp-elim: Gershgorin-certified bound = the dense split-dual bound <= the SDP optimum."""
     dense, sparse = pair(registry, wdbc, 80, seed=seed)
     solver = registry.solver("gdpa-lp-elim")
-    sol_s = solver.solve(sparse, Budget.seconds(60))
-    sol_d = solver.solve(dense, Budget.seconds(60))
+    sol_s = solver.solve(sparse, Budget())
+    sol_d = solver.solve(dense, Budget())
     assert sol_s.status == Status.OK
     feas = sparse.verify(sol_s)
     met = sparse.evaluate(sol_s)
@@ -94,7 +94,7 @@ def test_sparse_elim_certified_and_agrees_with_dense(registry, wdbc, seed):
     met_d = dense.evaluate(sol_d)
     assert met["lower_bound"] == pytest.approx(met_d["lower_bound"], rel=1e-5, abs=1e-6)
     assert met_d["gershgorin_left_end"] <= met_d["lambda_min_Hbar"] + 1e-9
-    ref = dense.certified_reference(time_limit_s=60)
+    ref = dense.certified_reference()
     assert met["lower_bound"] <= ref["value"] + 1e-6 * abs(ref["value"])
     assert sparse.objective(sol_s) >= ref["lower"] - 1e-6 * abs(ref["lower"])  # labels: an upper bound on p*
     assert abs(met["error_rate"] - met_d["error_rate"]) <= 0.05
@@ -103,7 +103,7 @@ def test_sparse_elim_certified_and_agrees_with_dense(registry, wdbc, seed):
 def test_certificate_without_s_is_ldlt_of_the_reduced_dual(registry, wdbc):
     """No scaling vector: the reduced dual is certified by LDL^T of Q + diag(y) (formerly a LOBPCG estimate)."""
     _, sparse = pair(registry, wdbc, 200)
-    sol = registry.solver("gdpa-lp-elim").solve(sparse, Budget.seconds(60))
+    sol = registry.solver("gdpa-lp-elim").solve(sparse, Budget())
     v = {k: val for k, val in sol.variables.items() if k != "s_reduced"}
     shifted = {**v, "y_reduced": v["y_reduced"] + 0.01}  # a different point (the certificate is cached per point)
     met = sparse.evaluate(api.Solution(variables=shifted))
@@ -202,8 +202,8 @@ def test_closed_form_lp_equals_highs(registry, wdbc):
     assert float(np.sum(x[:k])) == pytest.approx(res.fun, rel=1e-9)
     np.testing.assert_allclose(x, res.x, atol=1e-7)
     assert gershgorin_left_end(H.evaluate(x), 1.0 / a) == pytest.approx(0.1, abs=1e-9)
-    sol_h = registry.solver("gdpa-lp-elim").solve(inst, Budget.seconds(60), lp="highs")
-    sol_c = registry.solver("gdpa-lp-elim").solve(inst, Budget.seconds(60))
+    sol_h = registry.solver("gdpa-lp-elim").solve(inst, Budget(), lp="highs")
+    sol_c = registry.solver("gdpa-lp-elim").solve(inst, Budget())
     assert inst.evaluate(sol_h)["lower_bound"] == pytest.approx(inst.evaluate(sol_c)["lower_bound"], rel=1e-7)
 
 
@@ -241,13 +241,13 @@ def test_sparse_gdpa_lp_rows_and_matrices_equal_dense(registry, wdbc):
 
 def test_sparse_gdpa_lp_runs_certified(registry, wdbc):
     dense, sparse = pair(registry, wdbc, 80)
-    sol = registry.solver("gdpa-lp").solve(sparse, Budget.seconds(60))
+    sol = registry.solver("gdpa-lp").solve(sparse, Budget())
     assert sol.status == Status.OK
     feas, met = sparse.verify(sol), sparse.evaluate(sol)
     assert feas.ok and met["certificate"] == "gershgorin"
     Hb = dense.split_dual_matrix(sol.variables["y"], sol.variables["z"], float(sol.variables["eps"]))
     assert met["gershgorin_left_end"] <= min_eig(Hb) + 1e-9
-    ref = dense.certified_reference(time_limit_s=60)
+    ref = dense.certified_reference()
     assert met["lower_bound"] <= ref["value"] + 1e-6 * abs(ref["value"])
 
 
@@ -256,8 +256,8 @@ def test_slackness_rounding_sparse_equals_dense_and_reads_the_sdp_column(registr
     the t-column of Z* satisfies the slackness system it solves (an independent check of the system)."""
     dense, sparse = pair(registry, wdbc, 120)
     solver = registry.solver("gdpa-lp-elim")
-    xd = solver.solve(dense, Budget.seconds(60), rounding="slackness").variables["x"]
-    xs = solver.solve(sparse, Budget.seconds(60), rounding="slackness").variables["x"]
+    xd = solver.solve(dense, Budget(), rounding="slackness").variables["x"]
+    xs = solver.solve(sparse, Budget(), rounding="slackness").variables["x"]
     assert np.mean(xd != xs) <= 0.01
     small = registry.problem(PROBLEM).build(wdbc, {"n": 40, "graph": "knn", "k": 6}, 0)
     prob, Z, diag, Q = small._reduced_problem()

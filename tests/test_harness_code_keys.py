@@ -27,7 +27,7 @@ PLUGIN = ROOT / "examples" / "solver-plugin" / "src" / "psdbench_example_plugin"
 GRID = textwrap.dedent("""
     [run]
     seeds = [0]
-    timeout = 60
+    timeout = 600
     reference = false
 
     [[problems]]
@@ -134,7 +134,7 @@ SECOND = textwrap.dedent("""
 TWO_FAMILIES = textwrap.dedent("""
     [run]
     seeds = [0]
-    timeout = 60
+    timeout = 600
     reference = false
 
     [[problems]]

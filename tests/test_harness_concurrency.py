@@ -21,7 +21,7 @@ from psdbench.harness.results import CellResult
 from psdbench.harness.store import Store
 
 from .test_harness import ENTRY_POINTS as FAULTY_ENTRY_POINTS
-from .test_harness import FAULTY
+from .test_harness import FAULTY, GENEROUS
 
 PLUGIN = FAULTY + '''
 
@@ -60,7 +60,11 @@ def plugin_path(tmp_path_factory):
     return d
 
 
-def _grid(tmp_path, solvers, seeds, timeout=20, reference=False):
+#: The hung cells' limit in the Ctrl-C tests: the run must stop on the signal, long before it.
+HANG_LIMIT = 3600 + GENEROUS
+
+
+def _grid(tmp_path, solvers, seeds, timeout=GENEROUS, reference=False):
     body = textwrap.dedent(f"""
     [run]
     seeds = {list(seeds)}
@@ -196,9 +200,9 @@ def test_ctrl_c_or_sigterm_kills_running_cells_stores_none_of_them_and_exits_130
     terminal) and SIGQUIT (Ctrl-\\) end the run the same way: one line, no traceback (of the run or
     of a worker), claims released, the run stamped."""
     db = tmp_path / "r.sqlite"
-    g = _grid(tmp_path, ["nap-a", "faulty-hang"], seeds=(0, 1), timeout=300)
+    g = _grid(tmp_path, ["nap-a", "faulty-hang"], seeds=(0, 1), timeout=HANG_LIMIT)
     proc = _start(plugin_path, g, db, jobs=2, terminal=True)
-    end = time.time() + 120
+    end = time.time() + GENEROUS  # the events below; generous for a loaded machine
     while time.time() < end and proc.poll() is None:  # both nap-a cells stored: the hangs are running
         try:
             if sqlite3.connect(db).execute("SELECT count(*) FROM history").fetchone()[0] >= 2:
@@ -219,7 +223,7 @@ def test_ctrl_c_or_sigterm_kills_running_cells_stores_none_of_them_and_exits_130
     else:
         proc.send_signal(sig)
     try:
-        out, err = proc.communicate(timeout=60)  # far below the cells' 300 s timeout
+        out, err = proc.communicate(timeout=GENEROUS)  # the event; an hour below the hangs' own limit
     except subprocess.TimeoutExpired:
         state = _where(proc.pid)
         os.killpg(proc.pid, signal.SIGKILL)

@@ -9,7 +9,7 @@ from psdbench.harness.store import Store
 GRID = """
 [run]
 seeds = [0, 1]
-timeout = 30
+timeout = 600
 reference = false
 memory_mb = 64
 

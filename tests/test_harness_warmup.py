@@ -78,7 +78,7 @@ def test_warm_up_runs_once_per_worker_untimed_and_a_failing_one_fails_its_cells(
     g.write_text(textwrap.dedent("""
         [run]
         seeds = [0, 1, 2]
-        timeout = 30
+        timeout = 600
         reference = false
 
         [[problems]]

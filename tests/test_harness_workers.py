@@ -82,7 +82,7 @@ def plugin_path(tmp_path_factory):
 
 def _run(tmp_path, plugin_path, solvers, seeds=(0,), jobs=1, extra_run=""):
     db = tmp_path / "r.sqlite"
-    g = grid(tmp_path, solvers, seeds=seeds, timeout=20)
+    g = grid(tmp_path, solvers, seeds=seeds)
     if extra_run:
         g.write_text(g.read_text().replace("[run]", "[run]\n" + extra_run))
     out = cli(["run", "--grid", str(g), "--db", str(db), "--report", "", "--quiet", "--jobs", str(jobs)], plugin_path)
@@ -177,7 +177,7 @@ def test_store_is_wal_and_batches_commit(tmp_path):
 
 def test_kill_9_of_the_run_loses_and_duplicates_nothing(tmp_path, plugin_path):
     db = tmp_path / "r.sqlite"
-    g = grid(tmp_path, ["pid-a", "pid-b"], seeds=tuple(range(40)), timeout=20)
+    g = grid(tmp_path, ["pid-a", "pid-b"], seeds=tuple(range(40)))
     env = dict(os.environ, PYTHONPATH=str(plugin_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(g), "--db", str(db),
                              "--report", "", "--quiet", "--jobs", "2"], env=env, start_new_session=True)
@@ -236,3 +236,37 @@ def test_workers_from_the_fork_server_see_the_environment_of_their_start_not_the
     finally:
         worker.close()
     assert (out.outcome, out.value) == ("result", "set after the fork server started"), out.message
+
+
+def _abort(task, emit, *cache):
+    """A task whose worker dies by signal 6 (as a library aborting), far from its memory cap."""
+    os.abort()
+
+
+def test_what_a_worker_needs_is_read_from_that_worker_not_from_the_runner():
+    """A worker that dies under a cap above its own address space + headroom is the solver's crash,
+    however large the runner's address space has grown since it forked the worker (its threads,
+    the test runner's imports): not a ``harness:`` failure "below what a worker needs", which made
+    the out-of-memory test's ``out_of_memory`` a ``crashed`` row in the full suite."""
+    import mmap
+
+    from psdbench.api import Status
+    from psdbench.harness import limits
+    from psdbench.harness.process import CellWorker
+    from psdbench.harness.tasks import _failure
+
+    probe = CellWorker(memory_mb=None)
+    probe.start()
+    cap = int(probe.start_vm_mb) + 1024  # room for this worker
+    probe.close()
+    worker = CellWorker(memory_mb=cap)
+    worker.start()
+    held = mmap.mmap(-1, (cap + 1024) * 2**20)  # the runner grows past the cap after the fork, untouched
+    try:
+        assert limits.vm_mb() + limits.WORKER_HEADROOM_MB > cap  # the runner's own need would refuse the cap
+        out = worker.run(_abort, {}, timeout=600)
+    finally:
+        worker.close()
+        held.close()
+    assert out.outcome == "crashed" and 0 < out.start_vm_mb <= cap - limits.WORKER_HEADROOM_MB
+    assert _failure(out, cap) == (Status.CRASHED, "worker process died (signal 6)")

@@ -48,7 +48,7 @@ def test_mixing_matches_clarabel_and_bound_is_above(kind, n, density, seed):
     W = _graph(kind, n, density, seed)
     inst = _instance(W, seed)
     p_star = _clarabel_opt(inst.C)
-    sol = MaxcutMixing().solve(inst, Budget.seconds(30), tol=1e-13)
+    sol = MaxcutMixing().solve(inst, Budget(), tol=1e-13)
     assert inst.verify(sol).ok
     obj = inst.objective(sol)
     scale = max(1.0, abs(p_star))
@@ -73,8 +73,8 @@ def test_bound_of_any_y_is_an_upper_bound():
 
 def test_mixing_is_deterministic_given_seed_and_respects_max_iter():
     inst = _instance(random_graph(50, 0.1, 7), seed=3)
-    a = MaxcutMixing().solve(inst, Budget.seconds(30, max_iter=5))
-    b = MaxcutMixing().solve(inst, Budget.seconds(30, max_iter=5))
+    a = MaxcutMixing().solve(inst, Budget(max_iter=5))
+    b = MaxcutMixing().solve(inst, Budget(max_iter=5))
     assert a.iterations == 5 and a.status.value == "max_iter"
     assert np.array_equal(a.variables["R"], b.variables["R"])
 
@@ -104,7 +104,7 @@ def test_cut_of_sign_vector_is_quadratic_form():
 def test_gw_rounding_ratio_and_cut_recomputed():
     W = random_graph(60, 0.15, 11)
     inst = _instance(W, seed=11)
-    sol = MaxcutMixing().solve(inst, Budget.seconds(30), tol=1e-12)
+    sol = MaxcutMixing().solve(inst, Budget(), tol=1e-12)
     sdp = dual_bound(inst.C, sol.variables["y"]).value
     rd = gw_round(W, sol.variables["R"], k=50, seed=0, local=False)
     Wu = sp.triu(W, 1).tocoo()

@@ -155,7 +155,7 @@ def test_interior_point_solves_the_sdp_view_between_the_max_cut_and_the_eigenval
     import psdbench
 
     name = "toroidal-3x4-pm1"
-    grid = {"run": {"name": "gset-view", "seeds": [0], "timeout": 60, "reference_timeout": 60},
+    grid = {"run": {"name": "gset-view", "seeds": [0], "timeout": 600, "reference_timeout": 600},
             "problems": [{"name": "sdp/standard", "datasets": [f"gset-class/{name}:sdp"]}],
             "solvers": [{"name": "sdp-clarabel"}]}
     df = psdbench.run(grid, db=tmp_path / "t.sqlite", jobs=1, ref_cache=False)
@@ -174,7 +174,7 @@ def test_mixing_method_on_a_generated_graph_through_the_harness(tmp_path):
 
     if "maxcut/sdp" not in discover().problems:
         pytest.skip("maxcut/sdp is not registered in this environment")
-    grid = {"run": {"name": "gset-mixing", "seeds": [0], "timeout": 120, "reference": False},
+    grid = {"run": {"name": "gset-mixing", "seeds": [0], "timeout": 600, "reference": False},
             "problems": [{"name": "maxcut/sdp", "datasets": ["gset-class/toroidal-800-pm1", "gset-class/planar-800"]}],
             "solvers": [{"name": "maxcut-mixing"}]}
     df = psdbench.run(grid, db=tmp_path / "t.sqlite", jobs=1, ref_cache=False)

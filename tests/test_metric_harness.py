@@ -15,8 +15,8 @@ def test_metric_grid_end_to_end(tmp_path):
     body = textwrap.dedent("""
     [run]
     seeds = [0]
-    timeout = 120
-    reference_timeout = 60
+    timeout = 600
+    reference_timeout = 600
 
     [[problems]]
     name = "metric/deml"

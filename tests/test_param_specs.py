@@ -38,7 +38,7 @@ def _grid(problem: str, dataset: str, solver: str, side: str, param: str, value:
     return textwrap.dedent(f"""\
         [run]
         seeds = [0]
-        timeout = 30
+        timeout = 600
 
         [[problems]]
         name = "{problem}"

@@ -48,8 +48,8 @@ def test_plugin_runs_through_cli(plugin_installed, tmp_path):
         [run]
         name = "plugin-test"
         seeds = [0]
-        timeout = 60
-        reference_timeout = 60
+        timeout = 600
+        reference_timeout = 600
 
         [[problems]]
         name = "graph-classification"

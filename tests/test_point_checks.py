@@ -88,7 +88,7 @@ def _solvers(plug: Path):
 
 def _run(tmp_path: Path, plug: Path, problem: str, solvers: list[str]) -> list[tuple[str, str, str]]:
     grid = tmp_path / "g.toml"
-    grid.write_text("[run]\nseeds = [0]\ntimeout = 60\nreference = false\n\n[[problems]]\n" + problem + "\n"
+    grid.write_text("[run]\nseeds = [0]\ntimeout = 600\nreference = false\n\n[[problems]]\n" + problem + "\n"
                     + "".join(f'\n[[solvers]]\nname = "{s}"\n' for s in solvers))
     db = tmp_path / "s.sqlite"
     code, out, err = cli(["run", "--grid", grid, "--db", db, "--report", "", "--quiet", "--jobs", "1"], plug)

@@ -77,7 +77,7 @@ def test_scale_aware_gap_uses_the_start_where_the_optimum_is_near_zero():
 
 
 def test_reference_false_run_has_no_self_gap(tmp_path):
-    spec = {"run": {"seeds": [0], "timeout": 30, "reference": False},
+    spec = {"run": {"seeds": [0], "timeout": 600, "reference": False},
             "problems": [{"name": "graph-classification", "datasets": ["sklearn/breast-cancer"],
                           "params": {"n": [30], "graph": ["knn"], "k": [5]}}],
             "solvers": [{"name": "gdpa-lp"}]}

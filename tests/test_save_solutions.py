@@ -13,7 +13,7 @@ from psdbench.harness.results import CellResult
 from psdbench.harness.worker import _keep
 
 GRID = {
-    "run": {"seeds": [0, 1], "timeout": 60, "reference": False},
+    "run": {"seeds": [0, 1], "timeout": 600, "reference": False},
     "problems": [{"name": "graph-classification", "datasets": ["sklearn/breast-cancer"],
                   "params": {"n": [30], "graph": ["knn"], "k": [5]}}],
     "solvers": [{"name": "gdpa-lp"}, {"name": "gdpa-lp-elim"}],

@@ -45,7 +45,7 @@ def _cvxpy_value(inst) -> float:
 def test_binaries_match_cvxpy(S, gen):
     _need(S)
     inst = _inst(gen, 12, 0)
-    sol = S().solve(inst, Budget.seconds(60))
+    sol = S().solve(inst, Budget())
     assert sol.status is Status.OK, sol.message
     assert inst.verify(sol).ok, inst.verify(sol).details
     assert inst.objective(sol) == pytest.approx(_cvxpy_value(inst), rel=1e-6, abs=1e-6)
@@ -68,7 +68,7 @@ def test_binaries_on_a_psd_and_an_lp_block_against_cvxpy(S):
     d = from_blocks((n, -k), [G @ G.T / n + 0.1 * np.eye(n), rng.random(k) + 0.5], As, b)
     inst = SdpStandard().build(Dataset(name="t/two-block", payload={"sdp": d}), {}, 0)
     # DSDP at its default gap tolerance 1e-6 leaves err3 at 1.8e-6 here: asked for 1e-8, the mapping is what is tested
-    sol = S().solve(inst, Budget.seconds(60), **({"gaptol": 1e-8} if S is SdpDsdp else {}))
+    sol = S().solve(inst, Budget(), **({"gaptol": 1e-8} if S is SdpDsdp else {}))
     assert inst.verify(sol).max_residual < 1e-6, inst.verify(sol).details
     assert inst.objective(sol) == pytest.approx(_cvxpy_value(inst), rel=1e-6, abs=1e-6)
 
@@ -77,7 +77,7 @@ def test_binaries_on_a_psd_and_an_lp_block_against_cvxpy(S):
 def test_binaries_return_an_infeasibility_certificate_that_holds(S):
     _need(S)
     inst = _inst("infeasible", 8, 0)
-    sol = S().solve(inst, Budget.seconds(60))
+    sol = S().solve(inst, Budget())
     assert sol.status is Status.INFEASIBLE, sol.message
     assert inst.evaluate(sol).get("cert_primal_infeasible") == 1.0
 
@@ -108,7 +108,9 @@ def _fake(tmp_path: Path, monkeypatch, program: str, script: str) -> Path:
 def test_killed_at_the_deadline_leaves_no_child(S, tmp_path, monkeypatch):
     pid_file = tmp_path / "pid"
     _fake(tmp_path, monkeypatch, S.program, f"echo $$ > {pid_file}\nexec sleep 600\n")
-    sol = S().solve(_inst("maxcut", 6, 0), Budget.seconds(0.5))
+    # a job that never ends, a deadline long enough for the program to have written its pid on a
+    # loaded machine: killed at the deadline whatever the machine's speed
+    sol = S().solve(_inst("maxcut", 6, 0), Budget.seconds(5.0))
     assert sol.status is Status.TIMEOUT and "killed" in sol.message
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):  # killed and reaped
@@ -118,7 +120,7 @@ def test_killed_at_the_deadline_leaves_no_child(S, tmp_path, monkeypatch):
 @pytest.mark.parametrize("S", BINARIES)
 def test_a_failed_allocation_is_a_memory_failure_in_one_line(S, tmp_path, monkeypatch):
     _fake(tmp_path, monkeypatch, S.program, "echo 'Iter:  1 Ap: 1'\necho 'Storage Allocation Failed!'\nexit 10\n")
-    sol = S().solve(_inst("maxcut", 6, 0), Budget.seconds(30))
+    sol = S().solve(_inst("maxcut", 6, 0), Budget())
     assert sol.status is Status.ERROR and sol.message.startswith(OUT_OF_MEMORY) and "\n" not in sol.message
     assert sol.info["status"] == OUT_OF_MEMORY
 
@@ -133,7 +135,7 @@ def test_absent_program_skips_with_the_install_command(S, monkeypatch):
 @pytest.mark.parametrize("S", BINARIES)
 def test_contract_of_the_binaries(S):
     _need(S)
-    check_solver(S(), lambda: [_inst("maxcut", 8, 0), _inst("theta", 8, 1)], deadline_s=30)
+    check_solver(S(), lambda: [_inst("maxcut", 8, 0), _inst("theta", 8, 1)], deadline_s=60)
 
 
 def test_sdpa_phase_is_kept_beside_and_the_point_judged():
@@ -153,5 +155,5 @@ def test_cvxopt_out_of_memory_is_one_line(monkeypatch):
         raise MemoryError("could not allocate 12 GB")
 
     monkeypatch.setattr(cvxopt.solvers, "sdp", boom)
-    sol = SdpCvxopt().solve(_inst("maxcut", 6, 0), Budget.seconds(30))
+    sol = SdpCvxopt().solve(_inst("maxcut", 6, 0), Budget())
     assert sol.status is Status.ERROR and sol.message == f"{OUT_OF_MEMORY}: CVXOPT: MemoryError could not allocate 12 GB"

@@ -26,8 +26,8 @@ GRID = """
 [run]
 name = "sdp-e2e"
 seeds = [0]
-timeout = 60
-reference_timeout = 60
+timeout = 600
+reference_timeout = 600
 
 [[problems]]
 name = "sdp/standard"

@@ -57,7 +57,7 @@ def test_svec_convention_matches_the_solvers():
     form.problem.solve(solver="CLARABEL")
     want = form.problem.value
     for S, opts, tol in ((SdpScs, {"eps_abs": 1e-7, "eps_rel": 1e-7}, 1e-4), (SdpClarabel, {}, 1e-6)):
-        sol = S().solve(inst, Budget.seconds(30), **opts)
+        sol = S().solve(inst, Budget(), **opts)
         assert inst.objective(sol) == pytest.approx(want, abs=tol), S.name
         assert inst.verify(sol).max_residual < 1e-4
 
@@ -72,20 +72,20 @@ def test_native_ipms_match_cvxpy(gen):
     for S in IPMS:
         if S().skip_reason(inst):
             continue
-        sol = S().solve(inst, Budget.seconds(60))
+        sol = S().solve(inst, Budget())
         # SDPA may end "pdFEAS" (max_iter) on a point that verifies: the point is what is judged
         assert sol.status in (Status.OK, Status.MAX_ITER), (S.name, sol.message)
         assert inst.verify(sol).ok, (S.name, inst.verify(sol).details)
         assert inst.objective(sol) == pytest.approx(want, rel=1e-6, abs=1e-6), S.name
         ran += 1
     assert ran >= 1
-    sol = SdpScs().solve(inst, Budget.seconds(60), eps_abs=1e-8, eps_rel=1e-8)
+    sol = SdpScs().solve(inst, Budget(), eps_abs=1e-8, eps_rel=1e-8)
     assert inst.objective(sol) == pytest.approx(want, rel=1e-5)
 
 
 def test_scs_chunks_record_a_curve_and_stop_at_the_budget():
     inst = _inst("theta", 14, 1)
-    sol = SdpScs().solve(inst, Budget.seconds(30), chunk_iters=25, eps_abs=1e-7, eps_rel=1e-7)
+    sol = SdpScs().solve(inst, Budget(), chunk_iters=25, eps_abs=1e-7, eps_rel=1e-7)
     assert len(sol.iterates) >= 2 and sol.iterations > 25
     t = [p[0] for p in sol.iterates]
     assert t == sorted(t)
@@ -99,7 +99,7 @@ def test_infeasible_certificates_hold():
     for S in [SdpScs, SdpClarabel, SdpCvxopt]:
         if S().skip_reason(inst):
             continue
-        sol = S().solve(inst, Budget.seconds(60))
+        sol = S().solve(inst, Budget())
         assert sol.status is Status.INFEASIBLE, S.name
         ev = inst.evaluate(sol)
         assert ev.get("cert_primal_infeasible") == 1.0, (S.name, ev)
@@ -113,7 +113,7 @@ def test_contract_of_native_solvers():
     for S in [SdpClarabel, SdpSdpa, SdpCvxopt]:
         if S().skip_reason(instances()[0]):
             continue
-        check_solver(S(), instances, deadline_s=30)
+        check_solver(S(), instances, deadline_s=60)
 
 
 @pytest.mark.parametrize("S", [SdpSdpa, SdpCvxopt])
@@ -148,7 +148,7 @@ def test_two_block_with_lp_block_against_cvxpy():
     for S in IPMS:
         if S().skip_reason(inst):
             continue
-        sol = S().solve(inst, Budget.seconds(60))
+        sol = S().solve(inst, Budget())
         assert inst.objective(sol) == pytest.approx(want, rel=1e-6, abs=1e-6), S.name
         assert inst.verify(sol).max_residual < 1e-5, S.name
     assert inst.data.trace_bound() == pytest.approx(n + k)
@@ -162,7 +162,7 @@ def test_scs_on_either_form_reaches_the_cvxpy_optimum(gen):
     form = inst.reference_formulation()
     form.problem.solve(solver="CLARABEL")
     for f in ("dual", "primal"):
-        sol = SdpScs().solve(inst, Budget.seconds(60), eps_abs=1e-8, eps_rel=1e-8, form=f)
+        sol = SdpScs().solve(inst, Budget(), eps_abs=1e-8, eps_rel=1e-8, form=f)
         assert sol.status is Status.OK and sol.info["form"] == f
         assert inst.objective(sol) == pytest.approx(form.problem.value, rel=1e-5), f
         assert inst.verify(sol).max_residual < 1e-5, (f, inst.verify(sol).details)
@@ -170,7 +170,7 @@ def test_scs_on_either_form_reaches_the_cvxpy_optimum(gen):
 
 def test_scs_primal_form_certifies_an_infeasible_problem():
     inst = _inst("infeasible", 8, 0)
-    sol = SdpScs().solve(inst, Budget.seconds(60), form="primal")
+    sol = SdpScs().solve(inst, Budget(), form="primal")
     assert sol.status is Status.INFEASIBLE
     assert inst.evaluate(sol).get("cert_primal_infeasible") == 1.0
 

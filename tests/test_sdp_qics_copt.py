@@ -58,7 +58,7 @@ def _two_block():
 def test_match_cvxpy(S, which):
     _need(S)
     inst = _two_block() if which == "blocks" else _inst(which, 12, 0)
-    sol = S().solve(inst, Budget.seconds(60))
+    sol = S().solve(inst, Budget())
     assert sol.status is Status.OK, sol.message
     assert inst.verify(sol).ok, inst.verify(sol).details
     assert inst.objective(sol) == pytest.approx(_cvxpy_value(inst), rel=1e-6, abs=1e-6)
@@ -69,7 +69,7 @@ def test_match_cvxpy(S, which):
 def test_infeasible(S):
     _need(S)
     inst = _inst("infeasible", 8, 0)
-    sol = S().solve(inst, Budget.seconds(60))
+    sol = S().solve(inst, Budget())
     assert sol.status is Status.INFEASIBLE, sol.message
     if "y_ray" in sol.variables:  # QICS returns its certificate, COPT only its word
         assert inst.evaluate(sol).get("cert_primal_infeasible") == 1.0
@@ -84,7 +84,7 @@ def test_contract(S):
 def test_qics_log_is_its_progress():
     _need(SdpQics)
     inst = _inst("theta", 10, 0)
-    sol = SdpQics().solve(inst, Budget.seconds(60))
+    sol = SdpQics().solve(inst, Budget())
     assert len(sol.trace) == sol.iterations + 1 and [p["iter"] for p in sol.trace] == list(range(sol.iterations + 1))
     gaps = [largest_error(p) for p in sol.trace]
     assert {w for _, w in gaps} == {"its own gap"} and gaps[-1][0] < 1e-7

@@ -32,7 +32,7 @@ def test_solver_output_does_not_reach_the_runs_stdout(tmp_path):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: chatty-solver\nVersion: 0.0\n")
     (info / "entry_points.txt").write_text("[psdbench.solvers]\nchatty = chatty_solver:Chatty\n")
-    g = grid(tmp_path, ["chatty"], seeds=(0, 1), timeout=30)
+    g = grid(tmp_path, ["chatty"], seeds=(0, 1))
     env = dict(os.environ, PYTHONPATH=str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-m", "psdbench.cli", "run", "--grid", str(g), "--db",
                           str(tmp_path / "r.sqlite"), "--report", "", "--quiet", "--jobs", "2"],

@@ -57,10 +57,21 @@ def vm_mb() -> float:
         return 0.0
 
 
-def worker_need_mb() -> int:
-    """The smallest per-worker memory cap a worker can start and work under, in MiB: the address
-    space of this process (which a forked worker inherits) plus :data:`WORKER_HEADROOM_MB`."""
-    return int(vm_mb()) + WORKER_HEADROOM_MB
+def worker_need_mb(start_vm_mb: float = 0.0) -> int:
+    """The smallest per-worker memory cap a worker can start and work under, in MiB.
+
+    Parameters
+    ----------
+    start_vm_mb : float
+        The address space a worker started with (``Isolated.start_vm_mb``); 0: that of this
+        process, which a worker forked now would inherit.
+
+    Returns
+    -------
+    int
+        That address space plus :data:`WORKER_HEADROOM_MB`.
+    """
+    return int(start_vm_mb or vm_mb()) + WORKER_HEADROOM_MB
 
 
 def total_mb() -> int:

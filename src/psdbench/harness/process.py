@@ -217,6 +217,11 @@ class Isolated:
         The largest address space (MiB) sampled while the task ran (0 without a memory cap).
     out_of_memory : bool
         The process died by a signal with its address space past :data:`OOM_SHARE` of its cap.
+    start_vm_mb : float
+        The address space (MiB) the worker process started with, sampled as it started (what it
+        inherited from the process that forked it); 0 where it could not be read.  What a worker
+        needs is judged from this, never from the runner's own address space, which its threads,
+        the test runner or the modules it imported since make larger.
     """
 
     outcome: str
@@ -228,6 +233,7 @@ class Isolated:
     recycle: str = ""
     vm_mb: float = 0.0
     out_of_memory: bool = False
+    start_vm_mb: float = 0.0
 
 
 def _with_deadline(task: dict[str, Any], timeout: float, start: float) -> dict[str, Any]:
@@ -339,11 +345,13 @@ def run_isolated(fn: Callable[..., Any], task: dict[str, Any], timeout: float, m
     args = (fn, task, send, memory_mb, list(sys.path), os.getpid(), dict(os.environ))
     proc = ctx.Process(target=_child, args=args, daemon=True)
     proc.start()
+    start_vm_mb = _vm_mb(proc.pid)
     send.close()
     try:
         out = _collect(proc, recv, task, start, cancel, memory_mb)
     finally:
         recv.close()
+    out.start_vm_mb = start_vm_mb
     proc.join(timeout=10)
     if out.outcome == "crashed":
         _died(proc, out, memory_mb)
@@ -376,6 +384,7 @@ class CellWorker:
         self.proc: Any = None
         self.conn: Any = None
         self.started = 0
+        self.start_vm_mb = 0.0
 
     def start(self, ctx: mp.context.BaseContext | None = None) -> None:
         """Start the process now, from ``ctx`` (default: the fork server)."""
@@ -388,6 +397,7 @@ class CellWorker:
         args = (theirs, self.memory_mb, list(sys.path), os.getpid(), dict(os.environ))
         self.proc = ctx.Process(target=_serve, args=args, daemon=True)
         self.proc.start()
+        self.start_vm_mb = _vm_mb(self.proc.pid)  # inherited from the process that forked it
         theirs.close()
         self.conn = mine
         self.started += 1
@@ -407,6 +417,7 @@ class CellWorker:
             out = Isolated(outcome="crashed", grace_s=task["grace"])
         else:
             out = _collect(self.proc, self.conn, task, start, self.cancel, self.memory_mb)
+        out.start_vm_mb = self.start_vm_mb
         if out.outcome == "crashed":
             _died(self.proc, out, self.memory_mb)
         if out.outcome != "result" or out.recycle:

@@ -30,11 +30,12 @@ def _failed_status(iso: Isolated) -> Status:
 
 
 def _failure(iso: Isolated, memory_mb: int | None) -> tuple[Status, str]:
-    """The status and message of a task that returned no result; a cap below what a worker needs
-    is the harness's own failure (``crashed``), not the solver's."""
+    """The status and message of a task that returned no result; a cap below what its worker
+    needs (the address space that worker started with, plus headroom) is the harness's own failure
+    (``crashed``), not the solver's."""
     status = _failed_status(iso)
     message = iso.message
-    if status is not Status.TIMEOUT and memory_mb and memory_mb < worker_need_mb():
+    if status is not Status.TIMEOUT and memory_mb and memory_mb < worker_need_mb(iso.start_vm_mb):
         status = Status.CRASHED
         message = harness_failure(f"{message} under a memory cap of {memory_mb} MiB, below what a worker needs")
     return status, message
