@@ -233,8 +233,10 @@ def test_ctrl_c_after_a_command_ended_still_exits_130(tmp_path):
         sys.exit(cli.main())
         """)
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # as a shell starts it: Ctrl-C at its default (a child inherits the test worker's dispositions, and
+    # psdbench leaves a signal ignored at its start ignored)
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for line in proc.stderr:  # the event: the command ended, the clean-up runs
         if line.strip() == "CLEANUP":
             break

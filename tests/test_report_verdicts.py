@@ -224,3 +224,19 @@ def test_a_winner_its_own_margin_calls_slower_says_it_won_on_reached_count():
     # a margin above 1 is a plain win
     m = rules.Margin(2.0, 1.5, 3.0, False, 0)
     assert rules.won_on(m, 3, 2) == "" and rules.won_on(m._replace(ratio=0.9), 3, 3) == "won on SGM"
+
+
+def test_results_csv_carries_no_gap_the_store_does_not_have():
+    """A rejected cell and a best-verified reference's own point have no gap in the store (``gap_rel``
+    NULL); results.csv has none either, and a verified cell keeps the one it has."""
+    from psdbench.report import results_csv_frame
+
+    rows = [_row("g0", "scs", 1.0, 1e-3, KNN400), _row("g0", "clarabel", 1.0, 5e-2, KNN400, feasible=0),
+            _row("g1", "scs", 1.0, 0.0, KNN400, kind="best_verified")]
+    rows[0]["gap_rel"], rows[1]["gap_rel"], rows[2]["gap_rel"] = 1e-3, None, None
+    raw = pd.DataFrame(rows)
+    f = _frame(rows)
+    assert math.isnan(f["gap"].iloc[1])  # not verified: no gap anywhere in the report
+    out = results_csv_frame(raw, f)
+    assert out["gap"].iloc[0] == pytest.approx(1e-3) and out["ranked_gap"].iloc[0] == pytest.approx(1e-3)
+    assert out["gap"].iloc[1:].isna().all() and out["ranked_gap"].iloc[1:].isna().all()

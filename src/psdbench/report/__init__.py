@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+import numpy as np
 import pandas as pd
 
 from .blocks import Figure, Section, SectionContext, Table, Text
@@ -55,12 +56,18 @@ def results_csv_frame(raw: pd.DataFrame, frame: pd.DataFrame | None = None) -> p
     """Every cell, dict columns JSON-encoded, ``trace`` and ``curve`` left out; with the tidy ``frame``
     of the same rows (same order), the report's :data:`RANKED_COLUMNS`: the gap it ranks by, the
     floor, the ranked gap (:func:`psdbench.report.rules.ranked_gap`), the outcome word, the reference's
-    one kind name and its accuracy (``known_to``, :mod:`psdbench.report.references`)."""
+    one kind name and its accuracy (``known_to``, :mod:`psdbench.report.references`).  ``gap`` and
+    ``ranked_gap`` are empty where the store has no gap (``gap_rel``): nothing in the CSV that the
+    store does not have."""
     out = raw.drop(columns=[c for c in ("trace", "curve") if c in raw.columns]).copy()
     if frame is not None and len(frame) == len(out):
-        out["gap"] = frame["gap"].to_numpy()
+        # no number the store lacks: a cell the store gives no gap (unverified, or the best-verified
+        # reference's own point, measured against itself) has none here either
+        stored = pd.to_numeric(out["gap_rel"], errors="coerce").notna().to_numpy() if "gap_rel" in out.columns \
+            else np.ones(len(out), bool)
+        out["gap"] = np.where(stored, frame["gap"].to_numpy(float), np.nan)
         out["floor"] = frame["floor"].to_numpy()
-        out["ranked_gap"] = frame["ranked_gap"].to_numpy()
+        out["ranked_gap"] = np.where(stored, frame["ranked_gap"].to_numpy(float), np.nan)
         out["outcome"] = outcome_column(frame).to_numpy()
         if "reference_label" in frame.columns:  # the reference's one kind name and its accuracy
             out["reference"] = frame["reference_label"].to_numpy()
