@@ -48,7 +48,7 @@ DEFAULT_OPTIONS: dict[str, Any] = {"gap_floor": DEFAULT_ALLOWANCE, "size_param":
                                    "tolerances": (1e-2, 1e-4, 1e-6), "sgm_shift": 10.0, "time_limit": None}
 
 
-#: The report's own columns added to ``results.csv`` (defined in the glossary, :func:`psdbench.report.rules.glossary`).
+#: The report's own columns added to ``results.csv`` (defined in the glossary, :func:`psdbench.report.glossary.glossary`).
 RANKED_COLUMNS = ("gap", "floor", "ranked_gap", "outcome", "reference", "known_to")
 
 

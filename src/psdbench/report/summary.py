@@ -248,9 +248,11 @@ def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
 
 
 def glossary_section(allowance: float = rules.DEFAULT_ALLOWANCE) -> Section:
-    """The report's one glossary: the verdict rules (:func:`psdbench.report.rules.glossary`), the
+    """The report's one glossary: the verdict rules (:func:`psdbench.report.glossary.glossary`), the
     reference kinds, the verdicts and the outcome words (:data:`psdbench.harness.results.OUTCOMES`)."""
-    rows = list(rules.glossary(allowance))
+    from .glossary import glossary
+
+    rows = list(glossary(allowance))
     rows += [(f"reference: {k}", v) for k, v in an.REFERENCE_KINDS.items()]
     rows += [(f"verdict: {k}", v) for k, v in rules.VERDICTS.items()]
     rows += [(f"outcome: {k}", v) for k, v in OUTCOMES.items()]
