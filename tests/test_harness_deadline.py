@@ -137,6 +137,13 @@ def _obj(instance, x):
     return float(x @ instance.L @ x)
 
 
+def _repaired(instance, x):
+    """Graph classification's repair of labels, by hand: signs, the labelled entries set to xhat."""
+    y = np.where(x < 0, -1.0, 1.0)
+    y[: instance.m] = instance.xhat
+    return y
+
+
 def _points(instance):
     ones = np.ones(instance.n)
     ones[: instance.m] = instance.xhat
@@ -150,8 +157,10 @@ def test_killed_cell_keeps_its_best_verified_checkpoint(results, instance):
     feasible = [_obj(instance, x) for x in _points(instance)[:2]]
     assert r.objective == pytest.approx(min(feasible), rel=1e-12)
     assert r.feasible == 1 and r.objective > _obj(instance, _points(instance)[2])  # the infeasible one is lower
-    assert [p["feasible"] for p in r.curve] == [1, 1, 0]
-    assert [p["objective"] for p in r.curve] == pytest.approx([_obj(instance, x) for x in _points(instance)])
+    # the infeasible checkpoint is drawn as its repair (the family's exactly feasible point near it)
+    assert [p["feasible"] for p in r.curve] == [1, 1, 1] and [p["repaired"] for p in r.curve] == [0, 0, 1]
+    drawn = _points(instance)[:2] + [_repaired(instance, _points(instance)[2])]
+    assert [p["objective"] for p in r.curve] == pytest.approx([_obj(instance, x) for x in drawn])
 
 
 def test_saved_solutions_are_the_returned_point_or_the_kept_checkpoint(results, instance):
@@ -181,9 +190,10 @@ def test_solver_that_honours_the_deadline_returns_timeout_with_its_point(results
 def test_curve_is_rescored_not_the_solvers_word(results, instance):
     r = results.loc["objective-liar"]
     assert r.status == "ok" and all(p["objective"] == -1e9 for p in r.trace[:3])  # the trace is kept as reported
-    truth = [_obj(instance, x) for x in _points(instance)] + [_obj(instance, instance.x_true)]
+    drawn = _points(instance)[:2] + [_repaired(instance, _points(instance)[2]), instance.x_true]
+    truth = [_obj(instance, x) for x in drawn]
     assert [p["objective"] for p in r.curve] == pytest.approx(truth, rel=1e-12)
-    assert [p["feasible"] for p in r.curve] == [1, 1, 0, 1] and not any(p["repaired"] for p in r.curve)
+    assert [p["feasible"] for p in r.curve] == [1, 1, 1, 1] and [p["repaired"] for p in r.curve] == [0, 0, 1, 0]
 
 
 class _Repairable:

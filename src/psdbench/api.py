@@ -60,7 +60,7 @@ __all__ = [
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
     "TraceRecorder", "certified_reference", "choice", "dataset_stamp", "default_params", "either", "expand_params",
     "number", "pairs_with", "param_specs", "problem_contract", "problem_offers", "problem_description", "problem_family",
-    "problem_sense", "repair", "resolve_iterate", "skip_reason", "solver_requires", "solver_returns",
+    "objective_allowance", "problem_sense", "repair", "resolve_iterate", "skip_reason", "solver_requires", "solver_returns",
     "validate_params", "warm_up", "variable_shapes", "point_mismatch",
 ]
 
@@ -191,8 +191,12 @@ class Instance(Protocol):
         ``{"value", "lower", "solver", "solver_version", "status", "message"}``: an objective of
         an exactly feasible point and a bound on the other side of the optimum.  Default: none.
     ``repair(solution) -> Solution | None``
-        The problem's own map of an infeasible iterate to a feasible point (used to draw traced
-        iterates that do not verify).  Default: none (such iterates are not drawn).
+        The problem's own map of a point to an exactly feasible one (to rounding), near it.  Used
+        to draw traced iterates that do not verify, and on every verified point: the repaired
+        point's objective cannot beat the optimum, so its distance from the point's objective is
+        how far that point may lie beyond the optimum (:func:`objective_allowance`, recorded as
+        ``metrics["objective_allowance"]``; it widens the cell's floor, :mod:`psdbench.report.rules`).
+        Default: none (such iterates are not drawn; the floor is the verification tolerance).
     ``refuse_solver(solver) -> str | None``
         Why this instance will not run ``solver`` (e.g. its size is past what a conic solver
         may be given), asked before the solver's own ``skip_reason``.  Default: none.
@@ -398,6 +402,7 @@ from psdbench.hooks import (  # noqa: E402,F401  (the hook accessors, re-exporte
     skip_reason,
     certified_reference,
     repair,
+    objective_allowance,
     warm_up,
     variable_shapes,
     unknown_variables,

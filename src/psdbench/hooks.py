@@ -10,13 +10,14 @@ and ``repair`` takes and returns a :class:`psdbench.api.Solution`.
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any, Callable, Mapping
 
 from psdbench.errors import PsdbenchError
 from psdbench.params import Param
 
 
-__all__ = ["problem_sense", "problem_family", "problem_size_param", "problem_description", "solver_requires", "solver_returns", "pairs_with", "expand_params", "param_specs", "default_params", "validate_params", "skip_reason", "certified_reference", "repair", "warm_up", "variable_shapes", "unknown_variables", "shape_mismatch", "point_mismatch", "unreadable_point"]
+__all__ = ["problem_sense", "problem_family", "problem_size_param", "problem_description", "solver_requires", "solver_returns", "pairs_with", "expand_params", "param_specs", "default_params", "validate_params", "skip_reason", "certified_reference", "repair", "objective_allowance", "warm_up", "variable_shapes", "unknown_variables", "shape_mismatch", "point_mismatch", "unreadable_point"]
 
 
 def problem_sense(problem: Any) -> str:
@@ -167,6 +168,41 @@ def repair(instance: Any, solution: Any) -> Any:
     """The instance's ``repair`` hook (a feasible point from an infeasible iterate), or ``None``."""
     hook = getattr(instance, "repair", None)
     return None if hook is None else hook(solution)
+
+
+def objective_allowance(instance: Any, solution: Any, objective: float, sense: str) -> float | None:
+    """How far a verified point's ``objective`` may lie beyond the optimum, measured by its repair.
+
+    The instance's ``repair`` hook maps the point to an exactly feasible one, whose objective cannot
+    be better than the optimum; so the point is at most ``s (objective(repaired) - objective)``
+    (``s = -1`` when the problem maximizes) better than the optimum.  ``None`` without a ``repair``
+    hook, or when the repaired point does not verify or has no finite objective.
+
+    Parameters
+    ----------
+    instance : Instance
+        The instance that verified ``solution``.
+    solution : Solution
+        The verified point.
+    objective : float
+        Its objective.
+    sense : str
+        ``"min"`` or ``"max"``.
+
+    Returns
+    -------
+    float or None
+        The allowance, ``>= 0``, in the objective's units.
+    """
+    fixed = repair(instance, solution)
+    if fixed is None:
+        return None
+    if not instance.verify(fixed).ok:
+        return None
+    value = float(instance.objective(fixed))
+    if not math.isfinite(value):
+        return None
+    return max(0.0, (objective - value) if sense == "max" else (value - objective))
 
 
 def warm_up(solver: Any, instance: Any) -> None:

@@ -132,9 +132,10 @@ def _candidates(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any]]
     Each candidate: ``objective``, ``residual`` (the reference solve's own point counts as 0: the
     most accurate), ``source`` (``"reference solve"`` or the row's ``cell_key``) and ``solver``.  The
     floor is the largest verification allowance of the rows (:func:`psdbench.report.rules.allowance`
-    of their recorded tolerances; ``default`` where none recorded one).
+    of their recorded tolerances, ``default`` where none recorded one, or their repair allowance
+    where it is larger: :func:`psdbench.report.rules.repair_allowance`).
     """
-    from ..report.rules import allowance
+    from ..report.rules import allowance, repair_allowance
 
     out, allow = [], []
     for r in rows:
@@ -146,8 +147,9 @@ def _candidates(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any]]
                 metrics = json.loads(metrics)
             except ValueError:
                 metrics = {}
-        tol = metrics.get("tolerances") if isinstance(metrics, Mapping) else None
-        allow.append(allowance(tol, default))
+        metrics = metrics if isinstance(metrics, Mapping) else {}
+        repaired = repair_allowance(metrics, float(r["objective"]))  # its point's own, where its family repairs
+        allow.append(max(allowance(metrics.get("tolerances"), default), 0.0 if math.isnan(repaired) else repaired))
         res = r.get("max_residual")
         res = float(res) if isinstance(res, (int, float)) and math.isfinite(res) else allow[-1]
         out.append({"objective": float(r["objective"]), "residual": abs(res), "source": r.get("cell_key"),

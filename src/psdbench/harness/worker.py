@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..api import (REJECTED, SOLVER_INFEASIBLE, Budget, PsdbenchError, Solution, Status, certified_reference,
-                   point_mismatch, problem_sense, repair, resolve_iterate, skip_reason, unreadable_point,
+                   objective_allowance, point_mismatch, problem_sense, repair, resolve_iterate, skip_reason, unreadable_point,
                    warm_up)
 from ..tracing import thin
 from .reference import CERTIFIED_RTOL
@@ -184,7 +184,7 @@ def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return set(a) == set(b) and all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
 
 
-def _measure(instance: Any, solution: Solution, out: CellResult) -> CellResult:
+def _measure(instance: Any, solution: Solution, out: CellResult, sense: str = "min") -> CellResult:
     """Verify, score and evaluate the returned point (status, objective, feasibility, metrics)."""
     status = Status(solution.status)
     metrics: dict[str, Any] = {f"solver_{k}": v for k, v in solution.info.items() if isinstance(v, (int, float, str))}
@@ -215,10 +215,23 @@ def _measure(instance: Any, solution: Solution, out: CellResult) -> CellResult:
     if not feas.ok:
         metrics["verify_failed"] = feas.reason()
         status, message = _reject(status, solution, feas.reason())
+    else:
+        metrics.update(_allowance(instance, solution, value, sense))
     return replace(out, status=status.value, message=message, objective=value,
                    feasible=int(feas.ok), min_eig=feas.min_eig, max_residual=feas.max_residual,
                    metrics={**metrics, **{f"verify_{k}": v for k, v in feas.details.items()},
                             "tolerances": feas.tolerances})
+
+
+def _allowance(instance: Any, solution: Solution, value: float, sense: str) -> dict[str, Any]:
+    """``{"objective_allowance": a}``: how far the verified point may lie beyond the optimum, by its
+    repair (:func:`psdbench.api.objective_allowance`); ``{}`` without one, and a repair that raises
+    is recorded (``objective_allowance_failed``), never the cell's failure."""
+    try:
+        a = objective_allowance(instance, solution, float(value), sense)
+    except Exception as exc:  # the point verified; its repair is the family's, and may not read it
+        return {"objective_allowance_failed": f"{type(exc).__name__}: {exc}"}
+    return {} if a is None else {"objective_allowance": a}
 
 
 def _reject(status: Status, solution: Solution, why: str) -> tuple[Status, str]:
@@ -251,7 +264,7 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
     """
     out: CellResult = task["result"]
     try:
-        reg, _, instance = _build(out, cache, task.get("dataset_data"))
+        reg, problem, instance = _build(out, cache, task.get("dataset_data"))
         solver = reg.solver(out.solver)
         why = skip_reason(solver, instance, out.solver_params)
         if why is not None:
@@ -282,7 +295,7 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
             emit(("solved", t_final, solution.variables))
         out = replace(out, wall_time_s=wall, cpu_time_s=meter.cpu_time_s, peak_rss_mb=meter.peak_rss_mb,
                       iterations=int(solution.iterations), trace=jsonable(_thin(solution.trace)))
-        out = _measure(instance, solution, out)
+        out = _measure(instance, solution, out, problem_sense(problem))
         final = None
         if out.objective is not None and math.isfinite(out.objective):
             final = {"t": t_final, "objective": float(out.objective), "feasible": int(out.feasible or 0), "repaired": 0}
@@ -332,7 +345,8 @@ def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None,
             cs = cs if cs["feasible"] else (score(instance, cv) or cs)
             curve.append({"t": ct, "objective": cs["objective"], "feasible": cs["feasible"], "repaired": cs["repaired"]})
         out = _keep(task, out, v)
-        failed = {} if ok else {"verify_failed": feas.reason()}
+        failed = _allowance(instance, Solution(variables=dict(v)), s["objective"], "max" if maximize else "min") \
+            if ok else {"verify_failed": feas.reason()}
         return replace(out, objective=s["objective"], feasible=s["feasible"], min_eig=feas.min_eig,
                        max_residual=feas.max_residual, curve=curve,
                        metrics={**metrics, **{f"verify_{k}": val for k, val in feas.details.items()},

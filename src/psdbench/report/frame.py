@@ -191,7 +191,7 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
             bound lies on the other side (:func:`psdbench.report.references.reference_columns`);
         ``floor``, ``ranked_gap``
             :func:`psdbench.report.rules.floor` of the cell (the reference's accuracy and the cell's
-            verification allowance) and the gap it is ranked by (:func:`psdbench.report.rules.ranked_gap`;
+            verification allowance, repair allowance) and the gap it is ranked by (:func:`psdbench.report.rules.ranked_gap`;
             NaN unless verified, and beyond the bound);
         ``resolution``, ``set_accuracy``
             the largest floor and the largest reference accuracy over the cells with a reference of the

@@ -14,8 +14,11 @@ def glossary(default_allowance: float = DEFAULT_ALLOWANCE) -> list[tuple[str, st
     """``(term, definition)`` of every rule above, for the report's one glossary."""
     return [
         ("gap", "s (objective - reference) / max(|reference|, 1) of a verified point, s = -1 when maximizing"),
-        ("floor", "max(reference accuracy, verification allowance): the allowance is the largest tolerance the "
-                  f"cell's verification recorded ({default_allowance:g} where it recorded none)"),
+        ("floor", "max(reference accuracy, verification allowance, repair allowance): the verification allowance is "
+                  "the largest tolerance the cell's verification recorded "
+                  f"({default_allowance:g} where it recorded none); the repair allowance, where the family repairs "
+                  "points, how much worse the objective of its point repaired to exact feasibility is (relative): "
+                  "how far the point may lie beyond the optimum"),
         ("known to", "a reference's accuracy, relative: the distance to its certified bound (an interval's width, a "
                      "one-sided bound's distance), else the spread of its agreeing solves, else the verification floor"),
         ("not resolved (n.r.)", "a target tighter than the set's resolution, the largest floor of its cells: no winner, "

@@ -12,14 +12,18 @@ gap
     ``s (objective - reference) / max(|reference|, 1)`` of a *verified* point (``s = -1`` when the
     problem maximizes): :func:`psdbench.report.frame.relative_gap`.  Unverified points have none.
 floor
-    ``max(reference accuracy, verification allowance)`` (:func:`floor`): the reference's accuracy
+    ``max(reference accuracy, verification allowance, repair allowance)`` (:func:`floor`): the reference's accuracy
     (:mod:`psdbench.report.references`: a certificate's width ``|value - lower| / max(|value|, 1)``,
     a one-sided bound's distance, the spread of agreeing solves, else the floor of a best-verified
     point), the verification allowance the
     largest tolerance the cell's ``verify`` recorded (``metrics["tolerances"]``; :func:`allowance`),
     :data:`DEFAULT_ALLOWANCE` where it recorded none.  A point that passes verification at tolerance
     ``eps`` may sit about ``eps`` below the optimum, so below the reference by less cannot be told
-    from the optimum.
+    from the optimum.  The tolerance is not a bound: the objective can move with the square root of
+    a violation (graph classification's labels).  The repair allowance is one: where the family
+    repairs points (``api.repair``), the harness repairs every verified point to an exactly feasible
+    one, which cannot beat the optimum; ``metrics["objective_allowance"]`` (their objectives' distance,
+    relative to ``max(|reference|, 1)``) is how far that point may lie beyond the optimum.
 ranked gap
     :func:`ranked_gap`: the gap where it is ``>= 0``; ``0`` (a *tie at 0*) for a point below the
     reference by at most the floor; below by more the point is *beyond the bound* and has no ranked
@@ -62,7 +66,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["DEFAULT_ALLOWANCE", "FAILS", "HOLDS", "LEVEL", "MAX_SHIFT", "MIN_SHIFT", "Margin", "NOT_MEASURED",
-           "TOLERANCES", "VERDICTS", "WITHIN", "allowance", "claim_verdict", "configured_for", "floor", "floors",
+           "TOLERANCES", "VERDICTS", "WITHIN", "allowance", "claim_verdict", "configured_for", "floor", "floors", "repair_allowance",
            "margin", "paired_verdict", "ranked_gap", "ranked_gaps", "reach_times_of_curve", "reaches",
            "resolution", "resolves", "set_shift", "shifted_geomean", "stopping_tolerance", "unresolved_text",
            "verdict", "won_on"]
@@ -113,8 +117,14 @@ def allowance(tolerances: Mapping[str, Any] | None, default: float = DEFAULT_ALL
     return max(vals) if vals else float(default)
 
 
-def floor(cert_width: float | None, allowance_: float) -> float:
-    """``max(certificate width, verification allowance)``; a missing or NaN width counts as 0.
+def _known(x: float | None) -> float:
+    """``|x|``, 0 for a missing or NaN value."""
+    return 0.0 if x is None or not math.isfinite(float(x)) else abs(float(x))
+
+
+def floor(cert_width: float | None, allowance_: float, repaired: float | None = None) -> float:
+    """``max(certificate width, verification allowance, repair allowance)``; a missing or NaN
+    width or repair allowance counts as 0.
 
     Parameters
     ----------
@@ -122,26 +132,42 @@ def floor(cert_width: float | None, allowance_: float) -> float:
         ``|value - lower| / max(|value|, 1)`` of the instance's certified reference.
     allowance_ : float
         :func:`allowance` of the cell.
+    repaired : float or None
+        :func:`repair_allowance` of the cell: how far its point may lie beyond the optimum,
+        measured by its repair (relative).
 
     Returns
     -------
     float
     """
-    w = 0.0 if cert_width is None or not math.isfinite(float(cert_width)) else abs(float(cert_width))
-    return max(w, float(allowance_))
+    return max(_known(cert_width), float(allowance_), _known(repaired))
+
+
+def repair_allowance(metrics: Mapping[str, Any] | None, reference: float) -> float:
+    """``metrics["objective_allowance"] / max(|reference|, 1)``: the repair allowance of one cell,
+    relative as gaps are; NaN where the harness recorded none or the reference is unknown."""
+    try:
+        a, r = float((metrics or {}).get("objective_allowance")), float(reference)
+    except (TypeError, ValueError):
+        return math.nan
+    return a / max(abs(r), 1.0) if math.isfinite(a) and math.isfinite(r) else math.nan
 
 
 def floors(frame: pd.DataFrame, default: float = DEFAULT_ALLOWANCE) -> pd.Series:
     """:func:`floor` of every row of a tidy frame: its ``reference_accuracy`` (older frames:
-    ``cert_width_rel``) and the allowance of its ``metrics``."""
+    ``cert_width_rel``), the allowance of its ``metrics`` and their repair allowance against its
+    ``reference_objective``."""
     if frame.empty:
         return pd.Series([], dtype=float, index=frame.index)
     col = "reference_accuracy" if "reference_accuracy" in frame.columns else "cert_width_rel"
     width = pd.to_numeric(frame[col], errors="coerce") if col in frame.columns \
         else pd.Series(np.nan, index=frame.index)
     mets = frame["metrics"] if "metrics" in frame.columns else pd.Series([{}] * len(frame), index=frame.index)
-    return pd.Series([floor(w, allowance(m.get("tolerances") if isinstance(m, Mapping) else None, default))
-                      for w, m in zip(width, mets)], index=frame.index, dtype=float)
+    refs = pd.to_numeric(frame["reference_objective"], errors="coerce") if "reference_objective" in frame.columns \
+        else pd.Series(np.nan, index=frame.index)
+    return pd.Series([floor(w, allowance(m.get("tolerances") if isinstance(m, Mapping) else None, default),
+                            repair_allowance(m if isinstance(m, Mapping) else None, r))
+                      for w, m, r in zip(width, mets, refs)], index=frame.index, dtype=float)
 
 
 def ranked_gaps(gap: Any, floor_: Any, certified: Any) -> np.ndarray:
@@ -358,7 +384,7 @@ def won_on(m: Margin, reached: int, runner_reached: int) -> str:
 
 def resolution(floors_: Iterable[float]) -> float:
     """The finest target a set of cells resolves: the largest of their floors (:func:`floor`: the
-    reference's accuracy and the verification allowance); NaN when none is known."""
+    reference's accuracy, the verification and the repair allowance); NaN when none is known."""
     f = np.asarray([float(x) for x in floors_], float)
     f = f[np.isfinite(f)]
     return float(f.max()) if len(f) else math.nan

@@ -45,6 +45,7 @@ import scipy.sparse as sp
 from psdbench.api import Check, Feasibility, PsdbenchError, Solution
 from psdbench.families.graph_classification import sparse as gsp
 from psdbench.families.graph_classification.reference import ConicReference
+from psdbench.families.graph_classification.repair import Repair
 from psdbench.linalg.psd import asymmetry, gershgorin_left_end, min_eig
 
 KIND = "graph-classification"
@@ -64,7 +65,7 @@ class SparseCertificate(gsp.Certificate):
 
 
 @dataclass
-class GraphClassificationInstance(ConicReference):
+class GraphClassificationInstance(ConicReference, Repair):
     """One transductive instance: Laplacian ``L`` and the first ``m`` labels known."""
 
     dataset: str

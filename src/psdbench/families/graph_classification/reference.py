@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from psdbench.api import PsdbenchError
+from psdbench.families.graph_classification.repair import unit_diagonal_psd
 from psdbench.linalg.psd import min_eig
 
 
@@ -78,8 +79,6 @@ class ConicReference:
         """
         import cvxpy as cp
 
-        from psdbench.linalg.psd import nearest_psd
-
         limit = self.params.get("conic_max_n")
         if self.is_sparse or (limit is not None and self.n > int(limit)):
             return None  # no conic solve at this size: gaps are against the best verified cell
@@ -106,9 +105,7 @@ class ConicReference:
             prob.solve(solver=solver, **opts)
             if Z.value is None or diag.dual_value is None:
                 break
-            Zp = nearest_psd(np.asarray(Z.value))
-            d = np.sqrt(np.clip(np.diag(Zp), 1e-300, None))
-            Zf = Zp / np.outer(d, d)  # exactly feasible: PSD, unit diagonal
+            Zf = unit_diagonal_psd(np.asarray(Z.value))  # exactly feasible: PSD, unit diagonal
             upper = float(np.sum(Q * Zf)) + const
             # cvxpy's multiplier w of `diag(Z) == 1` satisfies Q + diag(w) PSD at the optimum.
             w = np.asarray(diag.dual_value, float)

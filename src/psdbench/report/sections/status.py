@@ -97,5 +97,5 @@ class BelowCertified:
                       f"{len(b)} verified cell(s) end below their instance's reference: {n_tie} within the floor (a tie "
                       f"at 0, reached), {len(b) - n_tie} beyond it (never reached: below a certified bound, or set "
                       "aside by the reference rule because a more accurate point disagrees).  Floor: max(reference "
-                      "accuracy (`known to`), verification allowance), see the glossary; reference kind: the one "
+                      "accuracy (`known to`), verification allowance, repair allowance), see the glossary; reference kind: the one "
                       "name every table gives it.")]
