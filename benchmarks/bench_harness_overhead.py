@@ -1,6 +1,6 @@
 """asv benchmark: the harness's overhead per trivial cell, in milliseconds.
 
-``track_overhead_ms_per_cell`` runs ``benchmarks/scripts/harness_overhead.py``'s measure (a fresh run of
+``track_overhead_ms_per_cell`` runs ``benchmarks/scripts/harness/harness_overhead.py``'s measure (a fresh run of
 100 ``example-harmonic`` cells, then the fully resumed rerun; ``(run - resumed - solver time) /
 cells``) with ``--jobs`` 1 and 2.  Run from the repository root::
 
@@ -13,7 +13,7 @@ import importlib.util
 import tempfile
 from pathlib import Path
 
-_SCRIPT = Path(__file__).resolve().parent / "scripts" / "harness_overhead.py"
+_SCRIPT = Path(__file__).resolve().parent / "scripts" / "harness" / "harness_overhead.py"
 
 
 def _measure_module():

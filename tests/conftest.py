@@ -13,7 +13,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 @pytest.fixture(autouse=True)
 def _reference_cache(tmp_path_factory, monkeypatch):
     """Every test gets a reference cache of its own in a temporary folder (never the user's):
-    runs in one test share it, no two tests do (harness/refcache.py)."""
+    runs in one test share it, no two tests do (harness/store/refcache.py)."""
     monkeypatch.setenv("PSDBENCH_REF_CACHE", str(tmp_path_factory.mktemp("ref-cache")))
 
 

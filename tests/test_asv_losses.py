@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from psdbench.asvbench import losses
-from psdbench.errors import PsdbenchError
-from psdbench.harness.tracked import TrackedCase
+from psdbench.system.errors import PsdbenchError
+from psdbench.asvbench.tracked import TrackedCase
 
 from .test_cli_bad_input import cli
 

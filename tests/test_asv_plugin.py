@@ -1,7 +1,7 @@
 """asv for a plugin's repository (issue 39): ``psdbench asv init`` and the verdicts it gives.
 
 The slow test follows ``docs/asv-plugin.md`` offline on the toy family (``tests/plugin_family``)
-in a git repository of its own (``benchmarks/scripts/asv_rates.py`` builds it): commit ``a``,
+in a git repository of its own (``benchmarks/scripts/harness/asv_rates.py`` builds it): commit ``a``,
 ``b`` whose solver sleeps as long as it solves, ``c`` whose points leave the PSD cone, ``d``
 whose solver raises.  asv's benchmarks import the psdbench installed in the environment that ran
 ``psdbench asv init`` (``PYTHONPATH`` does not reach them): run these with that of the tree under test.  Rates
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _rates_script():
-    spec = importlib.util.spec_from_file_location("asv_rates", ROOT / "benchmarks" / "scripts" / "asv_rates.py")
+    spec = importlib.util.spec_from_file_location("asv_rates", ROOT / "benchmarks" / "scripts" / "harness" / "asv_rates.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -104,15 +104,16 @@ def test_benchmarks_of_a_plugin_stub_and_a_name_it_does_not_track():
 
 
 def test_grid_and_the_tracked_values_import_one_way():
-    """No circle: harness/grid.py imports neither harness/tracked.py nor anything that does."""
-    src = ROOT / "src" / "psdbench" / "harness"
-    for module in ("grid.py", "asvspec.py"):
+    """No circle: harness/grid/expand.py and harness/asvspec.py import neither asvbench/tracked.py nor
+    anything of asvbench (a layer above the harness: tests/test_structure.py keeps the order)."""
+    src = ROOT / "src" / "psdbench"
+    for module in ("harness/grid/expand.py", "harness/asvspec.py"):
         tree = ast.parse((src / module).read_text())
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        assert "tracked" not in imported and not any(m.endswith(".tracked") for m in imported), module
-    tracked = {n.module for n in ast.walk(ast.parse((src / "tracked.py").read_text()))
+        assert not any("tracked" in m or m.startswith("psdbench.asvbench") for m in imported), module
+    tracked = {n.module for n in ast.walk(ast.parse((src / "asvbench" / "tracked.py").read_text()))
                if isinstance(n, ast.ImportFrom) and n.module}
-    assert {"asvspec", "grid"} <= tracked
+    assert {"psdbench.harness.asvspec", "psdbench.harness.grid.expand"} <= tracked
 
 
 @pytest.mark.slow
@@ -155,7 +156,7 @@ def test_asv_continuous_prints_its_table_for_a_commit_whose_solver_raises(tmp_pa
     assert any("1e+12" in line and "ToyPsd_ToySuiteQuality.track_gap(" in line and "'toy-altproj'" in line
                for line in worse), worse
     assert "toy-altproj crashed on purpose" not in text  # without -e asv shows no benchmark's output
-    wrapped = subprocess.run([sys.executable, "-c", "import sys; from psdbench.cli import main; sys.exit(main())",
+    wrapped = subprocess.run([sys.executable, "-c", "import sys; from psdbench.cli.commands import main; sys.exit(main())",
                               "asv", "continuous", commits["a"], commits["d"]], cwd=tmp_path / "repo", env=env,
                              capture_output=True, text=True, timeout=900)
     lines = wrapped.stdout.splitlines()

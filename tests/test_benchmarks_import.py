@@ -30,7 +30,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = sorted((ROOT / "benchmarks").glob("*.py"))
-SCRIPTS = sorted((ROOT / "benchmarks" / "scripts").glob("*.py"))
+SCRIPTS = sorted((ROOT / "benchmarks" / "scripts").rglob("*.py"))
 ASV_PREFIX = re.compile(r"^(time|timeraw|mem|peakmem|track)_")
 ASV_MODULES = [p for p in BENCHMARKS if p.name.startswith("bench_")]
 
@@ -44,7 +44,7 @@ def test_benchmark_module_imports(path):
 
 
 def _load(name):
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "scripts" / f"{name}.py"
+    path, = (Path(__file__).resolve().parents[1] / "benchmarks" / "scripts").glob(f"*/{name}.py")
     spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -184,7 +184,7 @@ def test_asv_never_imports_the_scripts():
 
     import benchmarks
 
-    assert not (ROOT / "benchmarks" / "scripts" / "__init__.py").exists()
+    assert not list((ROOT / "benchmarks" / "scripts").rglob("__init__.py"))
     listed = {name for _, name, _ in pkgutil.iter_modules(benchmarks.__path__)}
     assert "scripts" not in listed and not listed & {p.stem for p in SCRIPTS}
     assert len(SCRIPTS) >= 18 and len(BENCHMARKS) <= 9
@@ -302,7 +302,7 @@ def test_a_lost_gap_is_a_value_above_any_cost_with_its_reason_in_one_line(capsys
     """What asv records for a signed-graph case: the values of a healthy run, LOST (a value, so
     asv prints its table and flags the rise) with a one-line reason naming configuration, instance
     and failed check when the point stops verifying, and a larger value when the F-measure drops."""
-    from psdbench.harness.tracked import LOST
+    from psdbench.asvbench.tracked import LOST
 
     module = _module(ROOT / "benchmarks" / "bench_suites.py")
     cls = module.SignedGraph_SignedGraphSmallQuality

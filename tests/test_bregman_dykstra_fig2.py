@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from psdbench import findings as fd
+from psdbench.report import findings as fd
 from psdbench.api import Budget, DataError, Status
 from psdbench.families.bregman_dykstra import report_fig2 as fig2
 from psdbench.families.bregman_dykstra.dykstra import Dykstra

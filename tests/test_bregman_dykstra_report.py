@@ -17,7 +17,7 @@ from psdbench.families.bregman_dykstra import report as rep
 from psdbench.families.bregman_dykstra.dykstra import Dykstra
 from psdbench.families.bregman_dykstra.problem import BregmanPairs
 from psdbench.report import run_sections
-from psdbench import findings as fd
+from psdbench.report import findings as fd
 from psdbench.report.blocks import Figure, Finding, Table
 from psdbench.report.frame import tidy_frame
 

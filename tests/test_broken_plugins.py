@@ -14,7 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from psdbench.harness.store import Store
+from psdbench.harness.store.db import Store
 
 ENTRY_POINTS = """\
 [psdbench.solvers]

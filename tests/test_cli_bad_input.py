@@ -21,8 +21,8 @@ from typing import Callable
 
 import pytest
 
-from psdbench.harness.results import CellResult
-from psdbench.harness.store import Store
+from psdbench.harness.store.results import CellResult
+from psdbench.harness.store.db import Store
 
 BASE_RUN = 'seeds = [0]\ntimeout = 600\nreference = false'
 BASE_PROBLEM = 'name = "graph-classification"\ndatasets = ["sklearn/breast-cancer"]\nparams = { n = [30], graph = ["knn"], k = [5] }'
@@ -327,7 +327,7 @@ def plugin_dir(tmp_path_factory):
 
 def cli(args: list[str], plugin_dir: Path | None = None) -> tuple[int, str, str]:
     """The command line in process; ``plugin_dir`` is put on ``sys.path`` for discovery."""
-    from psdbench.cli import main
+    from psdbench.cli.commands import main
 
     old = list(sys.path)
     if plugin_dir is not None:
@@ -409,7 +409,7 @@ def test_bad_input_exits_2_with_one_line_and_changes_nothing(case, tmp_path, plu
 def test_read_only_targets_exit_2(cmd, tmp_path, monkeypatch):
     """A read-only store (run) or output folder (report): the check uses os.access, patched here
     because the tests may run as root, for whom the kernel grants every write."""
-    import psdbench.harness.inputs as inputs
+    import psdbench.harness.grid.inputs as inputs
 
     make_store(tmp_path / "store.sqlite")
     (tmp_path / "rep").mkdir()

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 import psdbench
-from psdbench.harness.results import CellResult
-from psdbench.harness.store import Store
+from psdbench.harness.store.results import CellResult
+from psdbench.harness.store.db import Store
 
 from .test_cli_bad_input import cli, grid
 
@@ -146,7 +146,7 @@ def test_run_selects_solvers_and_datasets_without_a_toml(tmp_path):
 
 
 def test_restrict_keeps_and_adds_entries():
-    from psdbench.harness.grid import restrict
+    from psdbench.harness.grid.expand import restrict
 
     spec = {"problems": [{"name": "a", "datasets": ["x/1"], "params": {"n": [3]}}, {"name": "b", "datasets": ["x/2"]}],
             "solvers": [{"name": "s1", "params": {"t": [1]}}, {"name": "s2"}]}
@@ -157,7 +157,7 @@ def test_restrict_keeps_and_adds_entries():
 
 
 def test_selectors_set_parameters_as_benchopt_does(tmp_path):
-    from psdbench.harness.grid import parse_selector, restrict
+    from psdbench.harness.grid.expand import parse_selector, restrict
     from psdbench.session import prepare
 
     assert parse_selector("scs[eps_abs=1e-3, max_iters=[100, 200]]") == ("scs", {"eps_abs": 1e-3,
@@ -244,7 +244,7 @@ def test_compare_flags_a_metric_by_its_declared_direction_only():
     """Directions come from declarations (a suite's [asv] table, a family's ranking metric), never
     from a metric's name: max_err on an SDP problem (sdp-generated declares it) rising is flagged,
     error_rate of an undeclared problem is not."""
-    from psdbench.compare import compare_cells
+    from psdbench.report.compare import compare_cells
     from psdbench.harness.asvspec import Direction, declared_directions
     from psdbench.registry import discover
 
@@ -267,7 +267,7 @@ def test_compare_agrees_with_asv_on_every_tracked_metric_of_the_default_suites()
     """psdbench compare's direction of each tracked suite's metric is asv's: the cost |metric - best|
     of the same [asv] table, for every problem of the suite."""
     from psdbench.harness.asvspec import declared_directions
-    from psdbench.harness.tracked import tracked_cases, tracked_suites
+    from psdbench.asvbench.tracked import tracked_cases, tracked_suites
     from psdbench.registry import discover
 
     reg = discover()
@@ -317,9 +317,9 @@ def test_the_command_process_stays_single_threaded_so_its_workers_fork(tmp_path)
 
     env = {k: v for k, v in os.environ.items()
            if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")}
-    code = ("import os, psdbench.cli, numpy\n"
+    code = ("import os, psdbench.cli.commands, numpy\n"
             "from psdbench.registry import discover\n"
-            "from psdbench.harness.process import fork_context\n"
+            "from psdbench.harness.workers.process import fork_context\n"
             "discover()\n"
             "print(len(os.listdir('/proc/self/task')), fork_context() is not None)\n")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)

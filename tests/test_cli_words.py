@@ -13,9 +13,9 @@ import json
 import pandas as pd
 
 from psdbench.api import REJECTED, install_command, missing_extra
-from psdbench.cli import _closing_line
-from psdbench.harness.results import CellResult, missing_extras
-from psdbench.harness.store import Store
+from psdbench.cli.commands import _closing_line
+from psdbench.harness.store.results import CellResult, missing_extras
+from psdbench.harness.store.db import Store
 
 from .test_cli_bad_input import cli, grid
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from psdbench.harness.store import Store
+from psdbench.harness.store.db import Store
 
 distributed = pytest.importorskip("distributed")
 

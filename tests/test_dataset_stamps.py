@@ -8,8 +8,8 @@ import pytest
 
 from psdbench.api import DataError
 from psdbench.datasets.sklearn_sets import SklearnCollection
-from psdbench.harness.grid import expand
-from psdbench.harness.store import DATASETS_META, EXPANSIONS_META, Store, read_meta
+from psdbench.harness.grid.expand import expand
+from psdbench.harness.store.db import DATASETS_META, EXPANSIONS_META, Store, read_meta
 from psdbench.registry import discover
 
 SPEC = {

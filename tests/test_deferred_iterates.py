@@ -5,11 +5,11 @@ import pickle
 import numpy as np
 import pytest
 
-import psdbench.tracing as tracing
+import psdbench.api.tracing as tracing
 from psdbench.api import Budget, Deferred, Solution, TraceRecorder, resolve_iterate
 from psdbench.families.graph_classification.gdpa_lp_elim import GdpaLpElim
-from psdbench.harness.worker import rescore, score, verify_checkpoints
-from psdbench.harness.results import CellResult
+from psdbench.harness.workers.worker import rescore, score, verify_checkpoints
+from psdbench.harness.store.results import CellResult
 
 from .conftest import random_instance
 

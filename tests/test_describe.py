@@ -1,5 +1,5 @@
 """What ``psdbench info`` / ``list`` print for a solver's author, and how plugins are found without
-importing them (:mod:`psdbench.plugins`, :mod:`psdbench.describe`)."""
+importing them (:mod:`psdbench.registry.plugins`, :mod:`psdbench.cli.describe`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from psdbench.api import problem_description, problem_offers, problem_sense, solver_returns
-from psdbench.describe import facts, info_lines, pairing_solvers
-from psdbench.plugins import PluginMap, StaticReader
+from psdbench.cli.describe import facts, info_lines, pairing_solvers
+from psdbench.registry.plugins import PluginMap, StaticReader
 from psdbench.registry import discover
 
 from .test_cli_bad_input import cli
@@ -112,7 +112,7 @@ def test_list_describes_every_problem_and_solver_in_its_own_line():
 
 def test_list_imports_no_plugin_and_no_scientific_stack():
     """``list`` finds the plugins' modules (their parent packages are imported, no module itself)."""
-    code = ("import sys, contextlib, io\nfrom psdbench.cli import main\nfrom psdbench.registry import discover\n"
+    code = ("import sys, contextlib, io\nfrom psdbench.cli.commands import main\nfrom psdbench.registry import discover\n"
             "with contextlib.redirect_stdout(io.StringIO()): main(['list', 'solvers']); main(['list', 'problems'])\n"
             "reg = discover()\n"
             "mods = {ep.module for m in (reg.problems, reg.solvers) for ep in m.entry_points.values()}\n"
@@ -176,7 +176,7 @@ def test_a_loaded_plugin_imports_its_preload_modules_unless_only_described(tmp_p
 def test_info_from_the_source_equals_info_from_the_imported_problem(name):
     """``info PROBLEM`` reads the problem from its source where the source states everything (then
     the problem's module, and scikit-learn, SciPy, are not imported): the text is the same."""
-    from psdbench.describe import _static_problem
+    from psdbench.cli.describe import _static_problem
 
     fresh, loaded = discover(preload=False), discover(preload=False)
     assert loaded.problems[name] is not None

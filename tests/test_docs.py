@@ -42,7 +42,7 @@ def test_readme_opens_with_the_two_setup_commands():
 
 def test_readme_links_to_pages_that_exist():
     """Every relative Markdown link of the README names a file or folder of the repository (the
-    report picture is produced by benchmarks/scripts/report_screenshot.py and checked there)."""
+    report picture is produced by benchmarks/scripts/report/report_screenshot.py and checked there)."""
     links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README)
     local = [l for l in links if not l.startswith(("http://", "https://")) and not l.endswith(".png")]
     assert {"docs/harness.md", "docs/architecture.md", "docs/benchmarks.md", "CHANGELOG.md"} <= set(local)
@@ -83,6 +83,24 @@ def test_family_pages_agree_with_psdbench_info():
     assert "M = [[X, x], [x', 1]]  is PSD" in page and "homogenising node is the LAST" in page
 
 
+def test_every_script_folder_is_listed_on_its_page():
+    """Each family's measurement scripts sit in ``benchmarks/scripts/<family>/`` and its page lists
+    them (the harness's and the report's on docs/benchmarks.md): no script without a page."""
+    gen = _gen()
+    folders = {p.name for p in (ROOT / "benchmarks" / "scripts").iterdir() if p.is_dir() and p.name != "__pycache__"}
+    paged = set(gen.FAMILIES) | {f for fs in gen.SCRIPT_PAGES.values() for f in fs}
+    families = {p.name for p in (ROOT / "src" / "psdbench" / "families").iterdir() if (p / "__init__.py").exists()}
+    assert folders <= paged and folders - {"harness", "report"} <= families
+    assert not list((ROOT / "benchmarks" / "scripts").glob("*.py")), "a script outside a family's folder"
+    for folder in folders:
+        page = next(pg for pg, fs in gen.SCRIPT_PAGES.items() if folder in fs) if folder not in gen.FAMILIES \
+            else ROOT / "docs" / "families" / f"{folder}.md"
+        text = page.read_text()
+        for script in (ROOT / "benchmarks" / "scripts" / folder).glob("*.py"):
+            assert f"benchmarks/scripts/{folder}/{script.name}" in text, (page.name, script.name)
+    assert "## Measurement scripts" in gen.script_list(["sdp"]) and "sdp_references.py" in gen.script_list(["sdp"])
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_family_pages_keep_their_findings_with_commands(family):
     page = (ROOT / "docs" / "families" / f"{family}.md").read_text()
@@ -90,7 +108,7 @@ def test_family_pages_keep_their_findings_with_commands(family):
     assert "Paper:" in head and gen_marker() in head
     assert len(findings.splitlines()) > 20
     assert "psdbench run" in findings or "python benchmarks/scripts/" in findings
-    for path in re.findall(r"benchmarks/scripts/([a-z_]+\.py)", findings):
+    for path in re.findall(r"benchmarks/scripts/([a-z_/]+\.py)", findings):
         assert (ROOT / "benchmarks" / "scripts" / path).is_file(), path
 
 
@@ -155,7 +173,7 @@ def test_family_pages_are_those_of_the_built_ins_beside_an_installed_plugin(tmp_
     (info / "entry_points.txt").write_text("[psdbench.solvers]\nbeside-any = beside_plugin:AnySolver\n\n"
                                            "[psdbench.suites]\nbeside = beside_plugin.suites\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    from psdbench.describe import info_lines
+    from psdbench.cli.describe import info_lines
     from psdbench.registry import discover
 
     assert any("beside-any" in line for line in info_lines(discover(preload=False), "signed-graph"))  # installed

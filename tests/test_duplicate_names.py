@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from psdbench.api import PsdbenchError
-from psdbench.harness.store import Store
-from psdbench.qualified import AmbiguousName, split
+from psdbench.harness.store.db import Store
+from psdbench.registry.qualified import AmbiguousName, split
 from psdbench.registry import discover
 
 from .test_cli_bad_input import cli

@@ -26,8 +26,8 @@ from typing import Callable
 import pytest
 
 from psdbench.api import PsdbenchError
-from psdbench.harness.results import CellResult
-from psdbench.harness.store import Store
+from psdbench.harness.store.results import CellResult
+from psdbench.harness.store.db import Store
 
 from .test_cli_bad_input import cli, grid, make_store, plugin_dir, problem, snapshot  # noqa: F401 (fixture)
 
@@ -531,7 +531,7 @@ def test_full_disk_run_exits_3_before_writing_a_runs_row(small_disk):
 
 
 def test_os_errors_map_to_input_or_machine_statuses():
-    from psdbench.oserrors import EXIT_INPUT, EXIT_MACHINE, describe
+    from psdbench.system.oserrors import EXIT_INPUT, EXIT_MACHINE, describe
 
     for code, status in ((errno.ENAMETOOLONG, EXIT_INPUT), (errno.EACCES, EXIT_INPUT), (errno.ENOTDIR, EXIT_INPUT),
                          (errno.EROFS, EXIT_INPUT), (errno.ENOSPC, EXIT_MACHINE), (errno.EFBIG, EXIT_MACHINE),
@@ -546,7 +546,7 @@ def test_os_errors_map_to_input_or_machine_statuses():
 def test_unsearchable_folder_is_one_line_naming_the_path(tmp_path, monkeypatch):
     """A folder the user cannot search (the tests run as root, whom the kernel lets through: the
     error is raised where ``stat`` would raise it)."""
-    import psdbench.harness.inputs as inputs
+    import psdbench.harness.grid.inputs as inputs
 
     locked = tmp_path / "locked" / "s.sqlite"
 
@@ -581,7 +581,7 @@ def test_ctrl_c_while_the_command_line_loads_exits_130_with_one_line(tmp_path, m
             raise KeyboardInterrupt
         return real(name, *a, **k)
 
-    monkeypatch.delitem(sys.modules, "psdbench.oserrors")
+    monkeypatch.delitem(sys.modules, "psdbench.system.oserrors")
     monkeypatch.setattr(builtins, "__import__", interrupted)
     code, out, err = cli(["compare", tmp_path / "s.sqlite", tmp_path / "s.sqlite"])
     assert code == 130 and err.strip() == "psdbench: interrupted" and out == ""
@@ -589,7 +589,7 @@ def test_ctrl_c_while_the_command_line_loads_exits_130_with_one_line(tmp_path, m
 
 @pytest.mark.parametrize("cmd", ["compare", "results"])
 def test_ctrl_c_outside_run_does_not_speak_of_cells(cmd, tmp_path, monkeypatch):
-    import psdbench.harness.inputs as inputs
+    import psdbench.harness.grid.inputs as inputs
 
     make_store(tmp_path / "s.sqlite")
     monkeypatch.setattr(inputs.ReadOnlyStore, "results_frame", lambda self, *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from psdbench.harness.meter import CellMeter
+from psdbench.harness.workers.meter import CellMeter
 
 from .test_harness import cli
 
@@ -69,7 +69,7 @@ def test_a_csdp_cells_cpu_and_memory_include_the_csdp_program(tmp_path):
         """))
     out = cli(["run", "--grid", g, "--db", tmp_path / "r.sqlite", "--report", "", "--quiet", "--jobs", "1"])
     assert out.returncode == 0, out.stderr
-    from psdbench.harness.store import Store
+    from psdbench.harness.store.db import Store
 
     row = Store(tmp_path / "r.sqlite").results_frame().iloc[0]
     assert row.status == "ok", row.message
@@ -129,8 +129,8 @@ def test_a_memory_error_at_the_cells_cap_is_out_of_memory_not_error(tmp_path):
     out = cli(["run", "--grid", g, "--db", tmp_path / "r.sqlite", "--report", "", "--quiet", "--jobs", "1"], plugin)
     assert out.returncode == 0, out.stderr
     assert "1 out_of_memory" in out.stdout, out.stdout  # the closing line's word
-    from psdbench.harness.results import outcome
-    from psdbench.harness.store import Store
+    from psdbench.harness.store.results import outcome
+    from psdbench.harness.store.db import Store
 
     row = Store(tmp_path / "r.sqlite").results_frame().iloc[0]
     assert row.status == "out_of_memory" and row.message.startswith("out of memory: MemoryError"), row.message
@@ -223,7 +223,7 @@ def test_ctrl_c_after_a_command_ended_still_exits_130(tmp_path):
     code = textwrap.dedent("""
         import atexit, sys, time
         sys.argv = ["psdbench", "list", "suites"]
-        import psdbench.cli as cli
+        import psdbench.cli.commands as cli
 
         def linger():
             print("CLEANUP", file=sys.stderr, flush=True)

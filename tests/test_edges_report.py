@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from psdbench.harness.inputs import ReadOnlyStore
-from psdbench.harness.results import CellResult
-from psdbench.harness.store import Store
-from psdbench.outdir import MARKER, safe_stem
+from psdbench.harness.grid.inputs import ReadOnlyStore
+from psdbench.harness.store.results import CellResult
+from psdbench.harness.store.db import Store
+from psdbench.system.outdir import MARKER, safe_stem
 from psdbench.report.blocks import Table
 
 from .test_cli_bad_input import cli, snapshot
@@ -34,7 +34,7 @@ class _ByParameter:
 
 
 def test_any_parameter_value_is_safe_in_a_file_name(tmp_path):
-    from psdbench.preflight import write_report_whole
+    from psdbench.cli.preflight import write_report_whole
     from psdbench.registry import discover
 
     st = Store(tmp_path / "s.sqlite")

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from psdbench.harness import claims
+from psdbench.harness.store import claims
 
 from .test_cli_bad_input import cli, grid, snapshot
 from .test_edges import _fill, _store_with_rows, small_disk  # noqa: F401 (fixture)
@@ -63,8 +63,8 @@ def test_rollback_after_sqlite_ended_the_transaction_keeps_quiet(tmp_path):
 
 KILLED_WRITER = '''
 import os, signal, sys
-from psdbench.harness.results import CellResult
-from psdbench.harness.store import Store
+from psdbench.harness.store.results import CellResult
+from psdbench.harness.store.db import Store
 st = Store(sys.argv[1])
 st.write_many([CellResult(run_id="r0", cell_key=f"k{i}", instance_key=f"i{i}", problem="graph-classification",
                           dataset="sklearn/breast-cancer", instance_params={"n": 30 + i}, solver="gdpa-lp",

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from psdbench.harness.store import Store
+from psdbench.harness.store.db import Store
 from tests.test_harness import GENEROUS, cli
 
 MARK = f"psdbench-fault-{uuid.uuid4().hex[:10]}"

@@ -134,7 +134,7 @@ def test_scaling_report_slope_and_ratio():
 
     import scipy.stats
 
-    from psdbench import findings as fd
+    from psdbench.report import findings as fd
     from psdbench.families.graph_classification.report_scaling import flat_memory, loglog_slope, scaling_blocks
 
     ns = np.array([1000, 4891, 9766, 24432])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from psdbench.harness.store import RESULT_COLUMNS, Store
+from psdbench.harness.store.db import RESULT_COLUMNS, Store
 
 FAULTY = '''
 import os, signal, time
@@ -90,7 +90,7 @@ def cli(args, plugin_path=None):
     import contextlib
     import io
 
-    from psdbench.cli import main
+    from psdbench.cli.commands import main
 
     old = list(sys.path)
     if plugin_path is not None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from psdbench.harness import keys
+from psdbench.harness.store import keys
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "examples" / "solver-plugin" / "src" / "psdbench_example_plugin"

@@ -16,9 +16,9 @@ import time
 import psutil
 import pytest
 
-from psdbench.harness import claims
-from psdbench.harness.results import CellResult
-from psdbench.harness.store import Store
+from psdbench.harness.store import claims
+from psdbench.harness.store.results import CellResult
+from psdbench.harness.store.db import Store
 
 from .test_harness import ENTRY_POINTS as FAULTY_ENTRY_POINTS
 from .test_harness import FAULTY, GENEROUS

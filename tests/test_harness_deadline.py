@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from psdbench.api import Feasibility, Solution
-from psdbench.harness.store import Store
-from psdbench.harness.worker import rescore
+from psdbench.harness.store.db import Store
+from psdbench.harness.workers.worker import rescore
 
 from .test_harness import GENEROUS, cli
 

@@ -3,8 +3,8 @@
 import textwrap
 
 import psdbench.harness.limits as limits
-from psdbench.cli import main
-from psdbench.harness.store import Store
+from psdbench.cli.commands import main
+from psdbench.harness.store.db import Store
 
 GRID = """
 [run]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from psdbench.harness.refcache import ENV, ReferenceCache, default_folder
+from psdbench.harness.store.refcache import ENV, ReferenceCache, default_folder
 
 from .test_harness import cli, grid
 

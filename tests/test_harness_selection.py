@@ -198,7 +198,7 @@ def test_a_worker_aborting_at_its_address_space_cap_says_it_ran_out_of_memory(tm
         """))
     out = cli(["run", "--grid", g, "--db", tmp_path / "r.sqlite", "--report", "", "--quiet", "--jobs", "1"], plugin)
     assert out.returncode == 0, out.stderr
-    from psdbench.harness.store import Store
+    from psdbench.harness.store.db import Store
 
     row = Store(tmp_path / "r.sqlite").results_frame().iloc[0]
     assert row.status == "out_of_memory" and "signal 6" in row.message, row.message  # Mittelmann's "m", not a crash

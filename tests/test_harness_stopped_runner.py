@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from psdbench.harness.process import grace_for
-from psdbench.harness.store import Store
+from psdbench.harness.workers.process import grace_for
+from psdbench.harness.store.db import Store
 
 PLUGIN = '''
 import os

@@ -10,8 +10,8 @@ import pytest
 
 from psdbench.harness.reference import choose_reference, gaps, reference_record, reference_updates
 from psdbench import load
-from psdbench.harness.results import JSON_COLUMNS, RESULT_COLUMNS, CellResult
-from psdbench.harness.store import SCHEMA_VERSION, Store
+from psdbench.harness.store.results import JSON_COLUMNS, RESULT_COLUMNS, CellResult
+from psdbench.harness.store.db import SCHEMA_VERSION, Store
 
 from .test_harness import cli, grid
 
@@ -137,7 +137,7 @@ def test_version_2_store_gains_the_solution_column_and_keeps_its_rows(tmp_path):
 
 
 def test_version_3_store_gains_cell_ids_and_the_current_view(tmp_path):
-    from psdbench.harness.keys import cell_id
+    from psdbench.harness.store.keys import cell_id
 
     path = tmp_path / "v3.sqlite"
     first = Store(path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from psdbench import api
-from psdbench.harness.store import Store
+from psdbench.harness.store.db import Store
 
 from .test_harness import cli
 

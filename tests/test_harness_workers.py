@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from psdbench.harness.shared import WorkerCache, freeze
-from psdbench.harness.store import Store
+from psdbench.harness.workers.shared import WorkerCache, freeze
+from psdbench.harness.store.db import Store
 
 from .test_harness import ENTRY_POINTS as FAULTY_ENTRY_POINTS
 from .test_harness import FAULTY, cli, grid
@@ -164,7 +164,7 @@ def test_memory_cap_still_applies_and_the_worker_is_replaced(tmp_path, plugin_pa
 
 
 def test_store_is_wal_and_batches_commit(tmp_path):
-    from psdbench.harness.results import CellResult
+    from psdbench.harness.store.results import CellResult
 
     store = Store(tmp_path / "s.sqlite")
     assert sqlite3.connect(tmp_path / "s.sqlite").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -224,7 +224,7 @@ def test_workers_from_the_fork_server_see_the_environment_of_their_start_not_the
     """The fork server keeps the environment of its own start: a worker it forks must still see a
     variable set later (``PSDBENCH_SDPA_DIR`` set after an earlier run started the server; a
     notebook's ``%env``).  Found as an ``error`` cell for a user's SDPA folder in CI."""
-    from psdbench.harness.process import CellWorker, _context, run_isolated
+    from psdbench.harness.workers.process import CellWorker, _context, run_isolated
 
     _context()  # the server runs, started before the variable exists
     monkeypatch.setenv("PSDBENCH_LATE_VARIABLE", "set after the fork server started")
@@ -252,8 +252,8 @@ def test_what_a_worker_needs_is_read_from_that_worker_not_from_the_runner():
 
     from psdbench.api import Status
     from psdbench.harness import limits
-    from psdbench.harness.process import CellWorker
-    from psdbench.harness.tasks import _failure
+    from psdbench.harness.workers.process import CellWorker
+    from psdbench.harness.workers.tasks import _failure
 
     probe = CellWorker(memory_mb=None)
     probe.start()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from psdbench.harness.grid import expand
+from psdbench.harness.grid.expand import expand
 from psdbench.registry import discover
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psdbench.harness.store import RESULT_COLUMNS
+from psdbench.harness.store.db import RESULT_COLUMNS
 from psdbench.report.blocks import Chart, SectionContext, Table
 from psdbench.report.frame import tidy_frame
 from psdbench.families.maxcut.report import (MaxcutCuts, MaxcutScaling, SdpGraphScaling, fit_exponent,
@@ -88,7 +88,7 @@ def test_cuts_section_shows_best_known_only_for_gset_graphs_and_flags_contradict
 
 def test_sdp_graph_scaling_renders_in_the_real_report(tmp_path):
     """Rows of sdp/standard on graph views, written to a store: the report's HTML and Markdown carry the chart."""
-    from psdbench.harness.store import Store
+    from psdbench.harness.store.db import Store
     from psdbench.report import write_report
 
     store = Store(tmp_path / "s.sqlite")
@@ -109,7 +109,7 @@ def test_sdp_graph_scaling_renders_in_the_real_report(tmp_path):
 
 def test_maxcut_sections_render_in_the_real_report(tmp_path):
     """maxcut/sdp rows in a store: the cuts table (best-known beside maxG32) and the scaling chart render."""
-    from psdbench.harness.store import Store
+    from psdbench.harness.store.db import Store
     from psdbench.registry import discover
     from psdbench.report import write_report
 

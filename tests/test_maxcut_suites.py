@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from psdbench.harness.grid import expand, read_suite
+from psdbench.harness.grid.expand import expand, read_suite
 from psdbench.registry import discover
 
 SUITES = ("sdp-large", "maxcut-million")

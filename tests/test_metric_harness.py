@@ -4,8 +4,8 @@ import textwrap
 
 import pytest
 
-from psdbench.harness.grid import expand, read_suite
-from psdbench.harness.store import Store
+from psdbench.harness.grid.expand import expand, read_suite
+from psdbench.harness.store.db import Store
 from psdbench.registry import discover
 
 from .test_harness import cli

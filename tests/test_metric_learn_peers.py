@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from psdbench.api import Budget, Status
-from psdbench.harness.store import Store
+from psdbench.harness.store.db import Store
 from psdbench.linalg.psd import scale_to_trace_floor
 from psdbench.solvers import metric_learn as peers
 from psdbench.solvers.sklearn_compat import (needs_translation, sklearn_validation_compat,

@@ -3,10 +3,10 @@ step of its writing: after each file, and before and after each step of the swap
 
 The kill points are deterministic: a forked child installs an audit hook (:func:`sys.addaudithook`)
 that counts the file system operations under the test's folder (every file opened for writing,
-every rename, removal and folder made) and :data:`psdbench.outdir.AUDIT_EVENT` (the swap's steps),
+every rename, removal and folder made) and :data:`psdbench.system.outdir.AUDIT_EVENT` (the swap's steps),
 and sends itself the signal at the ``k``-th, for every ``k`` until a child runs to the end.  After
 each, the folder holds exactly one of the two complete reports (same file list, same bytes, same
-digest file), and once :func:`psdbench.outdir.recover` ran (the next write does) nothing else is
+digest file), and once :func:`psdbench.system.outdir.recover` ran (the next write does) nothing else is
 left beside it.  No verdict depends on time.
 """
 
@@ -23,9 +23,9 @@ from typing import Callable
 
 import pytest
 
-from psdbench import outdir
-from psdbench.outdir import AUDIT_EVENT, MARKER, leftovers, recover, replace_folder
-from psdbench.signals import exit_status, stops_gracefully
+from psdbench.system import outdir
+from psdbench.system.outdir import AUDIT_EVENT, MARKER, leftovers, recover, replace_folder
+from psdbench.system.signals import exit_status, stops_gracefully
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the kill points run in forked children")
 
@@ -229,10 +229,10 @@ def test_a_target_moved_aside_is_rolled_back_when_the_new_folder_is_gone(tmp_pat
 def test_a_real_report_replacing_another_stores_report_is_one_report(tmp_path, sig):
     """The issue's case: ``rep`` holds the report of one store and the report of another is written
     over it: stopped at any point, ``rep`` holds one store's report, its files and its digest."""
-    from psdbench.harness.inputs import ReadOnlyStore
-    from psdbench.harness.results import CellResult
-    from psdbench.harness.store import Store
-    from psdbench.preflight import write_report_whole
+    from psdbench.harness.grid.inputs import ReadOnlyStore
+    from psdbench.harness.store.results import CellResult
+    from psdbench.harness.store.db import Store
+    from psdbench.cli.preflight import write_report_whole
     from psdbench.registry import discover
 
     reg = discover()

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from psdbench import api
-from psdbench.cli import main
+from psdbench.cli.commands import main
 
 GC = ("graph-classification", "sklearn/breast-cancer", "gdpa-lp")
 METRIC = ("metric/mcml", "sklearn/breast-cancer", "pd-cone")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from psdbench.harness.store import Store
+from psdbench.harness.store.db import Store
 
 from .conftest import installed
 

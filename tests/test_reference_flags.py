@@ -90,8 +90,8 @@ def test_reference_false_run_has_no_self_gap(tmp_path):
 
 
 def test_the_report_names_cells_below_the_reference(tmp_path):
-    from psdbench.harness.results import CellResult
-    from psdbench.harness.store import Store
+    from psdbench.harness.store.results import CellResult
+    from psdbench.harness.store.db import Store
     from psdbench.report import write_report
 
     store = Store(tmp_path / "s.sqlite")

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from psdbench.api import Solution, objective_allowance
-from psdbench.harness.results import CellResult
-from psdbench.harness.worker import run_cell
+from psdbench.harness.store.results import CellResult
+from psdbench.harness.workers.worker import run_cell
 from psdbench.report import rules
 
 from .conftest import random_instance

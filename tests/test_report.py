@@ -1,9 +1,9 @@
 import re
 
 from psdbench.report import write_report
-from psdbench.report.chart_html import plotly_js
+from psdbench.report.render.chart_html import plotly_js
 from psdbench.report.fmt import fmt_pct, markdown_table
-from psdbench.harness.store import RESULT_COLUMNS, Store
+from psdbench.harness.store.db import RESULT_COLUMNS, Store
 
 
 def _row(solver, n, seed, status="ok", err=0.1, **kw):

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from psdbench.harness.reference import annotate
-from psdbench.harness.store import Store
+from psdbench.harness.store.db import Store
 from psdbench.registry import discover
-from psdbench.report import analysis as an
+from psdbench.report.measures import analysis as an
 from psdbench.report.blocks import SectionContext, Table
 from psdbench.report.frame import drop_superseded, tidy_frame
 from psdbench.report.sections.profiles import PerformanceProfiles

@@ -1,4 +1,4 @@
-"""The pure computations of the generic comparisons (report/analysis.py, report/htmltable.py) on
+"""The pure computations of the generic comparisons (report/measures/analysis.py, report/render/htmltable.py) on
 hand-made frames with answers worked out by hand."""
 
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psdbench.report import analysis as an
-from psdbench.report.htmltable import html_table, leading_number, shades
+from psdbench.report.measures import analysis as an
+from psdbench.report.render.htmltable import html_table, leading_number, shades
 
 
 def test_data_profile_by_hand():

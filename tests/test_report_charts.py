@@ -6,9 +6,9 @@ import re
 
 
 from psdbench.report.blocks import Chart, Panel, Series
-from psdbench.report.chart_html import chart_data, chart_html
-from psdbench.report.chart_static import chart_png, default_panels
-from psdbench.report.plot import PALETTE, colour_map
+from psdbench.report.render.chart_html import chart_data, chart_html
+from psdbench.report.render.chart_static import chart_png, default_panels
+from psdbench.report.render.plot import PALETTE, colour_map
 
 
 def _chart():

@@ -13,7 +13,7 @@ from psdbench.families.mahalanobis import paper_values as pv
 from psdbench.families.mahalanobis.problem import Deml, Glr
 from psdbench.report import write_report
 from psdbench.report.fmt import fmt_num
-from psdbench.harness.store import RESULT_COLUMNS, Store
+from psdbench.harness.store.db import RESULT_COLUMNS, Store
 
 from .test_report import _row as _graph_row
 from .test_report import assert_offline

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from psdbench.harness.reference import annotate
-from psdbench.harness.store import RESULT_COLUMNS, Store
+from psdbench.harness.store.db import RESULT_COLUMNS, Store
 from psdbench.registry import discover
-from psdbench.report import analysis as an
+from psdbench.report.measures import analysis as an
 from psdbench.report import rules
 from psdbench.report.blocks import SectionContext
 from psdbench.report.frame import tidy_frame
@@ -217,7 +217,7 @@ def test_a_version_4_store_is_read_and_its_failures_charged_at_the_sets_longest_
 
 def test_one_vocabulary_with_the_solvers_word_and_the_configured_tolerance():
     from psdbench import api
-    from psdbench.harness.results import solver_word
+    from psdbench.harness.store.results import solver_word
     from psdbench.report import failures_frame
 
     assert solver_word("solver reported an inaccurate solution (cvxpy status optimal_inaccurate)") == \

@@ -1,4 +1,4 @@
-"""The browser check: ``benchmarks/scripts/report_screenshot.py`` renders a report and screenshots it in Chromium."""
+"""The browser check: ``benchmarks/scripts/report/report_screenshot.py`` renders a report and screenshots it in Chromium."""
 
 import importlib.util
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 
 from .test_report_sections import _store_with_curves
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "scripts" / "report_screenshot.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "scripts" / "report" / "report_screenshot.py"
 
 
 def _script():

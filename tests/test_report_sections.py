@@ -11,11 +11,11 @@ import pytest
 
 from psdbench.registry import Registry, discover
 from psdbench.report import write_report
-from psdbench.report import curves as cv
-from psdbench.report import profiles as pp
+from psdbench.report.measures import curves as cv
+from psdbench.report.measures import profiles as pp
 from psdbench.report.blocks import Table, Text
 from psdbench.report.frame import tidy_frame
-from psdbench.harness.store import RESULT_COLUMNS, Store
+from psdbench.harness.store.db import RESULT_COLUMNS, Store
 
 from .test_report import assert_offline
 
@@ -77,7 +77,7 @@ def test_every_family_gets_curves_and_profiles(tmp_path):
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         sgm = pd.read_csv(paths[f"sgm_{family}"], dtype=str, keep_default_na=False).set_index("configuration")
         # fast-solver reaches 1e-4 first on each of the 3 instances (scaled SGM 1); slow-solver later, also 3/3;
-        # the mahalanobis seeds are nested in one fold: one unit (report/units.py), not three
+        # the mahalanobis seeds are nested in one fold: one unit (report/measures/units.py), not three
         n = "1/1" if family == "mahalanobis" else "3/3"
         assert sgm.loc["fast-solver", "gap ≤ 0.0001: scaled SGM (reached)"] == f"1.00 ({n})"
         slow = sgm.loc["slow-solver", "gap ≤ 0.0001: scaled SGM (reached)"]
@@ -226,7 +226,7 @@ def test_findings_and_data_sources_are_collected(tmp_path):
 
 def test_below_certified_point_is_marked_not_reached(tmp_path):
     """A verified final point below a certified bound: never reached, drawn as a cross with its distance."""
-    from psdbench.report import analysis as an
+    from psdbench.report.measures import analysis as an
     from psdbench.report.sections.curves import GapVersusTime
     from psdbench.report.blocks import SectionContext
 

@@ -13,7 +13,7 @@ from psdbench.registry import discover
 from psdbench.report import write_report
 from psdbench.report.blocks import SectionContext
 from psdbench.report.frame import tidy_frame
-from psdbench.harness.store import RESULT_COLUMNS, Store
+from psdbench.harness.store.db import RESULT_COLUMNS, Store
 from psdbench.families.signed_graph.problem import SignedGraph
 
 from .test_report import _row as _graph_row

@@ -12,16 +12,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psdbench import findings as fd
+from psdbench.report import findings as fd
 from psdbench.api import RankingMetric
-from psdbench.report import aggregate as agg
-from psdbench.report import analysis as an
+from psdbench.report.measures import aggregate as agg
+from psdbench.report.measures import analysis as an
 from psdbench.report import rules
 from psdbench.report.blocks import SectionContext
 from psdbench.report.sections.status import BelowCertified
 from psdbench.report.summary import metric_winner, winners_section
 from psdbench.report.tables import reached_measure
-from psdbench.report.units import unit_keys
+from psdbench.report.measures.units import unit_keys
 
 from .test_report_rules import _frame, _row, _sgm_table
 

@@ -9,8 +9,8 @@ import pytest
 
 import psdbench
 from psdbench.api import PsdbenchError, Solution
-from psdbench.harness.results import CellResult
-from psdbench.harness.worker import _keep
+from psdbench.harness.store.results import CellResult
+from psdbench.harness.workers.worker import _keep
 
 GRID = {
     "run": {"seeds": [0, 1], "timeout": 600, "reference": False},
@@ -73,7 +73,7 @@ def test_the_api_flag_must_be_a_bool(tmp_path):
 
 
 def test_results_csv_carries_the_solution_column(saved, capsys):
-    from psdbench.cli import main
+    from psdbench.cli.commands import main
 
     db, df = saved
     assert main(["results", "--db", str(db), "--format", "csv"]) == 0

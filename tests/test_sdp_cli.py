@@ -14,7 +14,7 @@ from psdbench.families.sdp.sdpa_io import write_sdpa
 
 
 def _cli(args: list[str]) -> tuple[int, str, str]:
-    from psdbench.cli import main
+    from psdbench.cli.commands import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -15,7 +15,7 @@ from psdbench.families.sdp.lowrank_bound import dual_bound, factored_errors
 from psdbench.families.sdp.native import SdpClarabel
 from psdbench.families.sdp.problem import SdpStandard
 from psdbench.families.sdp.reference import lower_bound, trace_upper
-from psdbench.hooks import point_mismatch
+from psdbench.api.hooks import point_mismatch
 
 
 def _inst(gen: str, n: int, seed: int, density: float = 0.4):

@@ -27,7 +27,7 @@ def _min_eig_problem(n: int = 5, seed: int = 0):
 
 
 def _direct_errors(C, As, b, X, y, Z):
-    """The six DIMACS errors with dense matrices, written out independently of errors.py."""
+    """The six DIMACS errors with dense matrices, written out independently of system/errors.py."""
     AX = np.array([np.sum(A * X) for A in As])
     Aty = sum(yi * A for yi, A in zip(y, As))
     nb, nc = 1 + np.max(np.abs(b)), 1 + np.max(np.abs(C))
@@ -295,7 +295,7 @@ def test_disagreeing_solves_the_most_accurate_decides():
 
 def test_info_lists_the_helpers_a_solver_reads_an_instance_with(registry):
     """``psdbench info sdp/standard``: block splitting, stacking and the dense C, with their shapes."""
-    from psdbench.describe import info_lines
+    from psdbench.cli.describe import info_lines
 
     out = "\n".join(info_lines(registry, "sdp/standard"))
     helpers = out[out.index("helpers a solver uses to read an instance:"):]

@@ -18,11 +18,11 @@ from psdbench.families.sdp.errors import dimacs_errors
 from psdbench.families.sdp.native import SdpScs
 from psdbench.families.sdp.problem import SdpStandard
 from psdbench.families.sdp.progress import largest_error, scs_progress
-from psdbench.harness import solutions
-from psdbench.harness.results import CellResult
-from psdbench.harness.shared import WorkerCache
-from psdbench.harness.store import Store
-from psdbench.harness.worker import run_cell
+from psdbench.harness.store import solutions
+from psdbench.harness.store.results import CellResult
+from psdbench.harness.workers.shared import WorkerCache
+from psdbench.harness.store.db import Store
+from psdbench.harness.workers.worker import run_cell
 from psdbench.registry import discover
 from psdbench.report import write_report
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from psdbench import findings as fd
+from psdbench.report import findings as fd
 from psdbench.api import Budget, Solution, Status
 from psdbench.report.blocks import Finding, Text
 from psdbench.families.sdpmetric import losses

@@ -67,7 +67,7 @@ def test_bad_C_is_rejected_by_its_spec(registry, C):
 
 
 def test_validated_hinge_is_exit_2_at_load(tmp_path, capsys):
-    from psdbench.cli import main
+    from psdbench.cli.commands import main
 
     grid = tmp_path / "g.toml"
     grid.write_text('[run]\nname = "g"\nseeds = [0]\n[[problems]]\nname = "metric/triplet-margin"\n'

@@ -332,7 +332,7 @@ def test_objective_weighting_ranks_the_truth_above_the_empty_graph() -> None:
 
 
 def test_harness_end_to_end(tmp_path) -> None:
-    from psdbench.harness.store import Store
+    from psdbench.harness.store.db import Store
 
     from .test_harness import cli
 

@@ -13,8 +13,8 @@ import pytest
 from psdbench import api
 from psdbench.api import (INACCURATE, REJECTED, SOLVER_INFEASIBLE, Budget, Check, Feasibility, Formulation, Solution,
                           Status)
-from psdbench.harness.results import OUTCOMES, CellResult, outcome, outcome_column
-from psdbench.harness.worker import _measure
+from psdbench.harness.store.results import OUTCOMES, CellResult, outcome, outcome_column
+from psdbench.harness.workers.worker import _measure
 from psdbench.solvers.conic import Clarabel, CvxpySolver
 
 

@@ -1,4 +1,4 @@
-"""Trace thinning (``psdbench.tracing.thin``): a bounded number of points, the first, last and best
+"""Trace thinning (``psdbench.api.tracing.thin``): a bounded number of points, the first, last and best
 kept, a gap's level crossings kept, and the curve's shape unchanged."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from psdbench.harness.worker import _thin
-from psdbench.tracing import MAX_TRACE_POINTS, TraceRecorder, thin
+from psdbench.harness.workers.worker import _thin
+from psdbench.api.tracing import MAX_TRACE_POINTS, TraceRecorder, thin
 
 
 def _run(n: int, seed: int = 0) -> list[dict[str, float]]:

@@ -1,4 +1,4 @@
-"""What asv tracks of a suite's case (``psdbench.harness.tracked``), against a hand-made tidy frame:
+"""What asv tracks of a suite's case (``psdbench.asvbench.tracked``), against a hand-made tidy frame:
 every value a cost, 0 at best, and a lost value raised with its reason."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from psdbench.api import PsdbenchError
-from psdbench.harness.tracked import (LostValue, TrackedCase, asv_settings, case_skip_reason, case_summary, labels,
+from psdbench.asvbench.tracked import (LostValue, TrackedCase, asv_settings, case_skip_reason, case_summary, labels,
                                      tracked_value)
 
 

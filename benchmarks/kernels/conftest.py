@@ -1,6 +1,6 @@
 """Fixtures and helpers of the kernel benchmark suite (pytest-benchmark).
 
-Every benchmark records in ``benchmark.extra_info`` what ``benchmarks/scripts/kernel_report.py`` needs:
+Every benchmark records in ``benchmark.extra_info`` what ``benchmarks/scripts/harness/kernel_report.py`` needs:
 
 ``role``        ``"kernel"`` (one call of one kernel) or ``"solve"`` (a whole solve with an iteration
                 cap; two caps per solver give the marginal cost of one iteration);
@@ -155,7 +155,7 @@ def in_place(benchmark: Any, solve: Callable[[int], Any], targets: dict[str, tup
     import statistics
     import time
 
-    from psdbench.tracing import TraceRecorder
+    from psdbench.api.tracing import TraceRecorder
 
     if benchmark.disabled:
         return {}

@@ -9,37 +9,31 @@ from typing import Any
 
 
 def __getattr__(name: str) -> Any:
-    """``__version__``, read from the installed metadata when first asked (``importlib.metadata``
-    takes a tenth of a second to import: the command line's first instants stay free of it, so that
-    a Ctrl-C then ends as anywhere else, :mod:`psdbench.cli`)."""
+    """``__version__``, read from the installed metadata when first asked
+    (:func:`psdbench.system.version.psdbench_version`)."""
     if name != "__version__":
         raise AttributeError(f"module 'psdbench' has no attribute {name!r}")
-    from importlib.metadata import PackageNotFoundError, version
+    from psdbench.system.version import psdbench_version
 
-    try:
-        value = version("psdbench")
-    except PackageNotFoundError:  # running from a source tree without installation
-        value = "0.0.0+unknown"
-    globals()["__version__"] = value
-    return value
+    return psdbench_version()
 
 
 def run(*args: Any, **kwargs: Any) -> Any:
     """Run a grid and return its results as a DataFrame (see :func:`psdbench.session.run`)."""
-    from .session import run as _run
+    from psdbench.session import run as _run
 
     return _run(*args, **kwargs)
 
 
 def load(db: Any = "psdbench-results.sqlite") -> Any:
     """A results store as a DataFrame, opened read-only (see :func:`psdbench.session.load`)."""
-    from .session import load as _load
+    from psdbench.session import load as _load
 
     return _load(db)
 
 
 def load_solution(db: Any, row: Any) -> Any:
-    """A cell's saved point as ``{variable: array}`` (see :func:`psdbench.harness.solutions.load_solution`)."""
-    from .harness.solutions import load_solution as _load_solution
+    """A cell's saved point as ``{variable: array}`` (see :func:`psdbench.harness.store.solutions.load_solution`)."""
+    from psdbench.harness.store.solutions import load_solution as _load_solution
 
     return _load_solution(db, row)

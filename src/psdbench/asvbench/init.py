@@ -29,7 +29,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from ..errors import PsdbenchError
+from psdbench.system.errors import PsdbenchError
 
 #: The files :func:`write_asv_files` writes, relative to the repository.
 FILES = ("asv.conf.json", "benchmarks/__init__.py", "benchmarks/bench_psdbench.py")

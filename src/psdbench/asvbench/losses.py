@@ -2,7 +2,7 @@
 
 A benchmark of :mod:`psdbench.asvbench.suites` never raises for a configuration that crashes or
 loses a value: its time is ``n/a`` (asv's skip) and its tracked values are
-:data:`~psdbench.harness.tracked.LOST`, so ``asv continuous`` prints its table and flags the loss.
+:data:`~psdbench.asvbench.tracked.LOST`, so ``asv continuous`` prints its table and flags the loss.
 Each loss is also one line, ``psdbench: lost <what>: <configuration> on <instance set>: <reason>``
 (:func:`record`), which asv shows only with ``-e``, among its log.  ``psdbench asv continuous``
 runs ``asv continuous`` with its arguments unchanged (its output as it comes), the benchmarks
@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..errors import PsdbenchError
+from psdbench.system.errors import PsdbenchError
 
 #: The environment variable naming the folder the benchmarks write their loss lines into.
 LOSSES_ENV = "PSDBENCH_ASV_LOSSES"

@@ -22,11 +22,11 @@ solver configuration (the report's label); a pair the suite does not run is skip
     can then flag a slowdown (with asv's default 2 rounds of 3, its smallest p-value, 0.00216,
     never passes); the rates measured: ``docs/benchmarks.md``
 ``<Family>_<Suite>Quality.track_gap`` / ``.track_unverified`` / ``.track_metric_from_best`` / ``.track_iterations``
-    the values :mod:`psdbench.harness.tracked` defines (each a cost, 0 at best; the metric's and
+    the values :mod:`psdbench.asvbench.tracked` defines (each a cost, 0 at best; the metric's and
     its best value from the suite's ``[asv]`` table, :mod:`psdbench.harness.asvspec`)
 
 A lost value (a point that no longer verifies, a metric missing) is a value: the benchmark returns
-:data:`~psdbench.harness.tracked.LOST` (``1e12``, above any cost) and prints one line on standard
+:data:`~psdbench.asvbench.tracked.LOST` (``1e12``, above any cost) and prints one line on standard
 error, ``psdbench: lost gap: <configuration> on <instance set> seed <s>: <failed check> = <value>,
 needs <= <tolerance> (...)`` (:func:`psdbench.asvbench.losses.record`).  ``asv compare`` / ``asv
 continuous`` flag the rise to it as worse (``+``) and print the whole table (a failed benchmark
@@ -58,7 +58,7 @@ from typing import Any, Callable
 from psdbench.api import Budget, skip_reason, warm_up
 from psdbench.asvbench import limit_blas, uncontended_timer
 from psdbench.asvbench.losses import record
-from psdbench.harness.tracked import (LOST, LostValue, TrackedCase, case_skip_reason, case_summary, lost_line,
+from psdbench.asvbench.tracked import (LOST, LostValue, TrackedCase, case_skip_reason, case_summary, lost_line,
                                       tracked_cases, tracked_frame, tracked_grid, tracked_suites, tracked_value)
 from psdbench.registry import discover
 
@@ -71,19 +71,19 @@ def _camel(text: str) -> str:
 
 def _discover() -> dict[str, Tracked]:
     """Class name -> ``(suite, timeout, metric, metric_best, {(set, config): case})``, per tracked suite."""
-    from psdbench import __version__
-    from psdbench.plugins import names_of
+    from psdbench.system.version import psdbench_version
+    from psdbench.registry.plugins import names_of
 
     reg = discover()
     suites = tracked_suites(reg)
     plugins = [names_of(m) for m in (reg.problems, reg.solvers, reg.collections, reg.single_datasets)]
-    h = hashlib.sha256(repr((__version__, plugins, "metric_best")).encode())  # names only; "metric_best": the layout
+    h = hashlib.sha256(repr((psdbench_version(), plugins, "metric_best")).encode())  # names only; "metric_best": the layout
     for suite in suites:
         h.update(f"{suite}\0{reg.suites[suite].read_text()}\0".encode())
     cache = Path(tempfile.gettempdir()) / f"psdbench-asv-tracked-{h.hexdigest()[:20]}.pkl"
     try:
         return pickle.loads(cache.read_bytes())
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):  # none, or of other code
         pass
     out: dict[str, Any] = {}
     for suite in suites:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..api import DataError, Dataset, PsdbenchError
+from psdbench.api import DataError, Dataset, PsdbenchError
 
 DATA_ENV = "PSDBENCH_DATA"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..api import Dataset, DataError
+from psdbench.api import Dataset, DataError
 from . import DATA_ENV, data_dir, split_view
 
 SUBDIR = "binary_classification"

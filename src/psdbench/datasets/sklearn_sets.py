@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api import Dataset, DataError
+from psdbench.api import Dataset, DataError
 from . import split_view
 
 # name -> (sklearn.datasets loader, label coding); the loader is looked up when a dataset is loaded,

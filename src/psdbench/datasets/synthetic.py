@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api import Dataset, DataError
+from psdbench.api import Dataset, DataError
 from . import split_view
 
 

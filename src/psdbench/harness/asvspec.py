@@ -1,8 +1,8 @@
 """The asv settings of a suite and the direction of every tracked value: one home, imported one way.
 
-:mod:`psdbench.harness.grid` checks a suite's ``[asv]`` table here while it expands the suite;
-:mod:`psdbench.harness.tracked` (which expands the suites asv tracks through the grid) and
-:mod:`psdbench.compare` read the table's declarations from here.  Nothing here imports the grid
+:mod:`psdbench.harness.grid.expand` checks a suite's ``[asv]`` table here while it expands the suite;
+:mod:`psdbench.asvbench.tracked` (which expands the suites asv tracks through the grid) and
+:mod:`psdbench.report.compare` read the table's declarations from here.  Nothing here imports the grid
 or the tracked values, so imports run one way: ``grid -> asvspec <- tracked -> grid``.
 
 The one rule for direction
@@ -26,11 +26,11 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..api import ASV_SUITE_KEYS, PsdbenchError
+from psdbench.api import ASV_SUITE_KEYS, PsdbenchError
 from .limits import echo
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..registry import Registry
+    from psdbench.registry import Registry
 
 
 def asv_settings(spec: dict[str, Any], name: str, seeds: Sequence[int]) -> dict[str, Any] | None:
@@ -90,7 +90,7 @@ def declared_directions(reg: Registry) -> dict[tuple[str, str], Direction]:
     direction for the metric (module docstring: the tracked suites' ``[asv]`` tables first, then
     the family's ranking metric).  Suites that do not parse are left out (``run --suite`` names them).
     """
-    from ..api import problem_family, ranking_metric
+    from psdbench.api import problem_family, ranking_metric
 
     family_of: dict[str, str] = {}
     for pname in reg.problems:

@@ -11,7 +11,7 @@ nesting depth, and the marker of failures the harness itself caused.
 * A cell stored ``crashed`` with a message starting with :data:`HARNESS_PREFIX` failed because of
   the harness (its executor, or a memory cap below what a worker needs), not because of the
   solver: such a row is never served from the cache (:meth:`Store.done_keys
-  <psdbench.harness.store.Store.done_keys>` leaves it out), so the next run computes the cell again
+  <psdbench.harness.store.db.Store.done_keys>` leaves it out), so the next run computes the cell again
   without ``--force``.
 """
 
@@ -21,7 +21,7 @@ import os
 import re
 from typing import Any
 
-from ..api import PsdbenchError
+from psdbench.api import PsdbenchError
 
 #: Share of physical memory split between the jobs when the grid sets no ``memory_mb``.
 MEMORY_SHARE = 0.8
@@ -198,3 +198,24 @@ def harness_failure(message: str) -> str:
 def is_harness_failure(status: Any, message: Any) -> bool:
     """Whether a stored row failed because of the harness (to be computed again, not served)."""
     return status == "crashed" and isinstance(message, str) and message.startswith(HARNESS_PREFIX)
+
+
+def check_scheduler(address: str | None, timeout: float = 5.0) -> None:
+    """An unreachable Dask scheduler is an error before the store is touched (no ``runs`` row)."""
+    if not address:
+        return
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host or not port:
+        raise PsdbenchError(f"--scheduler {echo(address)}: expected tcp://HOST:PORT")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        raise PsdbenchError(f"--scheduler {echo(address)}: no Dask scheduler answers ({exc.strerror or exc}); "
+                            "start one or leave --scheduler out for a local cluster") from None

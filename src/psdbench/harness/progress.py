@@ -1,7 +1,7 @@
 """The run's progress and its counts: a live tqdm bar on a terminal; on a log or a pipe, plain lines.
 
 Only solver cells are counted (references are harness work, shown as a note), in the page's
-words (:func:`psdbench.harness.results.outcome`: ``rejected``, ``inaccurate``, ...); ``max_iter``
+words (:func:`psdbench.harness.store.results.outcome`: ``rejected``, ``inaccurate``, ...); ``max_iter``
 and ``inaccurate`` apart from failures, and cells another run on the same store holds or has
 stored are counted as ``elsewhere`` (not to be confused with the status ``skipped``: a solver that
 does not apply to an instance, which is a result of this run).

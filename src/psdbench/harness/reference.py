@@ -7,12 +7,12 @@
   ``bound``; SDPLIB's gpp and qap) is a ``bound``, kept in the ``bound`` column; a point without a
   bound is ``best_verified``; without a value it is ``none``.  The hook's ``spread`` (the relative
   spread of its agreeing solves) is kept too.  The report reads how accurately each is known from
-  these columns (:mod:`psdbench.report.references`).
+  these columns (:mod:`psdbench.report.measures.references`).
 * An instance's reference objective is the certified value where there is one; else it is chosen
   among the reference solve's own point and the verified points of the instance's ``ok`` /
   ``max_iter`` cells, marked ``best_verified`` (:func:`choose_reference`): a reference is never
   moved by a verified point that differs from it by less than the floor (the verification
-  allowance, :mod:`psdbench.report.rules`); where points disagree by more, the most accurate ones
+  allowance, :mod:`psdbench.harness.floor`); where points disagree by more, the most accurate ones
   decide (smallest residual; the reference solve counts as the most accurate), and the
   disagreement is listed (:func:`disagreements`).  Else none.
 * The gap is how much worse than the reference a verified cell is: ``objective - p*`` when
@@ -38,10 +38,9 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from .store import Store
+from psdbench.harness.floor import CERTIFIED_RTOL, DEFAULT_ALLOWANCE, allowance, repair_allowance
+from psdbench.harness.store.db import Store
 
-#: A reference interval [lower, upper] narrower than this, relative to max(1, |upper|), is certified.
-CERTIFIED_RTOL = 1e-5
 #: Residuals below this fraction of the floor count as exact when points are compared for accuracy.
 EXACT = 1e-2
 #: Cell statuses whose verified points may serve as the reference.
@@ -73,18 +72,18 @@ def _dependency_versions() -> dict[str, str]:
 
 @functools.lru_cache(maxsize=None)
 def reference_key(problem_code: str) -> str:
-    """The key of the code that computes an instance's reference (:mod:`psdbench.harness.refcache`).
+    """The key of the code that computes an instance's reference (:mod:`psdbench.harness.store.refcache`).
 
     The reference is the instance's own ``certified_reference`` hook, so its code is the problem's
-    (``problem_code``, :func:`~psdbench.harness.keys.code_hash`, which follows the problem's imports
+    (``problem_code``, :func:`~psdbench.harness.store.keys.code_hash`, which follows the problem's imports
     of psdbench's shared solvers and kernels); the key adds the versions of psdbench's install
     requirements (the conic modelling and solver libraries references use among them),
     :data:`CERTIFIED_RTOL` and psdbench's version.
     """
-    from .. import __version__
-    from .keys import stable_hash
+    from psdbench.system.version import psdbench_version
+    from psdbench.harness.store.keys import stable_hash
 
-    return stable_hash(["reference", problem_code, _dependency_versions(), CERTIFIED_RTOL, __version__])
+    return stable_hash(["reference", problem_code, _dependency_versions(), CERTIFIED_RTOL, psdbench_version()])
 
 
 def reference_record(instance_key: str, spec: Mapping[str, Any], res: Mapping[str, Any]) -> dict[str, Any]:
@@ -96,7 +95,7 @@ def reference_record(instance_key: str, spec: Mapping[str, Any], res: Mapping[st
     spec : mapping
         The instance's ``problem``, ``dataset``, ``instance_params`` and ``seed``.
     res : mapping
-        What :func:`psdbench.harness.worker.run_reference` returned (``value``, ``lower``, ...).
+        What :func:`psdbench.harness.workers.worker.run_reference` returned (``value``, ``lower``, ...).
     """
     value, lower = _finite(res.get("value")), _finite(res.get("lower"))
     bound = _finite(res.get("bound", res.get("lower_one_sided"))) if lower is None else None
@@ -131,11 +130,10 @@ def _candidates(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any]]
 
     Each candidate: ``objective``, ``residual`` (the reference solve's own point counts as 0: the
     most accurate), ``source`` (``"reference solve"`` or the row's ``cell_key``) and ``solver``.  The
-    floor is the largest verification allowance of the rows (:func:`psdbench.report.rules.allowance`
+    floor is the largest verification allowance of the rows (:func:`psdbench.harness.floor.allowance`
     of their recorded tolerances, ``default`` where none recorded one, or their repair allowance
-    where it is larger: :func:`psdbench.report.rules.repair_allowance`).
+    where it is larger: :func:`psdbench.harness.floor.repair_allowance`).
     """
-    from ..report.rules import allowance, repair_allowance
 
     out, allow = [], []
     for r in rows:
@@ -199,7 +197,7 @@ def choose_reference(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, 
         ``"min"`` or ``"max"``.
     default_allowance : float, optional
         The verification allowance of rows that recorded no tolerance (default
-        :data:`psdbench.report.rules.DEFAULT_ALLOWANCE`).
+        :data:`psdbench.harness.floor.DEFAULT_ALLOWANCE`).
 
     Returns
     -------
@@ -213,7 +211,6 @@ def choose_reference(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, 
     """
     if ref and ref.get("kind") == "certified":
         return ref["value"], "certified"
-    from ..report.rules import DEFAULT_ALLOWANCE
 
     cands, floor = _candidates(ref, rows, DEFAULT_ALLOWANCE if default_allowance is None else default_allowance)
     chosen, _ = _choose(cands, sense, floor)
@@ -228,7 +225,6 @@ def disagreements(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any
     as points beyond the bound)."""
     if ref and ref.get("kind") == "certified":
         return []
-    from ..report.rules import DEFAULT_ALLOWANCE
 
     cands, floor = _candidates(ref, rows, DEFAULT_ALLOWANCE if default_allowance is None else default_allowance)
     chosen, aside = _choose(cands, sense, floor)

@@ -5,23 +5,23 @@ in a long-lived worker that is replaced after any fault.
   timeout`` (monotonic time is system-wide on Linux, so worker and runner agree); the worker's
   :class:`~psdbench.api.Budget` ends there (building the instance counts against the deadline
   of the cell that builds it) and the worker ends itself at ``deadline + grace``
-  (:func:`grace_for`, :mod:`psdbench.harness.child`); the runner kills it if it is still there
+  (:func:`grace_for`, :mod:`psdbench.harness.workers.child`); the runner kills it if it is still there
   ``grace`` s after it saw that instant pass.  A solver that stops at the deadline returns its point (status
   ``timeout``, verified as usual); a killed worker's last checkpoints (iterates its
   ``TraceRecorder`` kept, streamed over the pipe) are verified in a short second process and the
   best verified one is recorded with status ``timeout``.
 * Local backend: ``jobs`` threads, each owning one long-lived worker process
-  (:class:`~psdbench.harness.process.CellWorker`, forkserver context, heavy modules preloaded)
+  (:class:`~psdbench.harness.workers.process.CellWorker`, forkserver context, heavy modules preloaded)
   that runs whole instances' cells in turn, building each instance once (read-only,
-  :mod:`psdbench.harness.shared`).  A cell that is killed or crashes the worker is recorded
+  :mod:`psdbench.harness.workers.shared`).  A cell that is killed or crashes the worker is recorded
   (``timeout`` / ``crashed``) and the next cell gets a fresh worker; so does the cell after a
   ``MemoryError``, a thread left running or an address space grown past a quarter of the cap's
   headroom.
-* Dask backend (:mod:`psdbench.harness.cluster`): each reference and cell is a task of a
+* Dask backend (:mod:`psdbench.harness.workers.cluster`): each reference and cell is a task of a
   ``distributed`` cluster, run in the long-lived worker the Dask worker thread keeps (a fresh
   interpreter: Dask's nanny workers are daemonic and may not fork multiprocessing children).
 * Concurrent runs on one store: a cell (or reference) is claimed in the store just before it is
-  dispatched (:mod:`psdbench.harness.claims`); one that another live run holds or has stored
+  dispatched (:mod:`psdbench.harness.store.claims`); one that another live run holds or has stored
   meanwhile is skipped and counted so.  Claims of dead runs are taken over.
 * Ctrl-C: the running tasks' processes are killed at once, the cells they held are neither
   stored nor counted, the run's claims are released, and ``KeyboardInterrupt`` goes on up.
@@ -30,10 +30,10 @@ in a long-lived worker that is replaced after any fault.
   are skipped unless ``force``.  References are computed first (cached per instance), each in a
   fresh process under the same deadline mechanism, and reference and gap columns are filled by
   :func:`psdbench.harness.reference.finalize` once the cells are in.  A certified reference is
-  also kept in the reference cache shared by stores (:mod:`psdbench.harness.refcache`), and an
+  also kept in the reference cache shared by stores (:mod:`psdbench.harness.store.refcache`), and an
   instance whose reference is there is not solved again.
 * Code changes: a cell's key hashes its solver's and problem's code
-  (:func:`psdbench.harness.keys.code_hash`), so an edited solver's cells are missing from the
+  (:func:`psdbench.harness.store.keys.code_hash`), so an edited solver's cells are missing from the
   store and run again; the summary counts the cells whose stored row of the same description
   (``cell_id``) was computed by other code, by the solver or problem whose code changed.
 """
@@ -52,19 +52,19 @@ from typing import Any, Callable, Iterator
 
 import psutil
 
-from .. import __version__
-from ..api import PsdbenchError, Status
-from . import solutions
-from .grid import Grid
-from .local import run_local
+from psdbench.system.version import psdbench_version
+from psdbench.api import PsdbenchError, Status
+from psdbench.harness.store import solutions
+from psdbench.harness.grid.expand import Grid
+from psdbench.harness.workers.local import run_local
 from .progress import Progress
-from .process import (BASE_PRELOAD, MAX_CHECKPOINTS, THREAD_VARS, CellWorker, Isolated,  # noqa: F401 (re-exported)
+from psdbench.harness.workers.process import (BASE_PRELOAD, MAX_CHECKPOINTS, THREAD_VARS, CellWorker, Isolated,  # noqa: F401 (re-exported)
                       _context, grace_for, post_for, run_isolated)
-from .tasks import run_cell_isolated, run_reference_isolated  # noqa: F401 (re-exported)
-from .refcache import ReferenceCache
+from psdbench.harness.workers.tasks import run_cell_isolated, run_reference_isolated  # noqa: F401 (re-exported)
+from psdbench.harness.store.refcache import ReferenceCache
 from .reference import finalize, reference_key, reference_record
-from .results import CellResult, outcome
-from .store import DATASETS_META, EXPANSIONS_META, Store, now
+from psdbench.harness.store.results import CellResult, outcome
+from psdbench.harness.store.db import DATASETS_META, EXPANSIONS_META, Store, now
 
 from .limits import (MEMORY_SHARE, MachineError, harness_failure, is_harness_failure, plan_workers,  # noqa: F401
                      worker_need_mb)
@@ -115,7 +115,7 @@ def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -
 
     machine = {"platform": platform.platform(), "processor": cpu_model(), "cpus": os.cpu_count(),
                "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": sys.version.split()[0]}
-    versions = {"psdbench": __version__}
+    versions = {"psdbench": psdbench_version()}
     commit = source_commit(Path(__file__).resolve().parents[3])
     if commit:
         versions["commit"] = commit
@@ -155,9 +155,9 @@ def run_grid(
     :func:`code_changes`), ``refs_reused`` / ``refs_rejected`` (references taken from the
     reference cache / cache entries not trusted) and ``harness_failed`` (the first message when
     every cell run now failed for a harness reason, else "").  ``save_solutions`` (default: the grid's) keeps
-    each cell's returned point beside the store (:mod:`psdbench.harness.solutions`).
+    each cell's returned point beside the store (:mod:`psdbench.harness.store.solutions`).
     ``ref_cache``: the reference cache (:meth:`ReferenceCache.resolve
-    <psdbench.harness.refcache.ReferenceCache.resolve>`: ``True`` the default folder, a folder,
+    <psdbench.harness.store.refcache.ReferenceCache.resolve>`: ``True`` the default folder, a folder,
     or ``False`` for none).  ``scheduler`` (Dask backend): a scheduler address, a cluster object
     (``LocalCluster``, dask-jobqueue's ``SLURMCluster``, ...) or a ``Client``; ``None`` starts a
     ``LocalCluster`` of ``jobs`` workers.  A lost scheduler, or workers that cannot run cells, raise
@@ -166,7 +166,7 @@ def run_grid(
     timeout = float(timeout or grid.timeout)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     store.start_run(run_id, command, *machine_info(grid.libraries, grid.reported_versions))
-    store.remember(DATASETS_META, grid.dataset_fingerprints)  # for the next run's expansion (harness/grid.py)
+    store.remember(DATASETS_META, grid.dataset_fingerprints)  # for the next run's expansion (harness/grid/expand.py)
     store.remember(EXPANSIONS_META, grid.param_expansions)
     last = store.last_seq()
     since = last if force else None
@@ -278,7 +278,7 @@ def code_changes(cells: list[Any], store: Store) -> dict[str, int]:
 def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
                memory_mb: int | None, claim: Callable[[str, Any], str],
                extra: dict[str, Any]) -> Iterator[list[tuple[str, Any, Any]]]:
-    """The local backend (:func:`~psdbench.harness.local.run_local`): references first, then the
+    """The local backend (:func:`~psdbench.harness.workers.local.run_local`): references first, then the
     cells grouped by instance, in grid order; each claimed just before it is dispatched."""
     groups: dict[str, list[CellResult]] = {}
     for cell in todo:
@@ -293,10 +293,10 @@ def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: 
 def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
               scheduler: Any, claim: Callable[[list[tuple[str, Any]]], list[str]],
               extra: dict[str, Any]) -> Iterator[list[tuple[str, Any, Any]]]:
-    """The Dask backend (:mod:`psdbench.harness.cluster`): every reference and cell a task of its
+    """The Dask backend (:mod:`psdbench.harness.workers.cluster`): every reference and cell a task of its
     own, run in the cell workers the Dask workers keep, claimed when it is submitted."""
     try:
-        from .cluster import Cluster, is_worker_lost, plugin_modules
+        from psdbench.harness.workers.cluster import Cluster, is_worker_lost, plugin_modules
     except ImportError:
         raise PsdbenchError("the dask backend needs 'distributed': pip install 'psdbench[dask]'") from None
     from distributed import as_completed
@@ -351,6 +351,6 @@ def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: i
 
 def _loader() -> Callable[[str], Any]:
     """Load a dataset by name in this process (to ship it to the workers)."""
-    from ..registry import discover
+    from psdbench.registry import discover
 
     return discover().load_dataset

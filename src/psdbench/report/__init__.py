@@ -13,6 +13,15 @@ Files written in ``out_dir``: ``report.md``, ``report.html`` (self-contained: in
 plotly.js, no external URL), ``results.csv`` (every cell, without traces and curves),
 ``failures.csv`` (every cell whose status is not ``ok``), and one CSV per table / PNG per figure
 or chart.
+
+Rooms, bottom up (``tests/test_structure.py`` keeps the order): :mod:`~psdbench.report.rules`
+(every verdict), :mod:`~psdbench.report.blocks` (what sections return), :mod:`~psdbench.report.fmt`;
+:mod:`psdbench.report.measures` (pure computations on the frame: the gap, references, units,
+reach times, profiles), :mod:`psdbench.report.render` (Markdown, HTML, CSV, PNG),
+:mod:`~psdbench.report.glossary`; :mod:`~psdbench.report.frame`, :mod:`~psdbench.report.tables`,
+:mod:`~psdbench.report.summary`, :mod:`~psdbench.report.findings`; this module and
+:mod:`~psdbench.report.compare` (``psdbench compare``); :mod:`psdbench.report.sections` (the
+generic sections).  ``docs/report.md`` explains the rules.
 """
 
 from __future__ import annotations
@@ -27,17 +36,17 @@ import pandas as pd
 
 from .blocks import Figure, Section, SectionContext, Table, Text
 from .fmt import MISSING, first_line
-from ..harness.reference import annotate
-from ..harness.results import outcome_column, solver_word
+from psdbench.harness.reference import annotate
+from psdbench.harness.store.results import outcome_column, solver_word
 from . import rules
-from .analysis import param_text, stop_tolerances
+from psdbench.report.measures.analysis import param_text, stop_tolerances
 from .frame import drop_superseded, tidy_frame
 from .rules import DEFAULT_ALLOWANCE
-from ..api import ranking_metric
+from psdbench.api import ranking_metric
 from .summary import glossary_section, run_details, winners_section
 
 if TYPE_CHECKING:  # pragma: no cover
-    from psdbench.harness.store import Store
+    from psdbench.harness.store.db import Store
     from psdbench.registry import Registry
 
 __all__ = ["Figure", "Section", "SectionContext", "Table", "Text", "failures_frame", "results_csv_frame",
@@ -56,7 +65,7 @@ def results_csv_frame(raw: pd.DataFrame, frame: pd.DataFrame | None = None) -> p
     """Every cell, dict columns JSON-encoded, ``trace`` and ``curve`` left out; with the tidy ``frame``
     of the same rows (same order), the report's :data:`RANKED_COLUMNS`: the gap it ranks by, the
     floor, the ranked gap (:func:`psdbench.report.rules.ranked_gap`), the outcome word, the reference's
-    one kind name and its accuracy (``known_to``, :mod:`psdbench.report.references`).  ``gap`` and
+    one kind name and its accuracy (``known_to``, :mod:`psdbench.report.measures.references`).  ``gap`` and
     ``ranked_gap`` are empty where the store has no gap (``gap_rel``): nothing in the CSV that the
     store does not have."""
     out = raw.drop(columns=[c for c in ("trace", "curve") if c in raw.columns]).copy()
@@ -80,10 +89,10 @@ def results_csv_frame(raw: pd.DataFrame, frame: pd.DataFrame | None = None) -> p
 
 def failures_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """The cells of a tidy frame whose status is not ``ok``: what happened in the one vocabulary
-    (:func:`psdbench.harness.results.outcome`: ``rejected``, ``solver infeasible``, ``inaccurate``, ...,
+    (:func:`psdbench.harness.store.results.outcome`: ``rejected``, ``solver infeasible``, ``inaccurate``, ...,
     with ``configured for t`` where the configuration asked for less than verification allows,
     :func:`psdbench.report.rules.configured_for`), the solver's own word beside it
-    (:func:`psdbench.harness.results.solver_word`) and the first line of the message."""
+    (:func:`psdbench.harness.store.results.solver_word`) and the first line of the message."""
     f = frame[frame["status"] != "ok"]
     words = outcome_column(f) if len(f) else pd.Series(dtype=str)
     if len(f):
@@ -172,8 +181,8 @@ def write_report(store: "Store", out_dir: str | Path, registry: "Registry | None
         ``html``, ``markdown``, ``results_csv``, ``failures_csv``, one entry per table (its CSV stem)
         and one per figure (``<name>_png``).
     """
-    from .plot import colour_map  # matplotlib: imported by the report only, not by the harness's use of rules
-    from .render import Document, render
+    from psdbench.report.render.plot import colour_map  # matplotlib: imported by the report only, not by the harness's use of rules
+    from psdbench.report.render import Document, render
 
     if registry is None:
         from psdbench.registry import discover

@@ -249,7 +249,7 @@ class SectionContext:
         Report options (``tolerances``, ``gap_floor``, ``sgm_shift``, ``time_limit``, ``size_param``,
         ``data_dir``: :data:`psdbench.report.DEFAULT_OPTIONS`)
         and ``colours``: the report's one solver-to-colour map (``solver_label`` to a hex colour),
-        for sections that draw their own figures (:func:`psdbench.report.plot.colours`).
+        for sections that draw their own figures (:func:`psdbench.report.render.plot.colours`).
     runs : DataFrame, optional
         The store's ``runs`` table (machine, versions, command of each run).
     """

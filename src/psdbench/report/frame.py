@@ -16,14 +16,10 @@ from psdbench import api
 
 from . import rules
 from .fmt import MISSING
-from .references import reference_columns
-from .units import instance_sets, unit_keys
+from psdbench.report.measures.gap import REF_FLOOR, relative_gap  # noqa: F401 (re-exported)
+from psdbench.report.measures.references import reference_columns
+from psdbench.report.measures.units import instance_sets, unit_keys
 
-#: Gaps in curves and profiles are ``(objective - reference) / max(|reference|, REF_FLOOR)``: relative
-#: where the optimum's magnitude exceeds 1, absolute below (an optimum of 0, as on many metric-learning
-#: folds, would make a purely relative gap of 1e-4 mean 1e-16 in objective).  The store's ``gap_rel``
-#: column keeps its own definition.
-REF_FLOOR = 1.0
 #: Columns every tidy frame has, whatever the store held.
 BASE_COLUMNS = ("run_id", "cell_key", "instance_key", "problem", "dataset", "seed", "solver", "status", "message",
                 "reference_kind", "instance_params", "solver_params", "metrics")
@@ -72,17 +68,6 @@ def solver_label(name: str, params: Any) -> str:
     if not params:
         return str(name)
     return f"{name} (" + ", ".join(f"{k}={params[k]}" for k in sorted(params)) + ")"
-
-
-def relative_gap(objective: Any, reference: Any, sense: str) -> float:
-    """``s * (objective - reference) / max(|reference|, REF_FLOOR)`` with ``s = -1`` for ``max``; NaN if unknown."""
-    try:
-        o, r = float(objective), float(reference)
-    except (TypeError, ValueError):
-        return float("nan")
-    if not (math.isfinite(o) and math.isfinite(r)):
-        return float("nan")
-    return (-1.0 if sense == "max" else 1.0) * (o - r) / max(abs(r), REF_FLOOR)
 
 
 def _defaults(objs: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -188,17 +173,17 @@ def tidy_frame(raw: pd.DataFrame, refs: pd.DataFrame | None = None, problems: Ma
             without a certified reference);
         ``reference_label``, ``reference_accuracy``, ``reference_bounded``
             the instance reference's one kind name, how accurately it is known and whether a certified
-            bound lies on the other side (:func:`psdbench.report.references.reference_columns`);
+            bound lies on the other side (:func:`psdbench.report.measures.references.reference_columns`);
         ``floor``, ``ranked_gap``
             :func:`psdbench.report.rules.floor` of the cell (the reference's accuracy and the cell's
             verification allowance, repair allowance) and the gap it is ranked by (:func:`psdbench.report.rules.ranked_gap`;
             NaN unless verified, and beyond the bound);
         ``resolution``, ``set_accuracy``
             the largest floor and the largest reference accuracy over the cells with a reference of the
-            row's comparable instance set (:func:`psdbench.report.units.instance_sets`): targets tighter
+            row's comparable instance set (:func:`psdbench.report.measures.units.instance_sets`): targets tighter
             than ``resolution`` are not resolved (:func:`psdbench.report.rules.resolves`);
         ``unit``
-            the row's independent unit (:func:`psdbench.report.units.unit_keys` over the objective and
+            the row's independent unit (:func:`psdbench.report.measures.units.unit_keys` over the objective and
             the reference: seeds count only where they change them);
         ``instance_reference``, ``instance_reference_kind``
             the instance's reference value and kinds (cells first, then ``refs``);

@@ -1,6 +1,6 @@
 """The verdict rules of every comparison, stated once: reached, tie at 0, beyond the bound, the
 shifted geometric mean, the resolution of a target, the margin and its tie, and the one rule for
-"better", "within the spread" and "does not hold" (units: :mod:`psdbench.report.units`).
+"better", "within the spread" and "does not hold" (units: :mod:`psdbench.report.measures.units`).
 
 Every table and chart that says whether a configuration reached an accuracy, or how fast, calls
 these functions: the winners matrix, the profiles and their SGM tables, the family sections and the
@@ -10,20 +10,15 @@ Definitions
 -----------
 gap
     ``s (objective - reference) / max(|reference|, 1)`` of a *verified* point (``s = -1`` when the
-    problem maximizes): :func:`psdbench.report.frame.relative_gap`.  Unverified points have none.
+    problem maximizes): :func:`psdbench.report.measures.gap.relative_gap`.  Unverified points have none.
 floor
-    ``max(reference accuracy, verification allowance, repair allowance)`` (:func:`floor`): the reference's accuracy
-    (:mod:`psdbench.report.references`: a certificate's width ``|value - lower| / max(|value|, 1)``,
-    a one-sided bound's distance, the spread of agreeing solves, else the floor of a best-verified
-    point), the verification allowance the
-    largest tolerance the cell's ``verify`` recorded (``metrics["tolerances"]``; :func:`allowance`),
-    :data:`DEFAULT_ALLOWANCE` where it recorded none.  A point that passes verification at tolerance
-    ``eps`` may sit about ``eps`` below the optimum, so below the reference by less cannot be told
-    from the optimum.  The tolerance is not a bound: the objective can move with the square root of
-    a violation (graph classification's labels).  The repair allowance is one: where the family
-    repairs points (``api.repair``), the harness repairs every verified point to an exactly feasible
-    one, which cannot beat the optimum; ``metrics["objective_allowance"]`` (their objectives' distance,
-    relative to ``max(|reference|, 1)``) is how far that point may lie beyond the optimum.
+    ``max(reference accuracy, verification allowance, repair allowance)``: stated in
+    :mod:`psdbench.harness.floor` (where the harness's best-verified reference rule uses it too) and
+    re-exported here (:func:`floor`, :func:`allowance`, :func:`repair_allowance`,
+    :data:`DEFAULT_ALLOWANCE`); the reference's accuracy is :mod:`psdbench.report.measures.references`
+    (a certificate's width ``|value - lower| / max(|value|, 1)``, a one-sided bound's distance, the
+    spread of agreeing solves, else the floor of a best-verified point).  :func:`floors` applies it
+    to every row of a tidy frame.
 ranked gap
     :func:`ranked_gap`: the gap where it is ``>= 0``; ``0`` (a *tie at 0*) for a point below the
     reference by at most the floor; below by more the point is *beyond the bound* and has no ranked
@@ -65,6 +60,8 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
+from psdbench.harness.floor import DEFAULT_ALLOWANCE, allowance, floor, repair_allowance
+
 __all__ = ["DEFAULT_ALLOWANCE", "FAILS", "HOLDS", "LEVEL", "MAX_SHIFT", "MIN_SHIFT", "Margin", "NOT_MEASURED",
            "TOLERANCES", "VERDICTS", "WITHIN", "allowance", "claim_verdict", "configured_for", "floor", "floors", "repair_allowance",
            "margin", "paired_verdict", "ranked_gap", "ranked_gaps", "reach_times_of_curve", "reaches",
@@ -73,8 +70,6 @@ __all__ = ["DEFAULT_ALLOWANCE", "FAILS", "HOLDS", "LEVEL", "MAX_SHIFT", "MIN_SHI
 
 #: The target accuracies (ranked gap) of the winners matrix and the profiles.
 TOLERANCES: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
-#: Verification allowance of a cell whose ``verify`` recorded no tolerance (report option ``gap_floor``).
-DEFAULT_ALLOWANCE = 1e-7
 #: The shift of a set whose times are long (Mittelmann's benchmarks, the SCS benchmark pages): seconds.
 MAX_SHIFT = 10.0
 #: The smallest shift (seconds): the resolution of the wall-clock times compared.
@@ -90,67 +85,6 @@ VERDICTS: dict[str, str] = {
                                    "accurate point disagrees with it): marked, never reached",
     "no gap": "no verified point, or no reference",
 }
-
-
-def allowance(tolerances: Mapping[str, Any] | None, default: float = DEFAULT_ALLOWANCE) -> float:
-    """The verification allowance of one cell: the largest absolute tolerance its ``verify`` recorded.
-
-    Parameters
-    ----------
-    tolerances : mapping or None
-        ``metrics["tolerances"]`` of the cell (name to number; non-numbers are ignored).
-    default : float
-        Returned when no finite positive tolerance is recorded.
-
-    Returns
-    -------
-    float
-    """
-    vals = []
-    for v in (tolerances or {}).values() if isinstance(tolerances, Mapping) else ():
-        try:
-            x = abs(float(v))
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(x) and x > 0:
-            vals.append(x)
-    return max(vals) if vals else float(default)
-
-
-def _known(x: float | None) -> float:
-    """``|x|``, 0 for a missing or NaN value."""
-    return 0.0 if x is None or not math.isfinite(float(x)) else abs(float(x))
-
-
-def floor(cert_width: float | None, allowance_: float, repaired: float | None = None) -> float:
-    """``max(certificate width, verification allowance, repair allowance)``; a missing or NaN
-    width or repair allowance counts as 0.
-
-    Parameters
-    ----------
-    cert_width : float or None
-        ``|value - lower| / max(|value|, 1)`` of the instance's certified reference.
-    allowance_ : float
-        :func:`allowance` of the cell.
-    repaired : float or None
-        :func:`repair_allowance` of the cell: how far its point may lie beyond the optimum,
-        measured by its repair (relative).
-
-    Returns
-    -------
-    float
-    """
-    return max(_known(cert_width), float(allowance_), _known(repaired))
-
-
-def repair_allowance(metrics: Mapping[str, Any] | None, reference: float) -> float:
-    """``metrics["objective_allowance"] / max(|reference|, 1)``: the repair allowance of one cell,
-    relative as gaps are; NaN where the harness recorded none or the reference is unknown."""
-    try:
-        a, r = float((metrics or {}).get("objective_allowance")), float(reference)
-    except (TypeError, ValueError):
-        return math.nan
-    return a / max(abs(r), 1.0) if math.isfinite(a) and math.isfinite(r) else math.nan
 
 
 def floors(frame: pd.DataFrame, default: float = DEFAULT_ALLOWANCE) -> pd.Series:

@@ -8,9 +8,9 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..harness.results import OUTCOMES, outcome_column
-from ..api import RankingMetric
-from . import analysis as an
+from psdbench.harness.store.results import OUTCOMES, outcome_column
+from psdbench.api import RankingMetric
+from psdbench.report.measures import analysis as an
 from . import rules
 from .blocks import Section, Table
 from .fmt import MISSING, fmt_num, fmt_ratio
@@ -102,10 +102,10 @@ def metric_winner(g: pd.DataFrame, metric: RankingMetric) -> dict[str, Any]:
     """One instance set ranked by a declared task metric: the best mean over verified cells, the
     runner-up, and their comparison by the one rule (:func:`psdbench.report.rules.paired_verdict`): the
     95 % t interval of the paired difference (winner - runner-up, sense-adjusted) over the independent
-    units (:func:`psdbench.report.aggregate.paired`: instances, seeds only where they change the
+    units (:func:`psdbench.report.measures.aggregate.paired`: instances, seeds only where they change the
     metric); the winner is better when the interval is above 0, a tie (within the spread) when it
     straddles 0."""
-    from .aggregate import paired, t_interval
+    from psdbench.report.measures.aggregate import paired, t_interval
 
     col = f"metric_{metric.metric}"
     v = g[g["verified"].astype(bool)] if col in g.columns else g.iloc[0:0]
@@ -249,7 +249,7 @@ def winners_section(frame: pd.DataFrame, options: Mapping[str, Any],
 
 def glossary_section(allowance: float = rules.DEFAULT_ALLOWANCE) -> Section:
     """The report's one glossary: the verdict rules (:func:`psdbench.report.glossary.glossary`), the
-    reference kinds, the verdicts and the outcome words (:data:`psdbench.harness.results.OUTCOMES`)."""
+    reference kinds, the verdicts and the outcome words (:data:`psdbench.harness.store.results.OUTCOMES`)."""
     from .glossary import glossary
 
     rows = list(glossary(allowance))

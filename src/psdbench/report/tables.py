@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from . import aggregate as agg
+from psdbench.report.measures import aggregate as agg
 from .blocks import Table
 from .fmt import fmt_num
 
@@ -31,8 +31,8 @@ Key = Mapping[str, Any]
 AggFn = Callable[[pd.DataFrame, pd.DataFrame, "str | None", Key], Any]
 
 def _references(cells: pd.DataFrame, group: pd.DataFrame, value: str | None, key: Key) -> str:
-    """The reference kinds of the cells with their accuracy (:func:`psdbench.report.analysis.reference_text`)."""
-    from .analysis import reference_text
+    """The reference kinds of the cells with their accuracy (:func:`psdbench.report.measures.analysis.reference_text`)."""
+    from psdbench.report.measures.analysis import reference_text
 
     have = cells[np.isfinite(pd.to_numeric(cells["reference_objective"], errors="coerce").astype(float))] \
         if "reference_objective" in cells.columns else cells.iloc[0:0]
@@ -68,7 +68,7 @@ class Measure:
     fmt : callable
         Turns the aggregated value (or ``(ours, paper)`` with ``paper``) into the cell string.
     cells : str or tuple of str
-        ``"ok"``, ``"all"`` or the statuses aggregated (:func:`psdbench.report.aggregate.select_cells`).
+        ``"ok"``, ``"all"`` or the statuses aggregated (:func:`psdbench.report.measures.aggregate.select_cells`).
     paper : callable, optional
         ``paper(key) -> float``: a reference value (a paper's) shown in the same cell.
     """
@@ -283,12 +283,12 @@ __all__ = ["AGGREGATIONS", "ExtraRow", "Measure", "RowView", "Summary", "TableSp
 
 def reached_measure(options: Mapping[str, Any], label: str = "") -> Measure:
     """A measure ``k1 · k2 · k3 of n``: of the ``n`` units of a group (instances, folds; seeds only where
-    they change the result: :func:`psdbench.report.units.unit_keys`), how many reached each target
+    they change the result: :func:`psdbench.report.measures.units.unit_keys`), how many reached each target
     accuracy (report option ``tolerances``) by the rules every generic table applies
-    (:func:`psdbench.report.analysis.reach_times`, :mod:`psdbench.report.rules`), so a family table and
+    (:func:`psdbench.report.measures.analysis.reach_times`, :mod:`psdbench.report.rules`), so a family table and
     the winners and profiles agree cell by cell; ``n.r.`` where the target is tighter than the
     instance set's resolution (its reference's accuracy or verification floor: not resolved)."""
-    from . import analysis as an
+    from psdbench.report.measures import analysis as an
     from . import rules
 
     tols = tuple(options.get("tolerances", rules.TOLERANCES))

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import api
-from ..api import Budget, Formulation, Instance, Solution, Status  # noqa: F401  (Formulation: re-exported)
+from psdbench import api
+from psdbench.api import Budget, Formulation, Instance, Solution, Status  # noqa: F401  (Formulation: re-exported)
 
 
 def _version(pkg: str) -> str:

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench import findings as fd
+from psdbench.report import findings as fd
 from psdbench.report.blocks import Figure, Finding, Table
-from psdbench.report.plot import colours, panel_grid, shared_legend, to_png
+from psdbench.report.render.plot import colours, panel_grid, shared_legend, to_png
 
 PROBLEM = "metric/bregman-pairs"
 SOLVER = "dykstra"

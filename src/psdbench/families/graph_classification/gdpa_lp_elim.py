@@ -30,7 +30,7 @@ Labels: the first eigenvector ``v`` of ``Q + diag(y)``, ``x_U = sign(v_U) sign(v
 (``rounding = "eigenvector"``, GDPA's rule of section 5.2), or ``rounding = "slackness"``:
 complementary slackness ``(Q + diag y) Z = 0`` read on Z's t-column ``[z_U; 1]`` gives
 ``(Q_UU + diag y_U) z_U = -c``, solved (least squares), ``x_U = sign(z_U)``.  On complete WDBC
-graphs the eigenvector rule is what loses accuracy (``benchmarks/scripts/gc_complete_gap.py``).
+graphs the eigenvector rule is what loses accuracy (``benchmarks/scripts/graph_classification/gc_complete_gap.py``).
 
 The solution carries ``s_reduced = 1 / a`` (the scalars of the last LP), from which the instance
 certifies ``lambda_min(H-bar)`` by Gershgorin discs in O(nnz).

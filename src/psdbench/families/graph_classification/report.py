@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from psdbench.families.graph_classification.report_scaling import scaling_blocks
-from psdbench.report import aggregate as agg
+from psdbench.report.measures import aggregate as agg
 from psdbench.report.blocks import SectionContext
 from psdbench.report.fmt import MISSING, fmt_num, fmt_pct, isnum, slug
 from psdbench.report.tables import ExtraRow, Measure, TableSpec, build_table, reached_measure

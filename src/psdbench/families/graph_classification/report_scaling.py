@@ -14,7 +14,7 @@ The paper's times are the GDPA column of the authors' saved cod-rna timing resul
 reference beside ours, not the same experiment, and only at the paper's sizes (within 1 %).  Columns
 that no row of a group can fill (no label-propagation time, no paper size) are left out and the
 note says why.  Peak memory that varies by less than :data:`FLAT_RSS` over the sizes is drawn as
-flat, without a slope.  The findings (:mod:`psdbench.findings`): the solve time's log-log slope with
+flat, without a slope.  The findings (:mod:`psdbench.report.findings`): the solve time's log-log slope with
 its 95 % interval against 1.3, and the time ratio to label propagation against 20, both over the sizes
 whose median solve takes at least :data:`MIN_TIMED_S` (below, the harness is timed, not the solve).
 """
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench import findings as fd
+from psdbench.report import findings as fd
 from psdbench.report.blocks import Figure, Finding, Table
 from psdbench.report.fmt import fmt_num, slug
 
@@ -111,7 +111,7 @@ def _pct(v: float) -> str:
 
 
 def _figure(s: pd.DataFrame, name: str, title: str, solver: str) -> Figure:
-    from psdbench.report.plot import panel_grid, to_png
+    from psdbench.report.render.plot import panel_grid, to_png
 
     n = s["N"].to_numpy(float)
     fig, axes = panel_grid(2, ncol=2, width=4.8, height=3.6)

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench import findings as fd
-from psdbench.report import aggregate as agg
-from psdbench.report import analysis as an
+from psdbench.report import findings as fd
+from psdbench.report.measures import aggregate as agg
+from psdbench.report.measures import analysis as an
 from psdbench.report.blocks import Finding, SectionContext
 from psdbench.report.fmt import MISSING, fmt_finite, fmt_interval, fmt_mean_std, fmt_num, fmt_sci, slug
 from psdbench.report.tables import (ExtraRow, Measure, RowView, Summary, TableSpec, any_finite, build_tables,

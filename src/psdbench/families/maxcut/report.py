@@ -73,9 +73,9 @@ def fit_exponent(n: np.ndarray, y: np.ndarray) -> float:
 
 def outcome(status: str, message: Any) -> str:
     """``finished`` (``ok`` / ``max_iter``), else the page's word for the cell
-    (:func:`psdbench.harness.results.outcome`: ``timeout``, ``rejected``, ``error``, ...), with
+    (:func:`psdbench.harness.store.results.outcome`: ``timeout``, ``rejected``, ``error``, ...), with
     ``out_of_memory`` also for a row an older store recorded as an ``error`` / ``crashed`` near the cap."""
-    from psdbench.harness.results import outcome as page_word
+    from psdbench.harness.store.results import outcome as page_word
 
     msg = str(message or "")
     if status in FINISHED:
@@ -87,7 +87,7 @@ def outcome(status: str, message: Any) -> str:
 
 def _word(row: Any) -> str:
     """The page's outcome word of one cell (``ok``, ``max_iter``, ``rejected``, ...)."""
-    from psdbench.harness.results import outcome as page_word
+    from psdbench.harness.store.results import outcome as page_word
 
     return page_word(str(row["status"]), row.get("message"))
 

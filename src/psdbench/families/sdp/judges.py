@@ -132,9 +132,9 @@ _WORD_KEYS = ("solver_cvxpy_status", "solver_sdpa_phase", "solver_scs_status", "
 
 def solver_words(df: pd.DataFrame) -> pd.Series:
     """Each cell's own status word: ``metrics["solver_status"]``, else what its message quotes
-    (:func:`psdbench.harness.results.solver_word`), else cvxpy's status (``solver_cvxpy_status``: the
+    (:func:`psdbench.harness.store.results.solver_word`), else cvxpy's status (``solver_cvxpy_status``: the
     generic conic solvers) or a per-solver field of an older store."""
-    from psdbench.harness.results import solver_word
+    from psdbench.harness.store.results import solver_word
 
     mets = df["metrics"] if "metrics" in df.columns else pd.Series([{}] * len(df), index=df.index)
     msgs = col(df, "message").fillna("").astype(str)

@@ -21,7 +21,7 @@ objectives.
 **Runs.** Per cell: the solver's own status word (``info["status"]``, stored as the metric
 ``solver_status``), iterations, time per iteration, and its log (``info["log"]``), which the
 harness keeps gzipped beside the store (``<store>.solutions/<run>/<cell>.log.gz``, the metric
-``solver_log``, :func:`psdbench.harness.solutions.save_log`); the table links it.
+``solver_log``, :func:`psdbench.harness.store.solutions.save_log`); the table links it.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def runs_table(df: pd.DataFrame, options: Mapping[str, Any]) -> Table:
     t = pd.to_numeric(df["wall_time_s"], errors="coerce")
     per = (t / it).where(it > 0)
     logs = _metric(df, "solver_log")
-    from psdbench.harness.results import outcome_column
+    from psdbench.harness.store.results import outcome_column
 
     out = pd.DataFrame({"problem": _problem(df), "solver": df["solver_label"].astype(str), "status": outcome_column(df),
                         "solver's own status": _word(df).replace("", "-"),

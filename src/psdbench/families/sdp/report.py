@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.harness.results import outcome_column
+from psdbench.harness.store.results import outcome_column
 from psdbench.report.blocks import Table
 from psdbench.report.fmt import fmt_int as _int
 from psdbench.report.fmt import fmt_spec as _fmt

@@ -6,7 +6,7 @@
 * **Paired differences**: each of our methods minus Euclidean and minus LMNN on the same splits
   (pairs keyed by dataset, scaling and seed: the split depends on the seed only), mean, standard
   deviation and 95 % t interval in points, with two findings per row (not above Euclidean; at most
-  1 point above LMNN), read from the interval (:mod:`psdbench.findings`).
+  1 point above LMNN), read from the interval (:mod:`psdbench.report.findings`).
 * **Table III** (time per run): the median solve time of each method and the speed-up
   ``median(LMNN) / median(method)``, the paper's ratios (``paper_values/table3.csv``) beside ours;
   the time of choosing ``C`` on the validation split is shown apart (it is not in a solve); a
@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from psdbench import api
-from psdbench import findings as fd
-from psdbench.harness.results import outcome_column
+from psdbench.report import findings as fd
+from psdbench.harness.store.results import outcome_column
 from psdbench.report.blocks import Finding, Table, Text
 
 #: our dataset names -> the paper's row labels

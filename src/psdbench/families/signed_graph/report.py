@@ -12,7 +12,7 @@ Tables (problem ``signed-graph``):
   ``ours (paper)``, then the seeds averaged and the share of them that verified; with the ordering
   check of the paper's claim under it;
 * ``table_signed_<N>_<K>_details``: per method and noise level the outcome counts
-  (:func:`psdbench.harness.results.outcome`: ``rejected`` for a matrix that failed verification), edges, HQIC of the
+  (:func:`psdbench.harness.store.results.outcome`: ``rejected`` for a matrix that failed verification), edges, HQIC of the
   verified matrices, median time, FM mean ± std and the paired FM difference to Proposed;
 * ``table_signed_other`` for other datasets (no ground truth: no FM / RE / AE).
 
@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench import findings as fd
+from psdbench.report import findings as fd
 from psdbench.api import RankingMetric
-from psdbench.harness.results import outcome_column
-from psdbench.report import aggregate as agg
+from psdbench.harness.store.results import outcome_column
+from psdbench.report.measures import aggregate as agg
 from psdbench.report.blocks import Finding, SectionContext
 from psdbench.report.fmt import fmt_finite, fmt_interval, fmt_mean_std, slug
 from psdbench.report.tables import Measure, TableSpec, build_table
@@ -187,7 +187,7 @@ class OrderingCheck:
                        if close is not None else "", verdict=verdict, note=note)
 
     def text(self) -> str:
-        """The check line under the table (:func:`psdbench.findings.finding_line` of :meth:`finding`)."""
+        """The check line under the table (:func:`psdbench.report.findings.finding_line` of :meth:`finding`)."""
         return fd.finding_line(self.finding())
 
 

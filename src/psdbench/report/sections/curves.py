@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.report import analysis as an
+from psdbench.report.measures import analysis as an
 from psdbench.report import rules
 from psdbench.report.blocks import Chart, Panel, SectionContext, Series, Text
-from psdbench.report.curves import CellCurve, aggregate, cell_curve, time_grid
+from psdbench.report.measures.curves import CellCurve, aggregate, cell_curve, time_grid
 from psdbench.report.fmt import fmt_num
 
 #: Quantiles of the shaded band.

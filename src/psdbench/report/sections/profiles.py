@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from psdbench.report import analysis as an
-from psdbench.report import profiles as pp
+from psdbench.report.measures import analysis as an
+from psdbench.report.measures import profiles as pp
 from psdbench.report.blocks import Chart, Panel, SectionContext, Series, Table, Text
 from psdbench.report.fmt import fmt_num, fmt_ratio
 
@@ -67,9 +67,9 @@ def data_panel(cost: pd.DataFrame, title: str, note: str, key: dict[str, str], s
 def sgm_frame(times: pd.DataFrame, tols: tuple[float, ...], short: dict[str, str],
               references: dict[str, str] | None = None,
               notes: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
-    """Per instance set and compared configuration (:func:`psdbench.report.analysis.compared`): the scaled
+    """Per instance set and compared configuration (:func:`psdbench.report.measures.analysis.compared`): the scaled
     shifted geometric mean (reached k/n) and the SGM seconds per tolerance, each set on its own
-    (:func:`psdbench.report.analysis.set_scores`), with the set's shift."""
+    (:func:`psdbench.report.measures.analysis.set_scores`), with the set's shift."""
     rows = []
     for s, g in sorted(times.groupby("set"), key=lambda kv: an.natural_key(kv[0])):
         labels, inst, left = an.compared(g)

@@ -6,16 +6,16 @@ from typing import Any
 
 import pandas as pd
 
-from psdbench.harness.results import OUTCOMES, outcome_column
+from psdbench.harness.store.results import OUTCOMES, outcome_column
 from psdbench.report import failures_frame
-from psdbench.report import analysis as an
+from psdbench.report.measures import analysis as an
 from psdbench.report import rules
 from psdbench.report.blocks import SectionContext, Table, Text
 from psdbench.report.fmt import fmt_num
 
 
 class StatusSummary:
-    """Cells per solver configuration and outcome (:data:`psdbench.harness.results.OUTCOMES`: the
+    """Cells per solver configuration and outcome (:data:`psdbench.harness.store.results.OUTCOMES`: the
     status, with ``rejected`` / ``solver infeasible`` and ``inaccurate`` told apart), with totals."""
 
     name = "status"

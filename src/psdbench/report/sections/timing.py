@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from psdbench.api import problem_size_param
-from psdbench.report import analysis as an
+from psdbench.report.measures import analysis as an
 from psdbench.report.blocks import Chart, Panel, SectionContext, Series, Text
 from psdbench.report.fmt import fmt_num
 
