@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from psdbench.api import Budget, Dataset, Status
-from psdbench.families.sdp.binaries import SdpCsdp, SdpDsdp, read_solution
+from psdbench.families.sdp.solvers.binaries import SdpCsdp, SdpDsdp, read_solution
 from psdbench.families.sdp.data import from_blocks
-from psdbench.families.sdp.native import OUT_OF_MEMORY, SdpCvxopt
+from psdbench.families.sdp.solvers.native import OUT_OF_MEMORY, SdpCvxopt
 from psdbench.families.sdp.problem import SdpStandard
-from psdbench.families.sdp.sdpa import sdpa_solution
+from psdbench.families.sdp.solvers.sdpa import sdpa_solution
 from psdbench.testing import check_solver
 
 BINARIES = [SdpCsdp, SdpDsdp]

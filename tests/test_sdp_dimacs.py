@@ -114,7 +114,7 @@ def test_scs_form_residuals_against_the_cone_form_built_explicitly():
     form built with svec matrices (min -b'y s.t. svec(A*(y)) + s = svec(C), s = svec(Z); the cone's
     dual variable svec(X)): an independent path through :func:`.svec.stacked_svec`."""
     from psdbench.families.sdp.kkt import scs_residuals
-    from psdbench.families.sdp.svec import stacked_svec
+    from psdbench.families.sdp.solvers.svec import stacked_svec
 
     d, x, y, z = _hand_case((-2,))
     rng = np.random.default_rng(0)

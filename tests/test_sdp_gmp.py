@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from psdbench.api import Budget, Dataset, Status
-from psdbench.families.sdp.sdpa import SdpSdpa
+from psdbench.families.sdp.solvers.sdpa import SdpSdpa
 from psdbench.families.sdp.problem import SdpStandard
-from psdbench.families.sdp.sdpa_gmp import ENV, SdpSdpaGmp, gmp_dir
+from psdbench.families.sdp.solvers.sdpa_gmp import ENV, SdpSdpaGmp, gmp_dir
 from psdbench.testing import check_solver
 
 INSTALLED = SdpSdpaGmp().skip_reason(None) is None
@@ -86,7 +86,7 @@ def test_stops_at_the_deadline_and_leaves_no_child():
 @pytest.mark.parametrize("name", ["hinf1", "hinf3", "qap6"])
 def test_reaches_1e6_where_double_precision_stops_short(data_dir, monkeypatch, name):
     from psdbench.families.sdp.datasets import SdplibCollection
-    from psdbench.families.sdp.report import _digits_agree
+    from psdbench.families.sdp.section.report import _digits_agree
 
     monkeypatch.setenv("PSDBENCH_DATA", str(data_dir))
     inst = SdpStandard().build(SdplibCollection().load(name), {}, 0)

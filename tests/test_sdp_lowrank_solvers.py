@@ -8,11 +8,11 @@ import pytest
 import scipy.sparse as sp
 
 from psdbench.api import Budget, Dataset
-from psdbench.families.sdp.burer_monteiro import SdpBurerMonteiro, exact_step, rank_bound
+from psdbench.families.sdp.lowrank.burer_monteiro import SdpBurerMonteiro, exact_step, rank_bound
 from psdbench.families.sdp.data import from_blocks
-from psdbench.families.sdp.native import SdpClarabel
+from psdbench.families.sdp.solvers.native import SdpClarabel
 from psdbench.families.sdp.problem import SdpStandard
-from psdbench.families.sdp.sketchycgal import NystromSketch, SdpSketchyCgal
+from psdbench.families.sdp.lowrank.sketchycgal import NystromSketch, SdpSketchyCgal
 from psdbench.testing import check_solver
 
 
@@ -52,7 +52,7 @@ def test_burer_monteiro_on_partitioning_against_sdpa():
     Burer-Monteiro's y.  So: SDPA is the reference, agreement to 1e-5; BM's largest DIMACS error is
     held to 1e-5, not 1e-6: its multiplier of <J, X> = 0 grows to about -2000 (no Slater point) and
     its stall stop ends at errors of 4e-7 to 1.0e-6 depending on rounding (numba against numpy sums)."""
-    from psdbench.families.sdp.sdpa import SdpSdpa
+    from psdbench.families.sdp.solvers.sdpa import SdpSdpa
 
     inst = gpp(12, 3)
     if SdpSdpa().skip_reason(inst):

@@ -10,9 +10,9 @@ import scipy.sparse as sp
 from psdbench.api import Budget, Dataset, Solution
 from psdbench.families.sdp.data import from_blocks
 from psdbench.families.sdp.errors import dimacs_errors
-from psdbench.families.sdp.factored import Factored
-from psdbench.families.sdp.lowrank_bound import dual_bound, factored_errors
-from psdbench.families.sdp.native import SdpClarabel
+from psdbench.families.sdp.lowrank.factored import Factored
+from psdbench.families.sdp.lowrank.lowrank_bound import dual_bound, factored_errors
+from psdbench.families.sdp.solvers.native import SdpClarabel
 from psdbench.families.sdp.problem import SdpStandard
 from psdbench.families.sdp.reference import lower_bound, trace_upper
 from psdbench.api.hooks import point_mismatch

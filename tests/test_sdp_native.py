@@ -10,10 +10,10 @@ import pytest
 
 from psdbench.api import Budget, Dataset, Status
 from psdbench.families.sdp.data import from_blocks
-from psdbench.families.sdp.native import SdpClarabel, SdpCvxopt, SdpScs
-from psdbench.families.sdp.sdpa import SdpSdpa
+from psdbench.families.sdp.solvers.native import SdpClarabel, SdpCvxopt, SdpScs
+from psdbench.families.sdp.solvers.sdpa import SdpSdpa
 from psdbench.families.sdp.problem import SdpStandard
-from psdbench.families.sdp.svec import smat, svec, svec_indices, svec_matrix
+from psdbench.families.sdp.solvers.svec import smat, svec, svec_indices, svec_matrix
 from psdbench.testing import check_solver
 
 S2 = np.sqrt(2.0)
@@ -180,7 +180,7 @@ def test_sdpa_versions_without_sdpa_python_say_absent_and_do_not_raise(monkeypat
     versions, read when a grid is expanded, say absent instead of raising."""
     import importlib.util
 
-    from psdbench.families.sdp.sdpa import SdpSdpa, sdpa_library_version
+    from psdbench.families.sdp.solvers.sdpa import SdpSdpa, sdpa_library_version
 
     real = importlib.util.find_spec
 

@@ -161,8 +161,8 @@ def test_reference_agrees_with_sdplib_to_printed_digits(data_dir, monkeypatch, n
     where tr(X) is fixed the interval [lower, value] is narrow and contains it.  hinf3 and qap6
     have a reference only with SDPA-GMP (double precision stops above DIMACS error 1e-6)."""
     from psdbench.families.sdp.datasets import SdplibCollection
-    from psdbench.families.sdp.report import _digits_agree
-    from psdbench.families.sdp.sdpa_gmp import SdpSdpaGmp
+    from psdbench.families.sdp.section.report import _digits_agree
+    from psdbench.families.sdp.solvers.sdpa_gmp import SdpSdpaGmp
 
     if name in ("hinf3", "qap6") and SdpSdpaGmp().skip_reason(None):
         pytest.skip("needs SDPA-GMP")

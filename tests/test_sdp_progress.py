@@ -15,9 +15,9 @@ import pytest
 
 from psdbench.api import Budget, Dataset, Solution, Status
 from psdbench.families.sdp.errors import dimacs_errors
-from psdbench.families.sdp.native import SdpScs
+from psdbench.families.sdp.solvers.native import SdpScs
 from psdbench.families.sdp.problem import SdpStandard
-from psdbench.families.sdp.progress import largest_error, scs_progress
+from psdbench.families.sdp.section.progress import largest_error, scs_progress
 from psdbench.harness.store import solutions
 from psdbench.harness.store.results import CellResult
 from psdbench.harness.workers.shared import WorkerCache

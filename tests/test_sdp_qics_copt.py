@@ -11,11 +11,11 @@ import pytest
 import scipy.sparse as sp
 
 from psdbench.api import Budget, Dataset, Status
-from psdbench.families.sdp.copt_solver import SIZE_LIMIT, SdpCopt, _lower_packed
+from psdbench.families.sdp.solvers.copt_solver import SIZE_LIMIT, SdpCopt, _lower_packed
 from psdbench.families.sdp.data import SdpData, from_blocks
 from psdbench.families.sdp.problem import SdpStandard
-from psdbench.families.sdp.progress import largest_error
-from psdbench.families.sdp.qics_solver import SdpQics, qics_progress
+from psdbench.families.sdp.section.progress import largest_error
+from psdbench.families.sdp.solvers.qics_solver import SdpQics, qics_progress
 from psdbench.testing import check_solver
 
 SOLVERS = [SdpQics, SdpCopt]

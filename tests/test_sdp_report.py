@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psdbench.families.sdp.judges import disagreements, says_optimal, sgm_table, solved_by
-from psdbench.families.sdp.report import MittelmannTables, _digits_agree, _flag
+from psdbench.families.sdp.section.judges import disagreements, says_optimal, sgm_table, solved_by
+from psdbench.families.sdp.section.report import MittelmannTables, _digits_agree, _flag
 
 
 def _frame() -> pd.DataFrame:

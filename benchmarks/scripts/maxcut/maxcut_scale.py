@@ -93,10 +93,10 @@ def run_mixing(case: str, budget_s: float) -> dict:
 
 def run_ipm(case: str, solver_name: str, budget_s: float) -> dict:
     from psdbench.api import Budget
-    from psdbench.families.sdp.binaries import SdpCsdp
+    from psdbench.families.sdp.solvers.binaries import SdpCsdp
     from psdbench.families.sdp.datasets import SdplibCollection
     from psdbench.families.sdp.problem import SdpStandard
-    from psdbench.families.sdp.sdpa import SdpSdpa
+    from psdbench.families.sdp.solvers.sdpa import SdpSdpa
 
     solver = {"sdp-sdpa": SdpSdpa, "sdp-csdp": SdpCsdp}[solver_name]()
     inst = SdpStandard().build(SdplibCollection().load(case), {}, 0)

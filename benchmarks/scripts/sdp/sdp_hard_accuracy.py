@@ -21,10 +21,10 @@ import warnings
 
 from psdbench.api import Budget
 from psdbench.families.sdp.datasets import SdplibCollection
-from psdbench.families.sdp.native import SdpClarabel, SdpCvxopt, SdpScs
-from psdbench.families.sdp.sdpa import SdpSdpa
+from psdbench.families.sdp.solvers.native import SdpClarabel, SdpCvxopt, SdpScs
+from psdbench.families.sdp.solvers.sdpa import SdpSdpa
 from psdbench.families.sdp.problem import SdpStandard
-from psdbench.families.sdp.sdpa_gmp import SdpSdpaGmp
+from psdbench.families.sdp.solvers.sdpa_gmp import SdpSdpaGmp
 
 SETTINGS = [
     (SdpSdpa, {"epsilonStar": 1e-7, "epsilonDash": 1e-7}),

@@ -25,7 +25,7 @@ import time
 
 from psdbench.api import Budget
 from psdbench.families.sdp.datasets import SdplibCollection
-from psdbench.families.sdp.lowrank_bound import dual_bound
+from psdbench.families.sdp.lowrank.lowrank_bound import dual_bound
 from psdbench.families.sdp.problem import SdpStandard
 
 
@@ -46,9 +46,9 @@ def main() -> None:
     inst = SdpStandard().build(ds, {}, 0)
     t_build = time.perf_counter() - t0
     if args.solver == "sdp-burer-monteiro":
-        from psdbench.families.sdp.burer_monteiro import SdpBurerMonteiro as S
+        from psdbench.families.sdp.lowrank.burer_monteiro import SdpBurerMonteiro as S
     else:
-        from psdbench.families.sdp.sketchycgal import SdpSketchyCgal as S
+        from psdbench.families.sdp.lowrank.sketchycgal import SdpSketchyCgal as S
     t0 = time.perf_counter()
     sol = S().solve(inst, Budget.seconds(args.limit), **params)
     t_solve = time.perf_counter() - t0

@@ -33,7 +33,7 @@ import numpy as np
 
 from psdbench.api import Budget, Solution
 from psdbench.families.sdp.datasets import SdplibCollection
-from psdbench.families.sdp.native import SdpClarabel, SdpScs
+from psdbench.families.sdp.solvers.native import SdpClarabel, SdpScs
 from psdbench.families.sdp.problem import SdpStandard
 
 DEFAULT = ["truss1", "truss4", "hinf1", "control1", "theta1", "qap5", "mcp100", "truss5"]

@@ -24,7 +24,7 @@ import warnings
 
 from psdbench.families.sdp.datasets import SdplibCollection
 from psdbench.families.sdp.problem import SdpStandard
-from psdbench.families.sdp.report import _digits_agree
+from psdbench.families.sdp.section.report import _digits_agree
 
 
 def table(rows: list[dict]) -> str:

@@ -22,7 +22,7 @@ multiplied by 1.5 when one infeasibility exceeds the other tenfold (checked ever
 Same scaling; theta1: objective-bound 1e-13.
 
 Each outer iteration prints the time, the objective and the CERTIFIED bound from the current
-dual (:func:`psdbench.families.sdp.lowrank_bound.dual_bound`, the harness's bound) in SDPLIB's
+dual (:func:`psdbench.families.sdp.lowrank.lowrank_bound.dual_bound`, the harness's bound) in SDPLIB's
 sign, and the relative infeasibilities.  Usage::
 
     PSDBENCH_DATA=/work/shared/datasets OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 \\
@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from psdbench.families.sdp.datasets import SdplibCollection
-from psdbench.families.sdp.lowrank_bound import dual_bound
+from psdbench.families.sdp.lowrank.lowrank_bound import dual_bound
 from psdbench.families.sdp.problem import SdpStandard
 
 Report = Callable[[float, float, np.ndarray, str], bool]

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from .data import SdpData
-from .svec import SQRT2
+from psdbench.families.sdp.solvers.svec import SQRT2
 
 
 def svec_weights(data: SdpData) -> np.ndarray:

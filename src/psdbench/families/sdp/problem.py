@@ -47,8 +47,8 @@ from . import KIND
 from .contract import SdpKind
 from .data import SdpData
 from .errors import dimacs_errors, dual_infeasibility_holds, primal_infeasibility_holds
-from .factored import Factored, is_factored
-from .lowrank_bound import dual_bound, factored_errors
+from psdbench.families.sdp.lowrank.factored import Factored, is_factored
+from psdbench.families.sdp.lowrank.lowrank_bound import dual_bound, factored_errors
 from .kkt import scs_residuals
 
 

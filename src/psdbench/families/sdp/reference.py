@@ -70,9 +70,9 @@ CLARABEL_MAX_SVEC = 8000
 
 
 def _candidates(instance: Any) -> list[tuple[str, Any, dict[str, Any]]]:
-    from .native import SdpClarabel, SdpCvxopt, SdpScs
-    from .sdpa import SdpSdpa
-    from .sdpa_gmp import SdpSdpaGmp
+    from psdbench.families.sdp.solvers.native import SdpClarabel, SdpCvxopt, SdpScs
+    from psdbench.families.sdp.solvers.sdpa import SdpSdpa
+    from psdbench.families.sdp.solvers.sdpa_gmp import SdpSdpaGmp
 
     d = instance.data
     out = []

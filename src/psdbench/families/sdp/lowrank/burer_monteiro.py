@@ -62,9 +62,9 @@ import scipy.sparse as sp
 from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
 
-from . import KIND
-from .factored import Factored, FactoredSolver
-from .lowrank_bound import shift_dual
+from psdbench.families.sdp import KIND
+from psdbench.families.sdp.lowrank.factored import Factored, FactoredSolver
+from psdbench.families.sdp.lowrank.lowrank_bound import shift_dual
 
 
 #: the penalty is not raised past this (the quartic's coefficients overflow beyond ~1e150)
@@ -81,7 +81,7 @@ def _min_eigpair(Sj: Any) -> tuple[float, np.ndarray]:
     :data:`.lowrank_bound.DENSE_MAX`, else Lanczos)."""
     from scipy.sparse.linalg import eigsh
 
-    from .lowrank_bound import DENSE_MAX
+    from psdbench.families.sdp.lowrank.lowrank_bound import DENSE_MAX
 
     if Sj.shape[0] <= DENSE_MAX:
         w, V = np.linalg.eigh(Sj.toarray())
@@ -211,7 +211,7 @@ class SdpBurerMonteiro(FactoredSolver):
         return None
 
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
-        from .reference import trace_upper
+        from psdbench.families.sdp.reference import trace_upper
 
         p = {**self.default_params, **params}
         d = instance.data

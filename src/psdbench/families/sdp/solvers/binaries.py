@@ -29,9 +29,9 @@ import numpy as np
 from psdbench import api
 from psdbench.api import Budget, Solution, Status
 
-from .child import ChildRun, run_child
-from .native import _budget_s, _Native, memory_failure, returned_status
-from .sdpa_io import write_sdpa
+from psdbench.families.sdp.solvers.child import ChildRun, run_child
+from psdbench.families.sdp.solvers.native import _budget_s, _Native, memory_failure, returned_status
+from psdbench.families.sdp.sdpa_io import write_sdpa
 
 #: CSDP's exit codes (its user's guide), for a run whose output names only the code
 CSDP_CODES = {0: "Success: SDP solved", 1: "Success: SDP is primal infeasible",

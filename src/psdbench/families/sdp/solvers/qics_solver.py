@@ -21,8 +21,8 @@ import numpy as np
 from psdbench import api
 from psdbench.api import Budget, Solution, Status
 
-from .child import captured_stdout
-from .native import _budget_s, _Native, memory_failure, returned_status
+from psdbench.families.sdp.solvers.child import captured_stdout
+from psdbench.families.sdp.solvers.native import _budget_s, _Native, memory_failure, returned_status
 
 #: one iteration line of QICS's log: k, mu, tau/kappa | p_obj d_obj gap | p_feas d_feas | time
 _LINE = re.compile(r"^\s*(\d+)\s+\S+\s+\S+\s+\|\s+(\S+)\s+(\S+)\s+(\S+)\s+\|\s+\S+\s+\S+\s+\|\s+(\S+)\s*$")
@@ -66,7 +66,7 @@ class SdpQics(_Native):
         on the cell's instance (Numba compiles for the structure it meets)."""
         from types import SimpleNamespace
 
-        from .data import from_blocks
+        from psdbench.families.sdp.data import from_blocks
 
         E = [np.diag(np.eye(3)[i]) for i in range(3)]
         d = from_blocks((3, -2), [np.ones((3, 3)) - 2 * np.eye(3), np.ones(2)],

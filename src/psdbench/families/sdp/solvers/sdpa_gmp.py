@@ -31,9 +31,9 @@ import numpy as np
 from psdbench import api
 from psdbench.api import Budget, Solution, Status
 
-from .child import die_with_parent
-from .native import _budget_s, _Native
-from .sdpa import SDPA_RETURNS, sdpa_options, sdpa_solution, sedumi_problem
+from psdbench.families.sdp.solvers.child import die_with_parent
+from psdbench.families.sdp.solvers.native import _budget_s, _Native
+from psdbench.families.sdp.solvers.sdpa import SDPA_RETURNS, sdpa_options, sdpa_solution, sedumi_problem
 
 ENV = "PSDBENCH_SDPA_GMP"
 PACKAGE = "sdpa-multiprecision"

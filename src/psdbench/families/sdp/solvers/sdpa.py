@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from psdbench import api
 from psdbench.api import Budget, Solution, Status
 
-from .native import _budget_s, _Native
+from psdbench.families.sdp.solvers.native import _budget_s, _Native
 
 #: what both SDPA backends return (sdpap gives no Z)
 SDPA_RETURNS = ("X (N,), y (m,): the primal-dual point, stacked block by block (Z = C - A*(y)); X_ray (N,) and "

@@ -22,9 +22,9 @@ import numpy as np
 from psdbench import api
 from psdbench.api import Budget, Solution, Status
 
-from .child import captured_stdout
-from .native import _budget_s, _Native, memory_failure, returned_status
-from .sdpa import blas_threads
+from psdbench.families.sdp.solvers.child import captured_stdout
+from psdbench.families.sdp.solvers.native import _budget_s, _Native, memory_failure, returned_status
+from psdbench.families.sdp.solvers.sdpa import blas_threads
 
 #: COPT's model status codes (its reference manual) and their words
 STATUS = {0: "unstarted", 1: "optimal", 2: "infeasible", 3: "unbounded", 4: "infeasible or unbounded",

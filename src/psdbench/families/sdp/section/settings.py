@@ -12,8 +12,8 @@ from psdbench.report.blocks import Table
 from psdbench.report.fmt import fmt_int as _int
 from psdbench.report.fmt import fmt_spec as _fmt
 
-from .judges import col as _col
-from .judges import problem_label
+from psdbench.families.sdp.section.judges import col as _col
+from psdbench.families.sdp.section.judges import problem_label
 
 #: solver parameters that are tolerances (shown per configuration)
 TOLERANCE_PARAMS = ("epsilonStar", "epsilonDash", "eps", "eps_abs", "eps_rel", "tol_gap_abs", "tol_gap_rel", "tol_feas",

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .data import SdpData
+from psdbench.families.sdp.data import SdpData
 
 #: entries of one chunk of row dot products (bounds the temporary ``(chunk, r)`` arrays)
 CHUNK_ENTRIES = 1 << 22

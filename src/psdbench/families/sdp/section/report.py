@@ -38,10 +38,10 @@ from psdbench.report.blocks import Table
 from psdbench.report.fmt import fmt_int as _int
 from psdbench.report.fmt import fmt_spec as _fmt
 
-from .errors import FLAG_A, FLAG_F
-from .judges import RULES, disagreements, sgm_table, solved_by, winners
-from .progress import progress_chart, runs_table
-from .settings import settings_table, sizes_table
+from psdbench.families.sdp.errors import FLAG_A, FLAG_F
+from psdbench.families.sdp.section.judges import RULES, disagreements, sgm_table, solved_by, winners
+from psdbench.families.sdp.section.progress import progress_chart, runs_table
+from psdbench.families.sdp.section.settings import settings_table, sizes_table
 
 #: the SCS benchmark page's ordering by shifted geometric mean at a 1e-4 target
 SCS_PAGE_ORDER = ("sdp-sdpa", "sdp-cvxopt", "sdp-clarabel", "sdp-scs")

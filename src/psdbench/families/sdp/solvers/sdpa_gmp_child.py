@@ -21,7 +21,7 @@ def main(argv: list[str]) -> int:
     import scipy.sparse as sp
     import sdpap
 
-    from psdbench.families.sdp.sdpa import sdpa_cones  # its sdpap is now the GMP one
+    from psdbench.families.sdp.solvers.sdpa import sdpa_cones  # its sdpap is now the GMP one
 
     with np.load(src, allow_pickle=False) as f:
         A = sp.csc_matrix((f["A_data"], f["A_indices"], f["A_indptr"]), shape=tuple(f["A_shape"]))

@@ -51,7 +51,7 @@ import pandas as pd
 
 from psdbench.report.rules import shifted_geomean
 
-from .errors import FLAG_A, FLAG_F
+from psdbench.families.sdp.errors import FLAG_A, FLAG_F
 
 SHIFT = 10.0
 #: the SCS benchmark page's accuracy target (its relative KKT residuals and cone distances, :mod:`.kkt`)

@@ -61,9 +61,9 @@ import scipy.linalg as sla
 from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
 
-from . import KIND
-from .factored import Factored, FactoredSolver
-from .lowrank_bound import lambda_min_estimate, shift_dual
+from psdbench.families.sdp import KIND
+from psdbench.families.sdp.lowrank.factored import Factored, FactoredSolver
+from psdbench.families.sdp.lowrank.lowrank_bound import lambda_min_estimate, shift_dual
 
 
 def lanczos_min(matvec: Any, n: int, q: int, rng: np.random.Generator, v0: np.ndarray | None = None

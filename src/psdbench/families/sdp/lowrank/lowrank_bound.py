@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .data import SdpData
-from .errors import DimacsErrors
-from .factored import Factored, gamma
+from psdbench.families.sdp.data import SdpData
+from psdbench.families.sdp.errors import DimacsErrors
+from psdbench.families.sdp.lowrank.factored import Factored, gamma
 
 #: blocks up to this order: dense eigenvalues (O(n^2) memory: 32 MB at 2000)
 DENSE_MAX = 2000
@@ -101,7 +101,7 @@ def dual_bound(data: SdpData, y: np.ndarray) -> dict[str, Any]:
     Returns ``{"bound": float (NaN without a trace bound), "kind": "certified" | "estimate" |
     "none", "trace": T or NaN, "lambda_min_lower": float}``.
     """
-    from .reference import trace_upper
+    from psdbench.families.sdp.reference import trace_upper
 
     y = np.asarray(y, dtype=float)
     T = trace_upper(data)

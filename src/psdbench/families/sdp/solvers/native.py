@@ -31,11 +31,11 @@ import scipy.sparse as sp
 from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
 
-from . import KIND
-from .child import captured_stdout
-from .errors import dimacs_errors
-from .progress import scs_progress
-from .svec import stacked_svec
+from psdbench.families.sdp import KIND
+from psdbench.families.sdp.solvers.child import captured_stdout
+from psdbench.families.sdp.errors import dimacs_errors
+from psdbench.families.sdp.section.progress import scs_progress
+from psdbench.families.sdp.solvers.svec import stacked_svec
 
 
 def _version(pkg: str) -> str:
