@@ -162,6 +162,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("registry",),                        # entry-point discovery
     ("harness",),                         # grid, workers, store, references and gaps
     ("report",),                          # the tidy frame, verdict rules, sections, renderer, compare
+    ("publish",),                         # results that leave the machine: the dataset
     ("solvers", "families"),              # the plugins psdbench ships
     ("session", "testing", "asvbench"),   # Python API, conformance kit, asv benchmarks
     ("cli",),                             # the command line

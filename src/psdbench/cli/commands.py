@@ -1,4 +1,4 @@
-"""Command line: ``psdbench run | list | info | results | report | compare | asv init | asv continuous``.
+"""Command line: ``psdbench run | list | info | results | report | export | compare | asv init | asv continuous``.
 
 Exit codes: 0 success (failed cells are results, but not when every cell run failed for a harness
 reason), 2 bad input (config, plugin, data, paths: a
@@ -246,6 +246,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from psdbench.harness.grid.inputs import ReadOnlyStore
+    from psdbench.publish.export import check_target, export_dataset
+
+    store = ReadOnlyStore(args.db)
+    check_target(args.out)
+    paths = export_dataset(store, args.out, runs=args.run)
+    from psdbench.publish.read import read_manifest
+
+    tables = read_manifest(Path(args.out))["tables"]
+    print(f"dataset: {args.out} ({tables['cells']['rows']} cells, {tables['runs']['rows']} runs, "
+          f"{tables['references']['rows']} references; {paths['manifest'].name})")
+    return 0
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -309,7 +324,7 @@ def _cmd_asv(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"asv": _cmd_asv, "run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _cmd_results,
-            "report": _cmd_report, "compare": _cmd_compare}
+            "report": _cmd_report, "compare": _cmd_compare, "export": _cmd_export}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -113,6 +113,14 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="write the HTML / Markdown / CSV report")
     rep.add_argument("--db", default=DEFAULT_DB)
     rep.add_argument("--out", default="reports")
+    exp = sub.add_parser("export", help="write the results as a dataset folder (Parquet tables and a manifest) "
+                         "that pandas and DuckDB read without psdbench")
+    exp.add_argument("--db", default=DEFAULT_DB)
+    exp.add_argument("--run", action="append", default=None, metavar="RUN_ID",
+                     help="only this run, the latest row of each of its cells (repeatable; default: the rows the "
+                          "report shows)")
+    exp.add_argument("--out", default="dataset", metavar="DIR",
+                     help="the dataset folder, replaced as a whole (default: dataset)")
     cmp_ = sub.add_parser("compare", help="compare two stores per cell and per solver, regressions flagged")
     cmp_.add_argument("a", help="baseline store")
     cmp_.add_argument("b", help="candidate store")

@@ -1,0 +1,12 @@
+"""Results that leave the machine: a store exported as a documented, versioned dataset.
+
+* :mod:`~psdbench.publish.schema`: the dataset's tables, their columns and what each means, and the
+  schema version (``docs/dataset.md`` is written from it).
+* :mod:`~psdbench.publish.export`: ``psdbench export``: a store (or chosen runs) to a dataset folder,
+  written whole.
+* :mod:`~psdbench.publish.read`: a dataset read back (pandas and pyarrow only: a reader needs no
+  psdbench, see ``docs/dataset.md``).
+
+This layer sits above the report, whose frame and rules it uses (the gap, the floor, the ranked gap,
+the reference's kind and accuracy are the report's own, never restated), and below the command line.
+"""

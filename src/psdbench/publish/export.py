@@ -1,0 +1,190 @@
+"""``psdbench export``: a store, or chosen runs of it, written as a results dataset folder.
+
+The rows are the report's: the same drop of superseded rows, the same tidy frame, and its gap, floor,
+ranked gap, outcome and reference accuracy (:func:`psdbench.report.results_csv_frame`), so a dataset
+and the report of the same store never disagree.  The folder is written beside its target and
+swapped in whole (:func:`psdbench.system.outdir.replace_folder`); a folder that is not a psdbench
+dataset is never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from psdbench.api import PsdbenchError
+from psdbench.publish.schema import FORMAT, METRIC_PREFIX, SCHEMA_VERSION, TABLES, Column
+
+__all__ = ["MANIFEST", "MARKER", "check_target", "dataset_tables", "export_dataset"]
+
+#: The manifest file of a dataset folder.
+MANIFEST = "dataset.json"
+#: Written last into a dataset folder: the folder is psdbench's to replace.
+MARKER = ".psdbench-dataset"
+
+
+def check_target(out: str | Path, flag: str = "--out") -> Path:
+    """Check, writing nothing, that ``out`` may be (re)placed by a dataset: new, empty, or a dataset.
+
+    Raises
+    ------
+    PsdbenchError
+        ``out`` is a file, holds the working folder, or holds files that are not a psdbench dataset.
+    """
+    from psdbench.harness.grid.inputs import check_out_dir
+
+    p = Path(out)
+    check_out_dir(p, flag)
+    real = p.resolve()
+    if Path.cwd().resolve().is_relative_to(real):
+        raise PsdbenchError(f"{flag} {p} holds the working folder; give a folder of its own for the dataset")
+    if real.is_dir():
+        entries = sorted(os.listdir(real))
+        if entries and MARKER not in entries:
+            raise PsdbenchError(f"{flag} {p} holds files that are not a psdbench dataset ({len(entries)} entries, e.g. "
+                                f"{entries[0][:80]}); give a new or empty folder (it is replaced as a whole)")
+    return p
+
+
+def _rows(store: Any, runs: Iterable[str] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(rows, refs)``: the store's rows a report of it shows, or, with ``runs``, the latest row of
+    each cell in those runs; and its references."""
+    from psdbench.harness.reference import annotate
+    from psdbench.report.frame import drop_superseded
+
+    refs = store.references_frame()
+    if runs is None:
+        raw = store.results_frame()
+    else:
+        wanted = list(dict.fromkeys(runs))
+        hist = store.results_frame(view="history")
+        known = set(store.runs_frame()["run_id"]) | (set(hist["run_id"]) if len(hist) else set())
+        missing = [r for r in wanted if r not in known]
+        if missing:
+            raise PsdbenchError(f"--run {missing[0]}: no such run in {store.path} (psdbench results --all lists them)")
+        raw = hist[hist["run_id"].isin(wanted)].drop_duplicates("cell_key", keep="last").reset_index(drop=True)
+    return drop_superseded(annotate(raw, refs)).reset_index(drop=True), refs
+
+
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and np.isnan(x)) or x is pd.NA
+
+
+def _text(v: pd.Series) -> pd.Series:
+    """A column as text: strings kept, anything else JSON, missing values empty."""
+    return v.map(lambda x: None if _missing(x) else (x if isinstance(x, str) else
+                                                     json.dumps(x, sort_keys=True, default=str))).astype("string")
+
+
+def _typed(df: pd.DataFrame, columns: tuple[Column, ...]) -> pd.DataFrame:
+    """``df`` with the schema's columns in order and types (missing ones empty), then the metrics:
+    ``metric_<name>`` as numbers where every value is one, else as JSON text."""
+    cols: dict[str, pd.Series] = {}
+    for c in columns:
+        v = df[c.name] if c.name in df.columns else pd.Series([None] * len(df), index=df.index, dtype=object)
+        if c.type == "double":
+            cols[c.name] = pd.to_numeric(v, errors="coerce").astype("float64")
+        elif c.type == "int64":
+            cols[c.name] = pd.to_numeric(v, errors="coerce").astype("Int64")
+        elif c.type == "bool":
+            cols[c.name] = v.map(lambda x: None if _missing(x) else bool(x)).astype("boolean")
+        else:
+            cols[c.name] = _text(v)
+    for name in sorted(c for c in df.columns if c.startswith(METRIC_PREFIX)):
+        v = df[name]
+        num = pd.to_numeric(v, errors="coerce")
+        numeric = bool((num.notna() | v.map(_missing)).all())  # every value a number (or missing)
+        cols[name] = num.astype("float64") if numeric else _text(v)
+    return pd.DataFrame(cols, index=df.index)
+
+
+def dataset_tables(store: Any, runs: Iterable[str] | None = None, registry: Any = None) -> dict[str, pd.DataFrame]:
+    """The dataset's tables of ``store``: ``cells``, ``runs`` and ``references``, typed by the schema.
+
+    Parameters
+    ----------
+    store : Store
+        The results store (a read-only one serves).
+    runs : iterable of str, optional
+        Only these runs (the latest row of each cell in them); default: the rows a report shows.
+    registry : Registry, optional
+        Problems and solvers (defaults, family, sense); default :func:`psdbench.registry.discover`.
+
+    Returns
+    -------
+    dict of str to DataFrame
+    """
+    from psdbench.report import results_csv_frame
+    from psdbench.report.frame import tidy_frame
+    from psdbench.report.rules import DEFAULT_ALLOWANCE
+
+    if registry is None:
+        from psdbench.registry import discover
+
+        registry = discover()
+    raw, refs = _rows(store, runs)
+    frame = tidy_frame(raw, refs, registry.problems, registry.solvers, DEFAULT_ALLOWANCE)
+    cells = results_csv_frame(raw, frame)
+    if len(frame) == len(cells):
+        for c in ("family", "solver_label"):
+            if c in frame.columns:
+                cells[c] = frame[c].to_numpy()
+    if len(refs) and len(cells):
+        by_key = refs.set_index("instance_key")
+        cells["reference_lower"] = cells["instance_key"].map(by_key["lower"]) if "lower" in by_key else np.nan
+        cells["reference_bound"] = cells["instance_key"].map(by_key["bound"]) if "bound" in by_key else np.nan
+    run_rows = store.runs_frame()
+    if runs is not None:
+        run_rows = run_rows[run_rows["run_id"].isin(list(runs))]
+    else:
+        run_rows = run_rows[run_rows["run_id"].isin(set(cells["run_id"]))] if len(cells) else run_rows.iloc[:0]
+    ref_rows = refs[refs["instance_key"].isin(set(cells["instance_key"]))] if len(cells) and len(refs) else refs.iloc[:0]
+    return {"cells": _typed(cells, TABLES["cells"][1]), "runs": _typed(run_rows.reset_index(drop=True), TABLES["runs"][1]),
+            "references": _typed(ref_rows.reset_index(drop=True), TABLES["references"][1])}
+
+
+def _manifest(tables: Mapping[str, pd.DataFrame], store: Any) -> dict[str, Any]:
+    from psdbench.system.version import psdbench_version
+
+    described = {name: {c.name: {"type": c.type, "doc": c.doc} for c in cols} for name, (_, cols) in TABLES.items()}
+    out: dict[str, Any] = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "psdbench_version": psdbench_version(),
+                           "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                           "source": {"store": Path(str(store.path)).name}, "tables": {}}
+    for name, df in tables.items():
+        cols = [{"name": c, **(described[name].get(c) or {"type": "double" if str(df[c].dtype) == "float64" else "string",
+                                                          "doc": "a metric the family records"})} for c in df.columns]
+        out["tables"][name] = {"file": TABLES[name][0], "rows": int(len(df)), "columns": cols}
+    return out
+
+
+def export_dataset(store: Any, out: str | Path, runs: Iterable[str] | None = None,
+                   registry: Any = None) -> dict[str, Path]:
+    """Write ``store`` (or its ``runs``) as a dataset folder ``out``, replaced whole.
+
+    Returns
+    -------
+    dict of str to Path
+        ``manifest`` and one entry per table (its Parquet file), under ``out``.
+    """
+    from psdbench.system.outdir import replace_folder
+
+    check_target(out)
+    tables = dataset_tables(store, runs, registry)
+    manifest = _manifest(tables, store)
+
+    def write(folder: Path) -> dict[str, Path]:
+        paths = {}
+        for name, df in tables.items():
+            paths[name] = folder / TABLES[name][0]
+            df.to_parquet(paths[name], index=False, engine="pyarrow")
+        paths["manifest"] = folder / MANIFEST
+        paths["manifest"].write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        return paths
+
+    return replace_folder(out, write, marker=MARKER)

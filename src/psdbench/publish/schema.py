@@ -1,0 +1,114 @@
+"""The results dataset's tables and columns, stated once: the exporter writes them, the reader checks
+them, and ``docs/dataset.md`` lists them (``tests/test_publish.py`` keeps the page current).
+
+A dataset is a folder: ``dataset.json`` (the manifest: format, schema version, psdbench's version,
+the source store, each table's file, row count and columns) and one Parquet file per table,
+``cells.parquet``, ``runs.parquet`` and ``references.parquet``.  :data:`SCHEMA_VERSION` counts
+incompatible changes; a reader of version ``v`` reads every dataset of version ``<= v``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["CELLS", "FORMAT", "METRIC_PREFIX", "REFERENCES", "RUNS", "SCHEMA_VERSION", "TABLES", "Column"]
+
+#: The manifest's ``format`` value: what marks a folder as a psdbench dataset.
+FORMAT = "psdbench-dataset"
+#: Incompatible changes of the tables below; a reader reads every version up to its own.
+SCHEMA_VERSION = 1
+#: Columns ``metric_<name>``: one per metric a family records (numbers; else JSON text).
+METRIC_PREFIX = "metric_"
+
+
+class Column(NamedTuple):
+    """One column of a dataset table: its name, its Arrow type and what it means."""
+
+    name: str
+    type: str
+    doc: str
+
+
+_S, _F, _I, _B = "string", "double", "int64", "bool"
+
+#: One row per cell: everything a verdict uses.  Followed by one ``metric_<name>`` column per metric.
+CELLS: tuple[Column, ...] = (
+    Column("run_id", _S, "the run that computed the row (a row of `runs`)"),
+    Column("cell_key", _S, "hash of everything that determines the result, the solver's code and library versions included"),
+    Column("cell_id", _S, "hash of the cell's description alone (problem, dataset, parameters, seed, solver): equal across code versions"),
+    Column("instance_key", _S, "hash of the instance (problem, dataset content, parameters, seed, the problem's code): a row of `references`"),
+    Column("problem", _S, "the problem's registered name"),
+    Column("family", _S, "the problem's family (one section of the report)"),
+    Column("dataset", _S, "the dataset's registered name"),
+    Column("instance_params", _S, "the instance parameters, JSON"),
+    Column("seed", _I, "the instance's seed"),
+    Column("solver", _S, "the solver's registered name"),
+    Column("solver_label", _S, "the solver with its non-default parameters, as the report labels it"),
+    Column("solver_params", _S, "the solver parameters, JSON"),
+    Column("solver_code", _S, "hash of the solver's code"),
+    Column("problem_code", _S, "hash of the problem's code"),
+    Column("status", _S, "the harness's status: ok, max_iter, timeout, infeasible, diverged, error, crashed, out_of_memory, skipped"),
+    Column("outcome", _S, "the report's word for what happened (reached, tie at 0, beyond the bound, rejected, ...)"),
+    Column("message", _S, "the first line the harness or the solver gave"),
+    Column("feasible", _F, "1 when the harness verified the returned point, 0 when it rejected it, empty when there was none"),
+    Column("objective", _F, "the returned point's objective, recomputed by the harness"),
+    Column("iterations", _F, "the solver's reported iterations"),
+    Column("wall_time_s", _F, "seconds of the solve, measured by the harness"),
+    Column("cpu_time_s", _F, "CPU seconds of the solve, child processes included"),
+    Column("peak_rss_mb", _F, "resident memory the solve added, MiB"),
+    Column("time_limit_s", _F, "the cell's time limit, seconds"),
+    Column("min_eig", _F, "the smallest eigenvalue of the point's PSD variable (where the family records one)"),
+    Column("max_residual", _F, "the point's largest constraint residual (where the family records one)"),
+    Column("reference_objective", _F, "the instance's reference value the gap is measured against"),
+    Column("reference_kind", _S, "the store's reference kind: certified, interval, bound, best_verified, none"),
+    Column("reference", _S, "the reference's one kind name in the report"),
+    Column("known_to", _F, "how accurately the reference is known (relative): the floor no gap below is told apart"),
+    Column("reference_lower", _F, "the certified interval's other end, where the reference is an interval"),
+    Column("reference_bound", _F, "a certified one-sided bound, where the reference is one"),
+    Column("below_certified", _B, "a verified point better than a certified reference by more than its width"),
+    Column("gap_abs", _F, "objective minus reference, signed so that worse is positive (the harness's)"),
+    Column("gap_rel", _F, "gap_abs / max(|reference|, 1e-12), the harness's stored relative gap"),
+    Column("gap", _F, "the report's gap: gap_abs / max(|reference|, 1)"),
+    Column("floor", _F, "max(reference accuracy, verification tolerance, repair allowance): the report's floor"),
+    Column("ranked_gap", _F, "the gap the report ranks by: 0 within the floor below the reference, empty beyond it"),
+    Column("metrics", _S, "every metric the cell recorded, JSON (the `metric_<name>` columns hold the numbers)"),
+    Column("created_at", _S, "when the row was stored (UTC, ISO 8601)"),
+    Column("solution", _S, "the saved point's archive, relative to the store, where the run kept it"),
+)
+
+#: One row per run: where and with what it ran.
+RUNS: tuple[Column, ...] = (
+    Column("run_id", _S, "the run's id"),
+    Column("started_at", _S, "when the run started (UTC)"),
+    Column("finished_at", _S, "when the run finished (UTC)"),
+    Column("command", _S, "the command line"),
+    Column("machine", _S, "the machine: host, OS, CPU model and count, memory, JSON"),
+    Column("versions", _S, "psdbench's and the libraries' versions, psdbench's commit where known, JSON"),
+    Column("threads", _S, "the thread settings (BLAS and OpenMP variables, jobs), JSON"),
+)
+
+#: One row per instance: its reference.
+REFERENCES: tuple[Column, ...] = (
+    Column("instance_key", _S, "the instance (a value of `cells.instance_key`)"),
+    Column("problem", _S, "the problem's registered name"),
+    Column("dataset", _S, "the dataset's registered name"),
+    Column("instance_params", _S, "the instance parameters, JSON"),
+    Column("seed", _I, "the instance's seed"),
+    Column("value", _F, "the reference value: an exactly feasible point's objective"),
+    Column("lower", _F, "the other end of a certified interval"),
+    Column("bound", _F, "a certified one-sided bound"),
+    Column("gap", _F, "the interval's relative width"),
+    Column("spread", _F, "the spread of the reference's agreeing solves"),
+    Column("kind", _S, "certified, interval, bound, best_verified or none"),
+    Column("solver", _S, "what computed the reference"),
+    Column("solver_version", _S, "its version"),
+    Column("status", _S, "its status"),
+    Column("wall_time_s", _F, "seconds it took"),
+    Column("message", _S, "its message"),
+    Column("created_at", _S, "when it was stored (UTC)"),
+)
+
+#: Table name to (file, columns).
+TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
+    "cells": ("cells.parquet", CELLS), "runs": ("runs.parquet", RUNS), "references": ("references.parquet", REFERENCES),
+}

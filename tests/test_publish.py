@@ -1,0 +1,133 @@
+"""``psdbench export``: a store as a results dataset that pandas reads without psdbench, whose rows
+are the store's and the report's (nothing lost, nothing recomputed differently), with its schema
+on ``docs/dataset.md``; bad input is one line and exit 2 before anything is written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import psdbench
+from psdbench.harness.grid.inputs import ReadOnlyStore
+from psdbench.publish.export import dataset_tables, export_dataset
+from psdbench.publish.read import read_dataset, read_manifest
+from psdbench.publish.schema import SCHEMA_VERSION, TABLES
+from psdbench.report import write_report
+
+from .test_cli_bad_input import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Two solvers on one certified instance (its reference is a certified interval), one rejected
+#: point at a loose tolerance: rows of every kind the dataset must carry.
+GRID = {"run": {"seeds": [0, 1], "timeout": 600},
+        "problems": [{"name": "graph-classification", "datasets": ["sklearn/breast-cancer"],
+                      "params": {"n": [30], "graph": ["knn"], "k": [5]}}],
+        "solvers": [{"name": "gdpa-lp"}, {"name": "scs", "params": {"eps_abs": [1e-3]}}]}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pub")
+    psdbench.run(GRID, db=d / "s.sqlite", jobs=1)
+    return d / "s.sqlite"
+
+
+def test_every_cell_of_the_store_is_a_row_with_the_stores_numbers(store, tmp_path):
+    paths = export_dataset(ReadOnlyStore(store), tmp_path / "ds")
+    tables = read_dataset(tmp_path / "ds")
+    cells, direct = tables["cells"], psdbench.load(store)
+    assert len(cells) == len(direct) == 4 and set(cells["cell_key"]) == set(direct["cell_key"])
+    merged = cells.merge(direct, on="cell_key", suffixes=("", "_store"))
+    for col in ("objective", "wall_time_s", "gap_abs", "gap_rel", "reference_objective"):
+        a, b = merged[col].to_numpy(float), pd.to_numeric(merged[f"{col}_store"]).to_numpy(float)
+        assert np.array_equal(np.isnan(a), np.isnan(b)) and np.allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=0, atol=0)
+    assert (merged["status"] == merged["status_store"]).all()
+    assert set(tables["references"]["instance_key"]) == set(cells["instance_key"])
+    assert set(tables["runs"]["run_id"]) == set(cells["run_id"])
+    assert paths["manifest"].name == "dataset.json" and (tmp_path / "ds" / ".psdbench-dataset").is_file()
+
+
+def test_the_ranked_columns_are_the_reports_own(store, tmp_path):
+    """gap, floor, ranked_gap, outcome and the reference's accuracy equal the report's results.csv."""
+    write_report(ReadOnlyStore(store), tmp_path / "rep")
+    report = pd.read_csv(tmp_path / "rep" / "results.csv")
+    cells = dataset_tables(ReadOnlyStore(store))["cells"]
+    m = cells.merge(report, on="cell_key", suffixes=("", "_report"))
+    assert len(m) == len(cells)
+    for col in ("gap", "floor", "ranked_gap", "known_to"):
+        a, b = m[col].to_numpy(float), m[f"{col}_report"].to_numpy(float)
+        assert np.array_equal(np.isnan(a), np.isnan(b)) and np.allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=1e-12)
+    assert (m["outcome"].astype(str) == m["outcome_report"].astype(str)).all()
+    # the certified reference's interval travels with the row: lower <= value, accuracy its width
+    ref = m[m["reference_kind"] == "certified"]
+    assert len(ref) and (ref["reference_lower"] <= ref["reference_objective"] + 1e-12).all()
+
+
+def test_a_reader_without_psdbench_reads_it(store, tmp_path):
+    export_dataset(ReadOnlyStore(store), tmp_path / "ds")
+    code = ("import sys, json; sys.modules['psdbench'] = None\n"  # importing psdbench would fail
+            "import pandas as pd\n"
+            f"d = {str(tmp_path / 'ds')!r}\n"
+            "m = json.load(open(d + '/dataset.json'))\n"
+            "c = pd.read_parquet(d + '/' + m['tables']['cells']['file'])\n"
+            "assert len(c) == m['tables']['cells']['rows']\n"
+            "print(m['schema_version'], len(c), c['ranked_gap'].dtype, c['seed'].dtype)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(SCHEMA_VERSION), "4", "float64", "Int64"]
+
+
+def test_chosen_runs_only_and_the_manifest_describes_every_column(store, tmp_path):
+    second = psdbench.run({**GRID, "solvers": [{"name": "gdpa-lp"}]}, db=store.parent / "two.sqlite", jobs=1)
+    run_id = second["run_id"].iloc[0]
+    tables = dataset_tables(ReadOnlyStore(store.parent / "two.sqlite"), runs=[run_id])
+    assert set(tables["cells"]["run_id"]) == {run_id} and list(tables["runs"]["run_id"]) == [run_id]
+    export_dataset(ReadOnlyStore(store), tmp_path / "ds")
+    manifest = read_manifest(tmp_path / "ds")
+    for name, (_, cols) in TABLES.items():
+        described = manifest["tables"][name]["columns"]  # in the table's order
+        assert [c.name for c in cols] == [d["name"] for d in described][:len(cols)]
+        assert all(d["doc"] and d["type"] for d in described)
+    metric_cols = [d["name"] for d in manifest["tables"]["cells"]["columns"] if d["name"].startswith("metric_")]
+    assert "metric_error_rate" in metric_cols  # the family's task metric travels as a number
+
+
+def test_the_schema_page_lists_every_column():
+    page = (ROOT / "docs" / "dataset.md").read_text()
+    for name, (file, cols) in TABLES.items():
+        assert f"`{file}`" in page
+        for c in cols:
+            assert f"| `{c.name}` | {c.type} | {c.doc} |" in page, (name, c.name)
+    assert f"schema version {SCHEMA_VERSION}" in page
+
+
+def test_bad_input_is_one_line_and_exit_2_and_writes_nothing(store, tmp_path):
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    code, out, err = cli(["export", "--db", store, "--out", foreign])
+    assert code == 2 and err.count("\n") == 1 and "not a psdbench dataset" in err
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+    code, out, err = cli(["export", "--db", store, "--run", "no-such-run", "--out", tmp_path / "ds"])
+    assert code == 2 and "no-such-run" in err and not (tmp_path / "ds").exists()
+    code, out, err = cli(["export", "--db", tmp_path / "none.sqlite", "--out", tmp_path / "ds"])
+    assert code == 2 and not (tmp_path / "ds").exists() and not (tmp_path / "none.sqlite").exists()
+    (tmp_path / "newer").mkdir()
+    (tmp_path / "newer" / "dataset.json").write_text(json.dumps({"format": "psdbench-dataset", "schema_version": 99}))
+    with pytest.raises(Exception, match="schema version 99"):
+        read_manifest(tmp_path / "newer")
+
+
+def test_export_replaces_its_own_dataset_whole(store, tmp_path):
+    code, out, err = cli(["export", "--db", store, "--out", tmp_path / "ds"])
+    assert code == 0 and "4 cells" in out
+    before = (tmp_path / "ds" / "cells.parquet").read_bytes()
+    code, out, err = cli(["export", "--db", store, "--out", tmp_path / "ds"])
+    assert code == 0 and sorted(p.name for p in (tmp_path / "ds").iterdir()) == [
+        ".psdbench-dataset", "cells.parquet", "dataset.json", "references.parquet", "runs.parquet"]
+    assert pd.read_parquet(tmp_path / "ds" / "cells.parquet").shape == pd.read_parquet(pd.io.common.BytesIO(before)).shape
