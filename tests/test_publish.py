@@ -97,6 +97,24 @@ def test_chosen_runs_only_and_the_manifest_describes_every_column(store, tmp_pat
     assert "metric_error_rate" in metric_cols  # the family's task metric travels as a number
 
 
+def test_each_run_carries_its_fingerprint_and_environment(store, tmp_path):
+    """The runs table lifts the machine class and the environment hash out of the machine record;
+    both recomputed here from what the row itself lists."""
+    import hashlib
+
+    runs = dataset_tables(ReadOnlyStore(store))["runs"]
+    assert len(runs) == 1
+    machine = json.loads(runs["machine"].iloc[0])
+    dists = machine["environment"]["distributions"]
+    assert {"numpy", "scipy", "psdbench"} <= set(dists)
+    lines = "\n".join(f"{k}=={v}" for k, v in sorted(dists.items()))
+    assert runs["environment_hash"].iloc[0] == hashlib.sha256(lines.encode()).hexdigest()[:20]
+    cls = {k: machine.get(k) for k in ("processor", "cpus", "memory_gb", "system", "architecture")}
+    assert runs["machine_fingerprint"].iloc[0] == hashlib.sha256(json.dumps(cls, sort_keys=True).encode()).hexdigest()[:16]
+    pools = json.loads(runs["threads"].iloc[0])["pools"]
+    assert any(p.get("user_api") == "blas" and p.get("filepath") for p in pools)  # which BLAS build ran
+
+
 def test_the_schema_page_lists_every_column():
     page = (ROOT / "docs" / "dataset.md").read_text()
     for name, (file, cols) in TABLES.items():

@@ -108,13 +108,22 @@ def cpu_model() -> str:
 def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -> tuple[dict, dict, dict]:
     """Machine, versions of ``libraries`` (distribution names) and BLAS thread pools.
 
+    The machine holds its class's hash (``fingerprint``), its GPUs and the environment (every
+    installed distribution and their list's hash); the pools each BLAS library's build
+    (:mod:`psdbench.harness.fingerprint`).
+
     A library this environment does not have is recorded at the version its solver ``reported``
     (one installed in a folder of its own, as SDPA-GMP is), else as absent.
     """
     from threadpoolctl import threadpool_info
 
+    from psdbench.harness.fingerprint import blas_builds, environment, gpus, machine_class
+
     machine = {"platform": platform.platform(), "processor": cpu_model(), "cpus": os.cpu_count(),
-               "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": sys.version.split()[0]}
+               "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": sys.version.split()[0],
+               "system": platform.system(), "architecture": platform.machine(), "gpus": gpus()}
+    machine["fingerprint"] = machine_class(machine)
+    machine["environment"] = environment()
     versions = {"psdbench": psdbench_version()}
     commit = source_commit(Path(__file__).resolve().parents[3])
     if commit:
@@ -126,8 +135,7 @@ def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -
             versions[pkg] = version(pkg)
         except Exception:
             versions[pkg] = (reported or {}).get(pkg, "absent")
-    threads = {"worker_blas_threads": 1, "pools": [{k: p.get(k) for k in ("internal_api", "num_threads", "version")}
-                                                   for p in threadpool_info()]}
+    threads = {"worker_blas_threads": 1, "pools": blas_builds(threadpool_info())}
     return machine, versions, threads
 
 

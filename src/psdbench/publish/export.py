@@ -72,6 +72,15 @@ def _rows(store: Any, runs: Iterable[str] | None) -> tuple[pd.DataFrame, pd.Data
     return drop_superseded(annotate(raw, refs)).reset_index(drop=True), refs
 
 
+def _json_dict(text: Any) -> dict[str, Any]:
+    """A JSON column's dict (empty for a missing or malformed value: runs recorded before it held one)."""
+    try:
+        v = json.loads(text) if isinstance(text, str) else text
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
 def _missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and np.isnan(x)) or x is pd.NA
 
@@ -144,8 +153,12 @@ def dataset_tables(store: Any, runs: Iterable[str] | None = None, registry: Any 
         run_rows = run_rows[run_rows["run_id"].isin(list(runs))]
     else:
         run_rows = run_rows[run_rows["run_id"].isin(set(cells["run_id"]))] if len(cells) else run_rows.iloc[:0]
+    run_rows = run_rows.reset_index(drop=True)
+    machines = run_rows["machine"].map(_json_dict) if len(run_rows) else pd.Series([], dtype=object)
+    run_rows["machine_fingerprint"] = machines.map(lambda m: m.get("fingerprint"))
+    run_rows["environment_hash"] = machines.map(lambda m: (m.get("environment") or {}).get("hash"))
     ref_rows = refs[refs["instance_key"].isin(set(cells["instance_key"]))] if len(cells) and len(refs) else refs.iloc[:0]
-    return {"cells": _typed(cells, TABLES["cells"][1]), "runs": _typed(run_rows.reset_index(drop=True), TABLES["runs"][1]),
+    return {"cells": _typed(cells, TABLES["cells"][1]), "runs": _typed(run_rows, TABLES["runs"][1]),
             "references": _typed(ref_rows.reset_index(drop=True), TABLES["references"][1])}
 
 

@@ -82,9 +82,11 @@ RUNS: tuple[Column, ...] = (
     Column("started_at", _S, "when the run started (UTC)"),
     Column("finished_at", _S, "when the run finished (UTC)"),
     Column("command", _S, "the command line"),
-    Column("machine", _S, "the machine: host, OS, CPU model and count, memory, JSON"),
+    Column("machine_fingerprint", _S, "hash of the machine's class (CPU model, cores, memory, OS, architecture): runs with the same one ran on machines of one class"),
+    Column("environment_hash", _S, "hash of every installed distribution and its version (the list is in `machine`)"),
+    Column("machine", _S, "the machine: OS, CPU model and count, memory, GPUs, the installed distributions, JSON"),
     Column("versions", _S, "psdbench's and the libraries' versions, psdbench's commit where known, JSON"),
-    Column("threads", _S, "the thread settings (BLAS and OpenMP variables, jobs), JSON"),
+    Column("threads", _S, "the thread pools (BLAS, LAPACK, OpenMP: library, version, build, threads), JSON"),
 )
 
 #: One row per instance: its reference.
