@@ -15,6 +15,8 @@ def _reference_cache(tmp_path_factory, monkeypatch):
     """Every test gets a reference cache of its own in a temporary folder (never the user's):
     runs in one test share it, no two tests do (harness/store/refcache.py)."""
     monkeypatch.setenv("PSDBENCH_REF_CACHE", str(tmp_path_factory.mktemp("ref-cache")))
+    # runs skip the second of calibration kernels (harness/calibration.py), but in its own tests
+    monkeypatch.setenv("PSDBENCH_CALIBRATION", "off")
 
 
 @pytest.fixture(scope="session")

@@ -115,6 +115,46 @@ def test_each_run_carries_its_fingerprint_and_environment(store, tmp_path):
     assert any(p.get("user_api") == "blas" and p.get("filepath") for p in pools)  # which BLAS build ran
 
 
+def test_a_run_times_the_calibration_kernels_and_the_dataset_holds_them_as_rows(tmp_path, monkeypatch):
+    from psdbench.harness.calibration import KERNELS
+
+    monkeypatch.setenv("PSDBENCH_CALIBRATION", "on")
+    psdbench.run({**GRID, "run": {"seeds": [0], "timeout": 600, "reference": False},
+                  "solvers": [{"name": "gdpa-lp"}]}, db=tmp_path / "c.sqlite", jobs=1)
+    tables = dataset_tables(ReadOnlyStore(tmp_path / "c.sqlite"))
+    cal, runs = tables["calibration"], tables["runs"]
+    assert list(cal["kernel"]) == [k[0] for k in KERNELS] and set(cal["run_id"]) == set(runs["run_id"])
+    assert (cal["machine_fingerprint"] == runs["machine_fingerprint"].iloc[0]).all()
+    assert ((0 < cal["min_s"]) & (cal["min_s"] <= cal["median_s"]) & (cal["median_s"] <= cal["max_s"])).all()
+    assert (cal["repeats"] == 5).all()
+
+
+def test_the_calibration_kernels_compute_what_they_say():
+    """Each kernel does its real work (checked against an independent computation), so its time
+    measures that work."""
+    import scipy.sparse as sp
+
+    from psdbench.harness.calibration import KERNELS
+
+    built = {name: (size, build(size)) for name, size, build in KERNELS}
+    n, mm = built["matmul"]
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    assert np.allclose(mm(), np.einsum("ij,jk->ik", a, b))
+    n, eig = built["eigh"]
+    w, v = eig()
+    m = np.random.default_rng(1).standard_normal((n, n))
+    assert np.allclose((m + m.T) @ v, v * w, atol=1e-8)
+    side, solve = built["sparse_solve"]
+    x = solve()
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(side, side))
+    lap = sp.kron(sp.eye(side), t) + sp.kron(t, sp.eye(side))
+    rhs = np.random.default_rng(2).standard_normal(side * side)
+    assert np.linalg.norm(lap @ x - rhs) <= 1e-10 * np.linalg.norm(rhs)
+    size, loop = built["interpreter"]
+    assert loop() == sum(i * i % 7 for i in range(size))
+
+
 def test_the_schema_page_lists_every_column():
     page = (ROOT / "docs" / "dataset.md").read_text()
     for name, (file, cols) in TABLES.items():
@@ -147,5 +187,5 @@ def test_export_replaces_its_own_dataset_whole(store, tmp_path):
     before = (tmp_path / "ds" / "cells.parquet").read_bytes()
     code, out, err = cli(["export", "--db", store, "--out", tmp_path / "ds"])
     assert code == 0 and sorted(p.name for p in (tmp_path / "ds").iterdir()) == [
-        ".psdbench-dataset", "cells.parquet", "dataset.json", "references.parquet", "runs.parquet"]
+        ".psdbench-dataset", "calibration.parquet", "cells.parquet", "dataset.json", "references.parquet", "runs.parquet"]
     assert pd.read_parquet(tmp_path / "ds" / "cells.parquet").shape == pd.read_parquet(pd.io.common.BytesIO(before)).shape

@@ -171,7 +171,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 DATA_PACKAGES = ("suites",)
 #: The same order inside the two largest layers: ``{package: ranks of its modules and rooms}``.
 ROOMS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "harness": (("__init__", "floor", "limits", "progress", "fingerprint"), ("store", "asvspec"), ("reference",),
+    "harness": (("__init__", "floor", "limits", "progress", "fingerprint", "calibration"), ("store", "asvspec"), ("reference",),
                 ("grid", "workers"), ("runner",)),
     "report": (("rules", "blocks", "fmt"), ("measures", "render", "glossary"),
                ("frame", "tables", "findings", "summary"), ("__init__", "compare"), ("sections",)),

@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterator
 
 import psutil
 
+from psdbench.harness import calibration
 from psdbench.system.version import psdbench_version
 from psdbench.api import PsdbenchError, Status
 from psdbench.harness.store import solutions
@@ -173,7 +174,10 @@ def run_grid(
     """
     timeout = float(timeout or grid.timeout)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    store.start_run(run_id, command, *machine_info(grid.libraries, grid.reported_versions))
+    machine, versions, threads = machine_info(grid.libraries, grid.reported_versions)
+    if calibration.enabled():  # about a second: this machine's speed and noise on pinned kernels
+        machine["calibration"] = calibration.calibrate()
+    store.start_run(run_id, command, machine, versions, threads)
     store.remember(DATASETS_META, grid.dataset_fingerprints)  # for the next run's expansion (harness/grid/expand.py)
     store.remember(EXPANSIONS_META, grid.param_expansions)
     last = store.last_seq()

@@ -158,8 +158,12 @@ def dataset_tables(store: Any, runs: Iterable[str] | None = None, registry: Any 
     run_rows["machine_fingerprint"] = machines.map(lambda m: m.get("fingerprint"))
     run_rows["environment_hash"] = machines.map(lambda m: (m.get("environment") or {}).get("hash"))
     ref_rows = refs[refs["instance_key"].isin(set(cells["instance_key"]))] if len(cells) and len(refs) else refs.iloc[:0]
+    calib = pd.DataFrame([{"run_id": r, "machine_fingerprint": m.get("fingerprint"), **k}
+                          for r, m in zip(run_rows["run_id"], machines)
+                          for k in (m.get("calibration") or []) if isinstance(k, dict)])
     return {"cells": _typed(cells, TABLES["cells"][1]), "runs": _typed(run_rows, TABLES["runs"][1]),
-            "references": _typed(ref_rows.reset_index(drop=True), TABLES["references"][1])}
+            "references": _typed(ref_rows.reset_index(drop=True), TABLES["references"][1]),
+            "calibration": _typed(calib, TABLES["calibration"][1])}
 
 
 def _manifest(tables: Mapping[str, pd.DataFrame], store: Any) -> dict[str, Any]:

@@ -3,7 +3,7 @@ them, and ``docs/dataset.md`` lists them (``tests/test_publish.py`` keeps the pa
 
 A dataset is a folder: ``dataset.json`` (the manifest: format, schema version, psdbench's version,
 the source store, each table's file, row count and columns) and one Parquet file per table,
-``cells.parquet``, ``runs.parquet`` and ``references.parquet``.  :data:`SCHEMA_VERSION` counts
+``cells.parquet``, ``runs.parquet``, ``references.parquet`` and ``calibration.parquet``.  :data:`SCHEMA_VERSION` counts
 incompatible changes; a reader of version ``v`` reads every dataset of version ``<= v``.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["CELLS", "FORMAT", "METRIC_PREFIX", "REFERENCES", "RUNS", "SCHEMA_VERSION", "TABLES", "Column"]
+__all__ = ["CALIBRATION", "CELLS", "FORMAT", "METRIC_PREFIX", "REFERENCES", "RUNS", "SCHEMA_VERSION", "TABLES", "Column"]
 
 #: The manifest's ``format`` value: what marks a folder as a psdbench dataset.
 FORMAT = "psdbench-dataset"
@@ -110,7 +110,20 @@ REFERENCES: tuple[Column, ...] = (
     Column("created_at", _S, "when it was stored (UTC)"),
 )
 
+#: One row per calibration kernel of each run: the machine's speed and noise on pinned kernels.
+CALIBRATION: tuple[Column, ...] = (
+    Column("run_id", _S, "the run that timed it"),
+    Column("machine_fingerprint", _S, "the run's machine class"),
+    Column("kernel", _S, "matmul (dense BLAS-3), eigh (dense LAPACK), sparse_solve (sparse direct), interpreter (Python)"),
+    Column("size", _I, "the kernel's size (matrix order, grid side, loop length)"),
+    Column("repeats", _I, "timed repetitions, after one untimed call, on one BLAS thread"),
+    Column("median_s", _F, "median seconds: two machines compare by the ratio of their medians"),
+    Column("min_s", _F, "fastest repetition, seconds"),
+    Column("max_s", _F, "slowest repetition, seconds: (max - min) / median is the machine's noise"),
+)
+
 #: Table name to (file, columns).
 TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
     "cells": ("cells.parquet", CELLS), "runs": ("runs.parquet", RUNS), "references": ("references.parquet", REFERENCES),
+    "calibration": ("calibration.parquet", CALIBRATION),
 }
