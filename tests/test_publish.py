@@ -34,7 +34,7 @@ GRID = {"run": {"seeds": [0, 1], "timeout": 600},
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     d = tmp_path_factory.mktemp("pub")
-    psdbench.run(GRID, db=d / "s.sqlite", jobs=1)
+    psdbench.run(GRID, db=d / "s.sqlite", jobs=1, save_solutions=True)
     return d / "s.sqlite"
 
 
@@ -156,6 +156,12 @@ def test_the_calibration_kernels_compute_what_they_say():
 
 
 def test_the_schema_page_lists_every_column():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_dataset_page", ROOT / "docs" / "gen_dataset_page.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.main(["--check"]) == 0, "run: python docs/gen_dataset_page.py"
     page = (ROOT / "docs" / "dataset.md").read_text()
     for name, (file, cols) in TABLES.items():
         assert f"`{file}`" in page
@@ -187,5 +193,72 @@ def test_export_replaces_its_own_dataset_whole(store, tmp_path):
     before = (tmp_path / "ds" / "cells.parquet").read_bytes()
     code, out, err = cli(["export", "--db", store, "--out", tmp_path / "ds"])
     assert code == 0 and sorted(p.name for p in (tmp_path / "ds").iterdir()) == [
-        ".psdbench-dataset", "calibration.parquet", "cells.parquet", "dataset.json", "references.parquet", "runs.parquet"]
+        ".psdbench-dataset", "calibration.parquet", "cells.parquet", "dataset.json", "points", "references.parquet",
+        "runs.parquet"]
     assert pd.read_parquet(tmp_path / "ds" / "cells.parquet").shape == pd.read_parquet(pd.io.common.BytesIO(before)).shape
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_verify_reproduces_every_row_and_its_certified_reference(store, tmp_path):
+    from psdbench.publish.verify import verify_dataset
+
+    export_dataset(ReadOnlyStore(store), tmp_path / "ds")
+    cells = read_dataset(tmp_path / "ds")["cells"]
+    assert cells["point"].notna().all()  # every cell saved its point; all are small
+    checked, findings = verify_dataset(tmp_path / "ds", references=True)
+    refs = read_dataset(tmp_path / "ds")["references"]
+    assert checked == len(cells) + int((refs["kind"] == "certified").sum()) and findings == []
+    code, out, err = cli(["verify", tmp_path / "ds"])
+    assert code == 0 and "all reproduce" in out
+
+
+def test_verify_finds_an_edited_objective_and_an_edited_point(store, tmp_path):
+    import hashlib
+
+    from psdbench.publish.verify import verify_dataset
+
+    ds = tmp_path / "ds"
+    export_dataset(ReadOnlyStore(store), ds)
+    # 1. an objective edited in the table
+    edited = _copy(ds, tmp_path / "objective")
+    cells = pd.read_parquet(edited / "cells.parquet")
+    target = cells.index[cells["feasible"] == 1][0]
+    cells.loc[target, "objective"] = cells.loc[target, "objective"] * (1 - 1e-3)
+    cells.to_parquet(edited / "cells.parquet", index=False)
+    _, findings = verify_dataset(edited)
+    assert [f.key for f in findings] == [cells.loc[target, "cell_key"]] and "objective" in findings[0].what
+    # 2. a point's bytes changed under its name: its hash no longer matches
+    damaged = _copy(ds, tmp_path / "damaged")
+    point = damaged / cells.loc[target, "point"]
+    point.write_bytes(point.read_bytes()[:-8] + b"\0" * 8)
+    _, findings = verify_dataset(damaged)
+    assert any("SHA-256" in f.what for f in findings)
+    # 3. a point replaced and re-hashed consistently: the recomputed objective gives it away
+    swapped = _copy(ds, tmp_path / "swapped")
+    rel = cells.loc[target, "point"]
+    with np.load(swapped / rel) as z:
+        variables = {k: z[k] * 1.01 for k in z.files}  # a scaled point: another objective
+    buf = pd.io.common.BytesIO()
+    np.savez(buf, **variables)
+    data = buf.getvalue()
+    h = hashlib.sha256(data).hexdigest()
+    (swapped / f"points/{h}.npz").write_bytes(data)
+    table = pd.read_parquet(swapped / "cells.parquet")
+    table.loc[target, "point"], table.loc[target, "point_sha256"] = f"points/{h}.npz", h
+    table.to_parquet(swapped / "cells.parquet", index=False)
+    _, findings = verify_dataset(swapped)
+    assert findings and all(f.key == cells.loc[target, "cell_key"] for f in findings)
+    assert any(w in f.what for f in findings for w in ("objective", "verification"))
+    code, out, err = cli(["verify", swapped])
+    assert code == 4 and "do not reproduce" in out
+
+
+def test_verify_of_a_folder_that_is_no_dataset_is_exit_2(tmp_path):
+    code, out, err = cli(["verify", tmp_path])
+    assert code == 2 and err.count("\n") == 1 and "dataset.json" in err

@@ -1,4 +1,4 @@
-"""Command line: ``psdbench run | list | info | results | report | export | compare | asv init | asv continuous``.
+"""Command line: ``psdbench run | list | info | results | report | export | verify | compare | asv init | asv continuous``.
 
 Exit codes: 0 success (failed cells are results, but not when every cell run failed for a harness
 reason), 2 bad input (config, plugin, data, paths: a
@@ -252,13 +252,27 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     store = ReadOnlyStore(args.db)
     check_target(args.out)
-    paths = export_dataset(store, args.out, runs=args.run)
+    paths = export_dataset(store, args.out, runs=args.run, point_cap=int(args.point_cap_mb * 2**20))
     from psdbench.publish.read import read_manifest
 
     tables = read_manifest(Path(args.out))["tables"]
     print(f"dataset: {args.out} ({tables['cells']['rows']} cells, {tables['runs']['rows']} runs, "
           f"{tables['references']['rows']} references; {paths['manifest'].name})")
     return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from psdbench.publish.read import read_manifest
+    from psdbench.publish.verify import verify_dataset
+
+    read_manifest(args.dataset)  # not a dataset: one line, exit 2, before any work
+    checked, findings = verify_dataset(args.dataset, references=args.references)
+    for f in findings:
+        print(f"{f.table} {f.key}: {f.what}")
+    rows = len({(f.table, f.key) for f in findings})
+    print(f"verify: {checked} rows checked from their stored points, "
+          + (f"{rows} do not reproduce" if rows else "all reproduce"))
+    return EXIT_REGRESSION if rows else 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -324,7 +338,8 @@ def _cmd_asv(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"asv": _cmd_asv, "run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _cmd_results,
-            "report": _cmd_report, "compare": _cmd_compare, "export": _cmd_export}
+            "report": _cmd_report, "compare": _cmd_compare, "export": _cmd_export,
+            "verify": _cmd_verify}
 
 
 def main(argv: list[str] | None = None) -> int:

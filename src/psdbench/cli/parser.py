@@ -121,6 +121,14 @@ def _parser() -> argparse.ArgumentParser:
                           "report shows)")
     exp.add_argument("--out", default="dataset", metavar="DIR",
                      help="the dataset folder, replaced as a whole (default: dataset)")
+    exp.add_argument("--point-cap-mb", type=_positive, default=1.0, metavar="MB",
+                     help="carry each saved point (run --save-solutions) of at most this size, for psdbench verify "
+                          "(default 1)")
+    ver = sub.add_parser("verify", help="re-check a dataset's rows from their stored points on this machine: "
+                         f"status, objective, gap (exit {EXIT_REGRESSION} when one does not reproduce)")
+    ver.add_argument("dataset", help="a dataset folder (psdbench export)")
+    ver.add_argument("--references", action="store_true",
+                     help="also certify each certified reference again (one solve per instance)")
     cmp_ = sub.add_parser("compare", help="compare two stores per cell and per solver, regressions flagged")
     cmp_.add_argument("a", help="baseline store")
     cmp_.add_argument("b", help="candidate store")

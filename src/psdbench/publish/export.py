@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from psdbench.api import PsdbenchError
-from psdbench.publish.schema import FORMAT, METRIC_PREFIX, SCHEMA_VERSION, TABLES, Column
+from psdbench.publish.schema import FORMAT, METRIC_PREFIX, POINT_CAP, SCHEMA_VERSION, TABLES, Column
 
 __all__ = ["MANIFEST", "MARKER", "check_target", "dataset_tables", "export_dataset"]
 
@@ -180,9 +180,36 @@ def _manifest(tables: Mapping[str, pd.DataFrame], store: Any) -> dict[str, Any]:
     return out
 
 
+def _points(cells: pd.DataFrame, store_path: Path, cap: int) -> tuple[pd.DataFrame, dict[str, bytes]]:
+    """The cells with ``point`` / ``point_sha256`` set where the run saved a point of at most ``cap``
+    bytes, and the archives by their relative path in the dataset (one file per content)."""
+    import hashlib
+
+    files: dict[str, bytes] = {}
+    point, digest = [], []
+    for rel in cells["solution"] if "solution" in cells.columns else [None] * len(cells):
+        data = None
+        if isinstance(rel, str) and rel:
+            try:
+                p = store_path.parent / rel
+                data = p.read_bytes() if p.stat().st_size <= cap else None
+            except OSError:
+                data = None  # the archive is gone: the row travels without its point
+        if data is None:
+            point.append(None)
+            digest.append(None)
+            continue
+        h = hashlib.sha256(data).hexdigest()
+        files[f"points/{h}.npz"] = data
+        point.append(f"points/{h}.npz")
+        digest.append(h)
+    return cells.assign(point=pd.array(point, dtype="string"), point_sha256=pd.array(digest, dtype="string")), files
+
+
 def export_dataset(store: Any, out: str | Path, runs: Iterable[str] | None = None,
-                   registry: Any = None) -> dict[str, Path]:
-    """Write ``store`` (or its ``runs``) as a dataset folder ``out``, replaced whole.
+                   registry: Any = None, point_cap: int = POINT_CAP) -> dict[str, Path]:
+    """Write ``store`` (or its ``runs``) as a dataset folder ``out``, replaced whole, with each
+    saved point of at most ``point_cap`` bytes beside the tables, content-addressed.
 
     Returns
     -------
@@ -193,10 +220,15 @@ def export_dataset(store: Any, out: str | Path, runs: Iterable[str] | None = Non
 
     check_target(out)
     tables = dataset_tables(store, runs, registry)
+    tables["cells"], files = _points(tables["cells"], Path(str(store.path)), point_cap)
     manifest = _manifest(tables, store)
+    manifest["points"] = {"count": len(files), "cap_bytes": int(point_cap)}
 
     def write(folder: Path) -> dict[str, Path]:
         paths = {}
+        for rel, data in files.items():
+            (folder / rel).parent.mkdir(exist_ok=True)
+            (folder / rel).write_bytes(data)
         for name, df in tables.items():
             paths[name] = folder / TABLES[name][0]
             df.to_parquet(paths[name], index=False, engine="pyarrow")

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["CALIBRATION", "CELLS", "FORMAT", "METRIC_PREFIX", "REFERENCES", "RUNS", "SCHEMA_VERSION", "TABLES", "Column"]
+__all__ = ["CALIBRATION", "CELLS", "FORMAT", "METRIC_PREFIX", "POINT_CAP", "REFERENCES", "RUNS", "SCHEMA_VERSION", "TABLES", "Column"]
 
 #: The manifest's ``format`` value: what marks a folder as a psdbench dataset.
 FORMAT = "psdbench-dataset"
 #: Incompatible changes of the tables below; a reader reads every version up to its own.
 SCHEMA_VERSION = 1
+#: Points larger than this (bytes, default of ``psdbench export --point-cap-mb``) stay out of a dataset.
+POINT_CAP = 1 << 20
 #: Columns ``metric_<name>``: one per metric a family records (numbers; else JSON text).
 METRIC_PREFIX = "metric_"
 
@@ -74,6 +76,8 @@ CELLS: tuple[Column, ...] = (
     Column("metrics", _S, "every metric the cell recorded, JSON (the `metric_<name>` columns hold the numbers)"),
     Column("created_at", _S, "when the row was stored (UTC, ISO 8601)"),
     Column("solution", _S, "the saved point's archive, relative to the store, where the run kept it"),
+    Column("point", _S, "the returned point carried in the dataset (`points/<sha256>.npz`, under the export's cap), for `psdbench verify`"),
+    Column("point_sha256", _S, "SHA-256 of that archive: the point is content-addressed, an edited one is found"),
 )
 
 #: One row per run: where and with what it ran.
