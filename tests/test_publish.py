@@ -262,3 +262,45 @@ def test_verify_finds_an_edited_objective_and_an_edited_point(store, tmp_path):
 def test_verify_of_a_folder_that_is_no_dataset_is_exit_2(tmp_path):
     code, out, err = cli(["verify", tmp_path])
     assert code == 2 and err.count("\n") == 1 and "dataset.json" in err
+
+
+def test_merge_keeps_every_measurement_once_and_counts_rows_in_and_out(store, tmp_path):
+    from psdbench.publish.merge import merge_datasets
+    from psdbench.publish.verify import verify_dataset
+
+    export_dataset(ReadOnlyStore(store), tmp_path / "a")
+    psdbench.run({**GRID, "solvers": [{"name": "gdpa-lp"}]}, db=tmp_path / "b.sqlite", jobs=1, save_solutions=True)
+    export_dataset(ReadOnlyStore(tmp_path / "b.sqlite"), tmp_path / "b")
+    a, b = read_dataset(tmp_path / "a"), read_dataset(tmp_path / "b")
+    info = merge_datasets([tmp_path / "a", tmp_path / "b", tmp_path / "a"], tmp_path / "m")
+    m = read_dataset(tmp_path / "m")
+    # a third source that repeats the first adds nothing; the second's rows are other runs: all kept
+    assert info["rows_in"]["cells"] == 2 * len(a["cells"]) + len(b["cells"])
+    assert len(m["cells"]) == info["rows_out"]["cells"] == len(a["cells"]) + len(b["cells"])
+    assert info["identical_rows_kept_once"]["cells"] == len(a["cells"])
+    assert set(m["runs"]["run_id"]) == set(a["runs"]["run_id"]) | set(b["runs"]["run_id"])
+    assert info["reference_disagreements"] == [] and info["same_key_different_content"] == {}
+    checked, findings = verify_dataset(tmp_path / "m")  # the points came along
+    assert checked == len(m["cells"]) and findings == []
+
+
+def test_merge_reports_references_that_disagree_and_rows_that_differ_under_one_key(store, tmp_path):
+    from psdbench.publish.merge import merge_datasets
+
+    export_dataset(ReadOnlyStore(store), tmp_path / "a")
+    b = _copy(tmp_path / "a", tmp_path / "b")
+    refs = pd.read_parquet(b / "references.parquet")
+    i = refs.index[refs["kind"] == "certified"][0]
+    width = max(1.0, abs(refs.loc[i, "value"])) * 1e-3
+    refs.loc[i, ["value", "lower"]] = refs.loc[i, "value"] + 10 * width, refs.loc[i, "value"] + 9 * width
+    refs.to_parquet(b / "references.parquet", index=False)
+    cells = pd.read_parquet(b / "cells.parquet")
+    cells.loc[0, "objective"] = cells.loc[0, "objective"] + 1.0
+    cells.to_parquet(b / "cells.parquet", index=False)
+    info = merge_datasets([tmp_path / "a", b], tmp_path / "m")
+    assert [d["instance_key"] for d in info["reference_disagreements"]] == [refs.loc[i, "instance_key"]]
+    assert len(info["same_key_different_content"]["cells"]) == 1
+    code, out, err = cli(["merge", tmp_path / "a", b, "--out", tmp_path / "m2"])
+    assert code == 0 and "do not meet" in err and "differ between sources" in err
+    code, out, err = cli(["merge", tmp_path / "a", tmp_path / "nothing", "--out", tmp_path / "m3"])
+    assert code == 2 and not (tmp_path / "m3").exists()

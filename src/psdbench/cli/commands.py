@@ -1,4 +1,4 @@
-"""Command line: ``psdbench run | list | info | results | report | export | verify | compare | asv init | asv continuous``.
+"""Command line: ``psdbench run | list | info | results | report | export | merge | verify | compare | asv init | asv continuous``.
 
 Exit codes: 0 success (failed cells are results, but not when every cell run failed for a harness
 reason), 2 bad input (config, plugin, data, paths: a
@@ -261,6 +261,22 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from psdbench.publish.merge import merge_datasets
+
+    info = merge_datasets(args.datasets, args.out)
+    for d in info["reference_disagreements"]:
+        print(f"psdbench: warning: reference of {d['problem']} on {d['dataset']} ({d['instance_key']}): "
+              f"{d['sources'][0]} certifies [{d['a'][0]:.12g}, {d['a'][1]:.12g}], {d['sources'][1]} "
+              f"[{d['b'][0]:.12g}, {d['b'][1]:.12g}]: they do not meet", file=sys.stderr)
+    for table, keys in info["same_key_different_content"].items():
+        print(f"psdbench: warning: {len(keys)} {table} rows differ between sources under one key "
+              f"(the first source's kept), e.g. {keys[0]}", file=sys.stderr)
+    counts = ", ".join(f"{t} {info['rows_in'][t]} in, {info['rows_out'][t]} out" for t in info["rows_in"])
+    print(f"merged: {args.out} ({counts})")
+    return 0
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     from psdbench.publish.read import read_manifest
     from psdbench.publish.verify import verify_dataset
@@ -339,7 +355,7 @@ def _cmd_asv(args: argparse.Namespace) -> int:
 
 COMMANDS = {"asv": _cmd_asv, "run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _cmd_results,
             "report": _cmd_report, "compare": _cmd_compare, "export": _cmd_export,
-            "verify": _cmd_verify}
+            "verify": _cmd_verify, "merge": _cmd_merge}
 
 
 def main(argv: list[str] | None = None) -> int:

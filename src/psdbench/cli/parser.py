@@ -124,6 +124,10 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--point-cap-mb", type=_positive, default=1.0, metavar="MB",
                      help="carry each saved point (run --save-solutions) of at most this size, for psdbench verify "
                           "(default 1)")
+    mrg = sub.add_parser("merge", help="merge datasets of many machines and versions into one, nothing lost "
+                         "(rows counted in and out, references reconciled, disagreements listed)")
+    mrg.add_argument("datasets", nargs="+", metavar="DATASET", help="dataset folders (psdbench export)")
+    mrg.add_argument("--out", required=True, metavar="DIR", help="the merged dataset folder, replaced as a whole")
     ver = sub.add_parser("verify", help="re-check a dataset's rows from their stored points on this machine: "
                          f"status, objective, gap (exit {EXIT_REGRESSION} when one does not reproduce)")
     ver.add_argument("dataset", help="a dataset folder (psdbench export)")

@@ -4,6 +4,8 @@
   schema version (``docs/dataset.md`` is written from it).
 * :mod:`~psdbench.publish.export`: ``psdbench export``: a store (or chosen runs) to a dataset folder,
   written whole.
+* :mod:`~psdbench.publish.verify`: ``psdbench verify``: rows re-checked from their stored points.
+* :mod:`~psdbench.publish.merge`: ``psdbench merge``: datasets of many machines as one, nothing lost.
 * :mod:`~psdbench.publish.read`: a dataset read back (pandas and pyarrow only: a reader needs no
   psdbench, see ``docs/dataset.md``).
 

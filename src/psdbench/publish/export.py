@@ -21,7 +21,8 @@ import pandas as pd
 from psdbench.api import PsdbenchError
 from psdbench.publish.schema import FORMAT, METRIC_PREFIX, POINT_CAP, SCHEMA_VERSION, TABLES, Column
 
-__all__ = ["MANIFEST", "MARKER", "check_target", "dataset_tables", "export_dataset"]
+__all__ = ["MANIFEST", "MARKER", "check_target", "dataset_tables", "export_dataset", "manifest_of", "typed_table",
+           "write_dataset"]
 
 #: The manifest file of a dataset folder.
 MANIFEST = "dataset.json"
@@ -91,7 +92,7 @@ def _text(v: pd.Series) -> pd.Series:
                                                      json.dumps(x, sort_keys=True, default=str))).astype("string")
 
 
-def _typed(df: pd.DataFrame, columns: tuple[Column, ...]) -> pd.DataFrame:
+def typed_table(df: pd.DataFrame, columns: tuple[Column, ...]) -> pd.DataFrame:
     """``df`` with the schema's columns in order and types (missing ones empty), then the metrics:
     ``metric_<name>`` as numbers where every value is one, else as JSON text."""
     cols: dict[str, pd.Series] = {}
@@ -161,23 +162,46 @@ def dataset_tables(store: Any, runs: Iterable[str] | None = None, registry: Any 
     calib = pd.DataFrame([{"run_id": r, "machine_fingerprint": m.get("fingerprint"), **k}
                           for r, m in zip(run_rows["run_id"], machines)
                           for k in (m.get("calibration") or []) if isinstance(k, dict)])
-    return {"cells": _typed(cells, TABLES["cells"][1]), "runs": _typed(run_rows, TABLES["runs"][1]),
-            "references": _typed(ref_rows.reset_index(drop=True), TABLES["references"][1]),
-            "calibration": _typed(calib, TABLES["calibration"][1])}
+    return {"cells": typed_table(cells, TABLES["cells"][1]), "runs": typed_table(run_rows, TABLES["runs"][1]),
+            "references": typed_table(ref_rows.reset_index(drop=True), TABLES["references"][1]),
+            "calibration": typed_table(calib, TABLES["calibration"][1])}
 
 
-def _manifest(tables: Mapping[str, pd.DataFrame], store: Any) -> dict[str, Any]:
+def manifest_of(tables: Mapping[str, pd.DataFrame], source: Mapping[str, Any]) -> dict[str, Any]:
+    """The manifest of ``tables``: format, schema version, psdbench's version, when, ``source``, and
+    per table its file, row count and columns in order with their types and meanings."""
     from psdbench.system.version import psdbench_version
 
     described = {name: {c.name: {"type": c.type, "doc": c.doc} for c in cols} for name, (_, cols) in TABLES.items()}
     out: dict[str, Any] = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "psdbench_version": psdbench_version(),
                            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                           "source": {"store": Path(str(store.path)).name}, "tables": {}}
+                           "source": dict(source), "tables": {}}
     for name, df in tables.items():
         cols = [{"name": c, **(described[name].get(c) or {"type": "double" if str(df[c].dtype) == "float64" else "string",
                                                           "doc": "a metric the family records"})} for c in df.columns]
         out["tables"][name] = {"file": TABLES[name][0], "rows": int(len(df)), "columns": cols}
     return out
+
+
+def write_dataset(out: str | Path, tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
+                  points: Mapping[str, Path | bytes]) -> dict[str, Path]:
+    """Write a dataset folder whole: the points (relative path to a file or its bytes), the tables
+    as Parquet, the manifest last."""
+    from psdbench.system.outdir import replace_folder
+
+    def write(folder: Path) -> dict[str, Path]:
+        paths = {}
+        for rel, data in points.items():
+            (folder / rel).parent.mkdir(exist_ok=True)
+            (folder / rel).write_bytes(data if isinstance(data, bytes) else Path(data).read_bytes())
+        for name, df in tables.items():
+            paths[name] = folder / TABLES[name][0]
+            df.to_parquet(paths[name], index=False, engine="pyarrow")
+        paths["manifest"] = folder / MANIFEST
+        paths["manifest"].write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        return paths
+
+    return replace_folder(out, write, marker=MARKER)
 
 
 def _points(cells: pd.DataFrame, store_path: Path, cap: int) -> tuple[pd.DataFrame, dict[str, bytes]]:
@@ -216,24 +240,9 @@ def export_dataset(store: Any, out: str | Path, runs: Iterable[str] | None = Non
     dict of str to Path
         ``manifest`` and one entry per table (its Parquet file), under ``out``.
     """
-    from psdbench.system.outdir import replace_folder
-
     check_target(out)
     tables = dataset_tables(store, runs, registry)
     tables["cells"], files = _points(tables["cells"], Path(str(store.path)), point_cap)
-    manifest = _manifest(tables, store)
+    manifest = manifest_of(tables, {"store": Path(str(store.path)).name})
     manifest["points"] = {"count": len(files), "cap_bytes": int(point_cap)}
-
-    def write(folder: Path) -> dict[str, Path]:
-        paths = {}
-        for rel, data in files.items():
-            (folder / rel).parent.mkdir(exist_ok=True)
-            (folder / rel).write_bytes(data)
-        for name, df in tables.items():
-            paths[name] = folder / TABLES[name][0]
-            df.to_parquet(paths[name], index=False, engine="pyarrow")
-        paths["manifest"] = folder / MANIFEST
-        paths["manifest"].write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-        return paths
-
-    return replace_folder(out, write, marker=MARKER)
+    return write_dataset(out, tables, manifest, files)

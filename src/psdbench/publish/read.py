@@ -21,6 +21,9 @@ from psdbench.publish.schema import FORMAT, SCHEMA_VERSION, TABLES
 
 __all__ = ["read_dataset", "read_manifest"]
 
+#: pandas dtypes of the schema's Arrow types (for a table a dataset does not have).
+_DTYPES = {"string": "string", "double": "float64", "int64": "Int64", "bool": "boolean"}
+
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
     """The manifest of the dataset folder ``path``.
@@ -46,8 +49,8 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
 
 
 def read_dataset(path: str | Path) -> dict[str, pd.DataFrame]:
-    """The tables of the dataset folder ``path`` (``cells``, ``runs``, ``references``), each checked
-    against its manifest's row count.
+    """The tables of the dataset folder ``path`` (``cells``, ``runs``, ``references``, ``calibration``),
+    each checked against its manifest's row count; one the manifest does not list is empty.
 
     Returns
     -------
@@ -55,8 +58,11 @@ def read_dataset(path: str | Path) -> dict[str, pd.DataFrame]:
     """
     manifest = read_manifest(path)
     out = {}
-    for name, (file, _) in TABLES.items():
-        entry = manifest["tables"].get(name, {"file": file, "rows": None})
+    for name, (file, cols) in TABLES.items():
+        entry = manifest["tables"].get(name)
+        if entry is None:  # a table this version has and the dataset's exporter did not: empty
+            out[name] = pd.DataFrame({c.name: pd.Series([], dtype=_DTYPES[c.type]) for c in cols})
+            continue
         df = pd.read_parquet(Path(path) / entry["file"])
         if entry.get("rows") is not None and len(df) != entry["rows"]:
             raise DataError(f"{path}: {entry['file']} has {len(df)} rows, its manifest says {entry['rows']}")
