@@ -175,10 +175,10 @@ def _fault_grid(path, faults, timeout, good=True):
     [run]
     seeds = [0]
     timeout = {timeout}
-    # the cap: above what a forked worker needs to start (the run's address space, about 1.0-1.3 GB
-    # with every plugin imported, plus 256 MiB; checked when the grid loads), so that the memory
-    # hog, not the start, meets it
-    memory_mb = 2500
+    # the cap: above what a forked worker needs to start (the run's address space, about 3 GB with
+    # every plugin and pyarrow through pandas imported, plus 256 MiB; checked when the grid loads),
+    # so that the memory hog, which reserves until refused, not the start, meets it
+    memory_mb = 5000
     reference = false
 
     [[problems]]

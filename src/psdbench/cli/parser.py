@@ -117,8 +117,7 @@ def _parser() -> argparse.ArgumentParser:
                          "that pandas and DuckDB read without psdbench")
     exp.add_argument("--db", default=DEFAULT_DB)
     exp.add_argument("--run", action="append", default=None, metavar="RUN_ID",
-                     help="only this run, the latest row of each of its cells (repeatable; default: the rows the "
-                          "report shows)")
+                     help="only this run's rows (repeatable; default: every run's, one row per cell and run)")
     exp.add_argument("--out", default="dataset", metavar="DIR",
                      help="the dataset folder, replaced as a whole (default: dataset)")
     exp.add_argument("--point-cap-mb", type=_positive, default=1.0, metavar="MB",

@@ -1,8 +1,9 @@
 """``psdbench export``: a store, or chosen runs of it, written as a results dataset folder.
 
-The rows are the report's: the same drop of superseded rows, the same tidy frame, and its gap, floor,
-ranked gap, outcome and reference accuracy (:func:`psdbench.report.results_csv_frame`), so a dataset
-and the report of the same store never disagree.  The folder is written beside its target and
+Every row of the store's history is exported (one per cell and run: a cell run again is a replicate,
+a row of older code a measurement of that code), or the rows of chosen runs.  Their derived columns
+are the report's: the same tidy frame, and its gap, floor, ranked gap, outcome and reference accuracy
+(:func:`psdbench.report.results_csv_frame`), so a dataset and the report never disagree on a row.  The folder is written beside its target and
 swapped in whole (:func:`psdbench.system.outdir.replace_folder`); a folder that is not a psdbench
 dataset is never overwritten.
 """
@@ -54,23 +55,21 @@ def check_target(out: str | Path, flag: str = "--out") -> Path:
 
 
 def _rows(store: Any, runs: Iterable[str] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(rows, refs)``: the store's rows a report of it shows, or, with ``runs``, the latest row of
-    each cell in those runs; and its references."""
+    """``(rows, refs)``: every row of the store's history (one per cell and run: replicates and rows
+    of older code are measurements too), or of the chosen ``runs``; and its references."""
     from psdbench.harness.reference import annotate
-    from psdbench.report.frame import drop_superseded
+    from psdbench.harness.store.db import Store
 
     refs = store.references_frame()
-    if runs is None:
-        raw = store.results_frame()
-    else:
+    hist = Store.results_frame(store, view="history", traces=False)  # annotated once, below
+    if runs is not None:
         wanted = list(dict.fromkeys(runs))
-        hist = store.results_frame(view="history")
         known = set(store.runs_frame()["run_id"]) | (set(hist["run_id"]) if len(hist) else set())
         missing = [r for r in wanted if r not in known]
         if missing:
             raise PsdbenchError(f"--run {missing[0]}: no such run in {store.path} (psdbench results --all lists them)")
-        raw = hist[hist["run_id"].isin(wanted)].drop_duplicates("cell_key", keep="last").reset_index(drop=True)
-    return drop_superseded(annotate(raw, refs)).reset_index(drop=True), refs
+        hist = hist[hist["run_id"].isin(wanted)]
+    return annotate(hist.reset_index(drop=True), refs).reset_index(drop=True), refs
 
 
 def _json_dict(text: Any) -> dict[str, Any]:
@@ -122,7 +121,7 @@ def dataset_tables(store: Any, runs: Iterable[str] | None = None, registry: Any 
     store : Store
         The results store (a read-only one serves).
     runs : iterable of str, optional
-        Only these runs (the latest row of each cell in them); default: the rows a report shows.
+        Only these runs' rows; default: every run's.
     registry : Registry, optional
         Problems and solvers (defaults, family, sense); default :func:`psdbench.registry.discover`.
 

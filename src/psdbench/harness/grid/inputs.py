@@ -288,12 +288,12 @@ class ReadOnlyStore(Store):
         finally:
             con.close()
 
-    def results_frame(self, flatten_metrics: bool = True, view: str = "results") -> pd.DataFrame:
+    def results_frame(self, flatten_metrics: bool = True, view: str = "results", traces: bool = True) -> pd.DataFrame:
         """:meth:`Store.results_frame` with the read-time columns of
         :func:`psdbench.harness.reference.annotate` (``below_certified``, ``gap_scale``, ``gap_scaled``)."""
         from psdbench.harness.reference import annotate
 
-        return annotate(super().results_frame(flatten_metrics, view), self.references_frame())
+        return annotate(super().results_frame(flatten_metrics, view, traces), self.references_frame())
 
 
 def check_dataset_content(ds: Dataset, name: str) -> None:

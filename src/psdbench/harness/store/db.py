@@ -342,11 +342,13 @@ class Store:
             con.execute("UPDATE runs SET finished_at=? WHERE run_id=?", (now(), run_id))
 
     # ---- frames
-    def results_frame(self, flatten_metrics: bool = True, view: str = "results") -> pd.DataFrame:
+    def results_frame(self, flatten_metrics: bool = True, view: str = "results", traces: bool = True) -> pd.DataFrame:
         """The latest row of every cell; JSON columns decoded, metrics flattened as ``metric_<name>``.
 
         ``view="current"``: the latest row of every cell description (the ``current`` view: what
         the report and ``psdbench results`` show); ``view="history"``: every row of every run.
+        ``traces=False`` leaves out the solvers' own ``trace`` (never trusted, and most of the
+        decoding time of a large store).
         """
         if view not in ("results", "current", "history"):
             raise ValueError(f"view must be 'results', 'current' or 'history', not {view!r}")
@@ -354,7 +356,8 @@ class Store:
         with self._conn() as con:
             if view == "current" and con.execute("SELECT 1 FROM sqlite_master WHERE name='current'").fetchone() is None:
                 view = "results"  # an older store opened read-only: one row per cell_key is what it has
-            df = _decode(pd.read_sql_query(f"SELECT * FROM {view} ORDER BY {order}", con))
+            df = pd.read_sql_query(f"SELECT * FROM {view} ORDER BY {order}", con)
+        df = _decode(df if traces else df.drop(columns=["trace"], errors="ignore"))
         if flatten_metrics and len(df):
             met = pd.json_normalize(df["metrics"].map(lambda d: d or {}).tolist()).add_prefix("metric_")
             met.index = df.index

@@ -119,13 +119,27 @@ def probe() -> str:
     it needs; "" if it runs and fits, else why not."""
     pool = _pool()
     out = pool.worker().run(_need, {}, 120.0)
+    need = out.value if out.outcome == "result" else _uncapped_need(pool)
+    if need is not None and need > pool.cap:
+        return (f"a cell's memory cap of {pool.cap} MiB (80 % of the worker's memory limit per thread, or [run] "
+                f"memory_mb) is below the {need} MiB a cell process needs there; raise the worker's "
+                "--memory-limit or memory_mb")
     if out.outcome != "result":
         return f"its cell process does not run ({out.message}) under a memory cap of {pool.cap} MiB"
-    if out.value > pool.cap:
-        return (f"a cell's memory cap of {pool.cap} MiB (80 % of the worker's memory limit per thread, or [run] "
-                f"memory_mb) is below the {out.value} MiB a cell process needs there; raise the worker's "
-                "--memory-limit or memory_mb")
     return ""
+
+
+def _uncapped_need(pool: CellPool) -> int | None:
+    """What a cell process needs, asked of one started without a cap: a process that cannot even
+    start under the cap is named with the cap it needs.  ``None`` if it does not run either."""
+    from psdbench.harness.workers.spawned import SpawnContext
+
+    w = CellWorker(None, cancel=pool.cancel, context=SpawnContext(pool.preload))
+    try:
+        out = w.run(_need, {}, 120.0)
+        return int(out.value) if out.outcome == "result" else None
+    finally:
+        w.close()
 
 
 def cancel_running() -> None:
