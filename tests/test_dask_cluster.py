@@ -4,6 +4,7 @@ workers) and a ``LocalCluster`` the test makes itself; rows equal the local back
 killed mid-cell, and a scheduler that goes away.  Ports are free ones on 127.0.0.1; no network.
 """
 
+import json
 import os
 import signal
 import socket
@@ -203,6 +204,11 @@ def test_nanny_workers_of_dask_worker_give_the_local_rows(cluster, env, local_ro
     with sqlite3.connect(db) as con:  # one reference per instance, computed on the cluster, none failed
         refs = con.execute("SELECT status, message FROM refs").fetchall()
     assert len(refs) == 3 and not any(str(m or "").startswith("harness: ") for _, m in refs), refs
+    with sqlite3.connect(db) as con:  # each worker's machine, recorded beside the client's
+        machine = json.loads(con.execute("SELECT machine FROM runs").fetchone()[0])
+    workers = machine["workers"]
+    assert len(workers) == 2 and all(w["fingerprint"] == machine["fingerprint"] for w in workers.values())
+    assert all(w["environment"]["hash"] == machine["environment"]["hash"] for w in workers.values())
 
 
 def test_local_cluster_made_by_the_caller_gives_the_local_rows(env, local_rows, tmp_path, monkeypatch):

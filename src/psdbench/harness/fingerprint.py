@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import platform
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["blas_builds", "environment", "gpus", "machine_class"]
+__all__ = ["blas_builds", "cpu_model", "environment", "gpus", "machine_class", "machine_record"]
 
 #: The machine's keys that define its class: the same CPU, cores, memory and OS architecture.
 CLASS_KEYS = ("processor", "cpus", "memory_gb", "system", "architecture")
@@ -58,3 +62,30 @@ def machine_class(machine: Mapping[str, Any]) -> str:
     of the same CPU model, cores, memory and architecture, whose times compare."""
     return hashlib.sha256(json.dumps({k: machine.get(k) for k in CLASS_KEYS}, sort_keys=True,
                                      default=str).encode()).hexdigest()[:16]
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``'s "model name"), else :func:`platform.processor`."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def machine_record(distributions: bool = True) -> dict[str, Any]:
+    """This machine as a run records it: OS, CPU model and count, memory, Python, GPUs, its class's
+    hash (``fingerprint``) and the environment (with ``distributions=False`` its hash only, as a
+    Dask worker's record keeps it)."""
+    import psutil
+
+    machine: dict[str, Any] = {
+        "platform": platform.platform(), "processor": cpu_model(), "cpus": os.cpu_count(),
+        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": sys.version.split()[0],
+        "system": platform.system(), "architecture": platform.machine(), "gpus": gpus()}
+    machine["fingerprint"] = machine_class(machine)
+    env = environment()
+    machine["environment"] = env if distributions else {"hash": env["hash"], "count": len(env["distributions"])}
+    return machine

@@ -42,17 +42,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-import platform
 import sqlite3
-import sys
 import time
 import uuid
 from dataclasses import replace
 from typing import Any, Callable, Iterator
 
-import psutil
 
 from psdbench.harness import calibration
+from psdbench.harness.fingerprint import cpu_model  # noqa: F401 (re-exported: the report's run details)
 from psdbench.system.version import psdbench_version
 from psdbench.api import PsdbenchError, Status
 from psdbench.harness.store import solutions
@@ -95,17 +93,6 @@ def source_commit(root: Path) -> str:
     return ""
 
 
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``'s "model name"), else :func:`platform.processor`."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
-            if line.lower().startswith("model name") and ":" in line:
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -> tuple[dict, dict, dict]:
     """Machine, versions of ``libraries`` (distribution names) and BLAS thread pools.
 
@@ -118,13 +105,9 @@ def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -
     """
     from threadpoolctl import threadpool_info
 
-    from psdbench.harness.fingerprint import blas_builds, environment, gpus, machine_class
+    from psdbench.harness.fingerprint import blas_builds, machine_record
 
-    machine = {"platform": platform.platform(), "processor": cpu_model(), "cpus": os.cpu_count(),
-               "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": sys.version.split()[0],
-               "system": platform.system(), "architecture": platform.machine(), "gpus": gpus()}
-    machine["fingerprint"] = machine_class(machine)
-    machine["environment"] = environment()
+    machine = machine_record()
     versions = {"psdbench": psdbench_version()}
     commit = source_commit(Path(__file__).resolve().parents[3])
     if commit:
@@ -244,7 +227,9 @@ def run_grid(
                     for rec in refs_done:  # only certified ones are kept
                         cache.put(rec["instance_key"], ref_keys[rec["instance_key"]], rec)
                 for what, obj, res in batch:
-                    if what == "skipped":
+                    if what == "workers":  # a Dask run: each worker's machine, beside the client's
+                        store.add_run_machine(run_id, {"workers": res})
+                    elif what == "skipped":
                         prog.skip(res, "ref" if isinstance(obj, str) else "cell")
                     elif what == "ref":
                         prog.reference()
@@ -322,6 +307,7 @@ def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: i
                                  sorted({c.solver for c in todo}))
         cluster = Cluster(scheduler, jobs, grid.memory_mb, preload)
         cluster.preflight()  # before any work: workers that cannot run cells, and why
+        yield [("workers", None, cluster.fingerprints())]
         cluster.ship(sorted({spec["dataset"] for spec in grid.instances.values()}), _loader())
         futures: dict[Any, tuple[str, Any]] = {}
         items = [("ref", key) for key in refs] + [("cell", CellResult.for_cell(cell, run_id, timeout)) for cell in todo]

@@ -336,6 +336,13 @@ class Store:
             kept.update({str(k): v for k, v in entries.items()})
             con.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(kept)))
 
+    def add_run_machine(self, run_id: str, entries: Mapping[str, Any]) -> None:
+        """Merge ``entries`` into a run's ``machine`` record (a Dask run's workers, known after it started)."""
+        with self._conn() as con:
+            row = con.execute("SELECT machine FROM runs WHERE run_id=?", (run_id,)).fetchone()
+            machine = _json_dict(row[0]) if row else {}
+            con.execute("UPDATE runs SET machine=? WHERE run_id=?", (json.dumps({**machine, **dict(entries)}), run_id))
+
     def finish_run(self, run_id: str) -> None:
         """Stamp the end of a run."""
         with self._conn() as con:

@@ -232,6 +232,16 @@ class Cluster:
         if bad:
             raise MachineError(f"Dask workers cannot run cells: {'; '.join(bad)}")
 
+    def fingerprints(self) -> dict[str, Any]:
+        """Each worker's machine record (:func:`psdbench.harness.fingerprint.machine_record`, the
+        environment by its hash), by worker address; a worker that cannot say is recorded with why."""
+        from psdbench.harness.fingerprint import machine_record
+
+        try:
+            return {str(k): v for k, v in self.client.run(machine_record, False).items()}
+        except Exception as exc:  # a record is a courtesy to the reader, never the run's failure
+            return {"error": f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"}
+
     def ship(self, names: list[str], load: Callable[[str], Any]) -> None:
         """Scatter each dataset once (the workers then need no data folder of their own)."""
         for name in names:
