@@ -23,14 +23,14 @@ import pandas as pd
 
 from psdbench.publish.read import read_dataset
 
-__all__ = ["Finding", "RTOL", "verify_dataset"]
+__all__ = ["Mismatch", "RTOL", "verify_dataset"]
 
 #: Relative agreement asked of a recomputed objective or gap (same code, another machine: rounding).
 RTOL = 1e-7
 
 
-class Finding(NamedTuple):
-    """One row that did not reproduce: which, and what differs."""
+class Mismatch(NamedTuple):
+    """One row that did not reproduce: its table, its key, and what differs."""
 
     table: str
     key: str
@@ -108,7 +108,7 @@ def _check_reference(ref: dict[str, Any], registry: Any) -> list[str]:
     return []
 
 
-def verify_dataset(path: str | Path, registry: Any = None, references: bool = False) -> tuple[int, list[Finding]]:
+def verify_dataset(path: str | Path, registry: Any = None, references: bool = False) -> tuple[int, list[Mismatch]]:
     """Re-check the dataset at ``path``.
 
     Parameters
@@ -122,7 +122,7 @@ def verify_dataset(path: str | Path, registry: Any = None, references: bool = Fa
 
     Returns
     -------
-    (int, list of Finding)
+    (int, list of Mismatch)
         How many rows were checked, and those that did not reproduce.
     """
     if registry is None:
@@ -131,7 +131,7 @@ def verify_dataset(path: str | Path, registry: Any = None, references: bool = Fa
         registry = discover()
     folder = Path(path)
     tables = read_dataset(folder)
-    findings: list[Finding] = []
+    mismatches: list[Mismatch] = []
     checked = 0
     cache: dict[str, Any] = {}
     cells = tables["cells"].sort_values(["problem", "dataset", "instance_params", "seed"], kind="stable")
@@ -141,7 +141,7 @@ def verify_dataset(path: str | Path, registry: Any = None, references: bool = Fa
             whats = _check_cell(row, folder, registry, cache)
         except Exception as exc:  # a row that cannot be rebuilt here is a row that does not reproduce
             whats = [f"could not rebuild: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"]
-        findings += [Finding("cells", str(row["cell_key"]), w) for w in whats]
+        mismatches += [Mismatch("cells", str(row["cell_key"]), w) for w in whats]
     if references:
         refs = tables["references"]
         for ref in refs[refs["kind"] == "certified"].to_dict("records"):
@@ -150,5 +150,5 @@ def verify_dataset(path: str | Path, registry: Any = None, references: bool = Fa
                 whats = _check_reference(ref, registry)
             except Exception as exc:
                 whats = [f"could not certify: {type(exc).__name__}: {exc}"]
-            findings += [Finding("references", str(ref["instance_key"]), w) for w in whats]
-    return checked, findings
+            mismatches += [Mismatch("references", str(ref["instance_key"]), w) for w in whats]
+    return checked, mismatches
