@@ -1,4 +1,4 @@
-"""Command line: ``psdbench run | list | info | results | report | export | merge | verify | compare | asv init | asv continuous``.
+"""Command line: ``psdbench run | list | info | results | report | export | merge | verify | site | import | compare | asv init | asv continuous``.
 
 Exit codes: 0 success (failed cells are results, but not when every cell run failed for a harness
 reason), 2 bad input (config, plugin, data, paths: a
@@ -291,6 +291,24 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_REGRESSION if rows else 0
 
 
+def _cmd_site(args: argparse.Namespace) -> int:
+    from psdbench.publish.site import build_site
+
+    info = build_site(args.datasets, args.out, title=args.title)
+    counts = ", ".join(f"{t} {info['merge']['rows_in'][t]} in, {info['merge']['rows_out'][t]} out" for t in info["merge"]["rows_in"])
+    print(f"site: {info['index']} ({info['pages']} pages, {info['rows']} rows, {info['setups']} setups; {counts})")
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from psdbench.publish.outside import import_results
+
+    info = import_results(args.files, args.format, args.out)
+    print(f"dataset: {args.out} ({info['cells']} cells from {info['files']} {args.format} files, {info['runs']} runs; "
+          f"{info['left_out']} rows left out; labelled: reported by the solver, not verified)")
+    return 0
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -355,7 +373,7 @@ def _cmd_asv(args: argparse.Namespace) -> int:
 
 COMMANDS = {"asv": _cmd_asv, "run": _cmd_run, "list": _cmd_list, "info": _cmd_info, "results": _cmd_results,
             "report": _cmd_report, "compare": _cmd_compare, "export": _cmd_export,
-            "verify": _cmd_verify, "merge": _cmd_merge}
+            "verify": _cmd_verify, "merge": _cmd_merge, "site": _cmd_site, "import": _cmd_import}
 
 
 def main(argv: list[str] | None = None) -> int:

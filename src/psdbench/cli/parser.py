@@ -132,6 +132,16 @@ def _parser() -> argparse.ArgumentParser:
     ver.add_argument("dataset", help="a dataset folder (psdbench export)")
     ver.add_argument("--references", action="store_true",
                      help="also certify each certified reference again (one solve per instance)")
+    site = sub.add_parser("site", help="write a static results site of datasets (offline, any static host): "
+                          "winners per setup, a page per solver, instance set and machine, the history across builds")
+    site.add_argument("datasets", nargs="+", metavar="DATASET", help="dataset folders (psdbench export / merge / import)")
+    site.add_argument("-o", "--out", required=True, metavar="DIR", help="the site folder, replaced as a whole")
+    site.add_argument("--title", default="psdbench results", help="the site's title (default: psdbench results)")
+    imp = sub.add_parser("import", help="read outside result files (benchopt's, asv's) as a dataset whose rows are "
+                         "labelled: quality the solver reported, nobody verified or certified")
+    imp.add_argument("files", nargs="+", metavar="FILE", help="result files (benchopt: .parquet / .csv; asv: results/<machine>/*.json)")
+    imp.add_argument("--format", required=True, choices=["benchopt", "asv"], help="the files' format")
+    imp.add_argument("--out", required=True, metavar="DIR", help="the dataset folder, replaced as a whole")
     cmp_ = sub.add_parser("compare", help="compare two stores per cell and per solver, regressions flagged")
     cmp_.add_argument("a", help="baseline store")
     cmp_.add_argument("b", help="candidate store")

@@ -23,7 +23,7 @@ from psdbench.api import PsdbenchError
 from psdbench.publish.schema import FORMAT, METRIC_PREFIX, POINT_CAP, SCHEMA_VERSION, TABLES, Column
 
 __all__ = ["MANIFEST", "MARKER", "check_target", "dataset_tables", "export_dataset", "manifest_of", "typed_table",
-           "write_dataset"]
+           "write_dataset", "write_dataset_files"]
 
 #: The manifest file of a dataset folder.
 MANIFEST = "dataset.json"
@@ -31,8 +31,9 @@ MANIFEST = "dataset.json"
 MARKER = ".psdbench-dataset"
 
 
-def check_target(out: str | Path, flag: str = "--out") -> Path:
-    """Check, writing nothing, that ``out`` may be (re)placed by a dataset: new, empty, or a dataset.
+def check_target(out: str | Path, flag: str = "--out", marker: str = MARKER, what: str = "dataset") -> Path:
+    """Check, writing nothing, that ``out`` may be (re)placed by a dataset (or another folder psdbench
+    writes whole, marked by ``marker``): new, empty, or one it wrote before.
 
     Raises
     ------
@@ -45,11 +46,11 @@ def check_target(out: str | Path, flag: str = "--out") -> Path:
     check_out_dir(p, flag)
     real = p.resolve()
     if Path.cwd().resolve().is_relative_to(real):
-        raise PsdbenchError(f"{flag} {p} holds the working folder; give a folder of its own for the dataset")
+        raise PsdbenchError(f"{flag} {p} holds the working folder; give a folder of its own for the {what}")
     if real.is_dir():
         entries = sorted(os.listdir(real))
-        if entries and MARKER not in entries:
-            raise PsdbenchError(f"{flag} {p} holds files that are not a psdbench dataset ({len(entries)} entries, e.g. "
+        if entries and marker not in entries:
+            raise PsdbenchError(f"{flag} {p} holds files that are not a psdbench {what} ({len(entries)} entries, e.g. "
                                 f"{entries[0][:80]}); give a new or empty folder (it is replaced as a whole)")
     return p
 
@@ -79,6 +80,11 @@ def _json_dict(text: Any) -> dict[str, Any]:
     except ValueError:
         return {}
     return v if isinstance(v, dict) else {}
+
+
+def _plain(x: Any) -> Any:
+    """A numpy scalar as its Python value (for JSON); anything else as text."""
+    return x.item() if isinstance(x, np.generic) else str(x)
 
 
 def _missing(x: Any) -> bool:
@@ -141,9 +147,14 @@ def dataset_tables(store: Any, runs: Iterable[str] | None = None, registry: Any 
     frame = tidy_frame(raw, refs, registry.problems, registry.solvers, DEFAULT_ALLOWANCE)
     cells = results_csv_frame(raw, frame)
     if len(frame) == len(cells):
-        for c in ("family", "solver_label"):
+        for c in ("family", "solver_label", "sense"):
             if c in frame.columns:
                 cells[c] = frame[c].to_numpy()
+        settings = [c for c in frame.columns if c.startswith("s_")]
+        cells["solver_settings"] = [json.dumps({c[2:]: v for c, v in zip(settings, row) if not _missing(v)},
+                                               sort_keys=True, default=_plain)
+                                    for row in frame[settings].itertuples(index=False, name=None)]
+        cells["curve"] = [json.dumps(c or [], separators=(",", ":")) for c in frame["curve"]]
     if len(refs) and len(cells):
         by_key = refs.set_index("instance_key")
         cells["reference_lower"] = cells["instance_key"].map(by_key["lower"]) if "lower" in by_key else np.nan
@@ -161,6 +172,7 @@ def dataset_tables(store: Any, runs: Iterable[str] | None = None, registry: Any 
     calib = pd.DataFrame([{"run_id": r, "machine_fingerprint": m.get("fingerprint"), **k}
                           for r, m in zip(run_rows["run_id"], machines)
                           for k in (m.get("calibration") or []) if isinstance(k, dict)])
+    cells["provenance"] = "psdbench"  # the harness ran and checked these rows (outside.py: imported ones)
     return {"cells": typed_table(cells, TABLES["cells"][1]), "runs": typed_table(run_rows, TABLES["runs"][1]),
             "references": typed_table(ref_rows.reset_index(drop=True), TABLES["references"][1]),
             "calibration": typed_table(calib, TABLES["calibration"][1])}
@@ -182,25 +194,28 @@ def manifest_of(tables: Mapping[str, pd.DataFrame], source: Mapping[str, Any]) -
     return out
 
 
+def write_dataset_files(folder: Path, tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
+                        points: Mapping[str, Path | bytes]) -> dict[str, Path]:
+    """Write a dataset into the existing folder ``folder``: the points (relative path to a file or
+    its bytes), the tables as Parquet, the manifest last (a site carries its data this way)."""
+    paths = {}
+    for rel, data in points.items():
+        (folder / rel).parent.mkdir(exist_ok=True)
+        (folder / rel).write_bytes(data if isinstance(data, bytes) else Path(data).read_bytes())
+    for name, df in tables.items():
+        paths[name] = folder / TABLES[name][0]
+        df.to_parquet(paths[name], index=False, engine="pyarrow")
+    paths["manifest"] = folder / MANIFEST
+    paths["manifest"].write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return paths
+
+
 def write_dataset(out: str | Path, tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
                   points: Mapping[str, Path | bytes]) -> dict[str, Path]:
-    """Write a dataset folder whole: the points (relative path to a file or its bytes), the tables
-    as Parquet, the manifest last."""
+    """Write a dataset folder whole (:func:`write_dataset_files` beside it, swapped in, marked)."""
     from psdbench.system.outdir import replace_folder
 
-    def write(folder: Path) -> dict[str, Path]:
-        paths = {}
-        for rel, data in points.items():
-            (folder / rel).parent.mkdir(exist_ok=True)
-            (folder / rel).write_bytes(data if isinstance(data, bytes) else Path(data).read_bytes())
-        for name, df in tables.items():
-            paths[name] = folder / TABLES[name][0]
-            df.to_parquet(paths[name], index=False, engine="pyarrow")
-        paths["manifest"] = folder / MANIFEST
-        paths["manifest"].write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-        return paths
-
-    return replace_folder(out, write, marker=MARKER)
+    return replace_folder(out, lambda folder: write_dataset_files(folder, tables, manifest, points), marker=MARKER)
 
 
 def _points(cells: pd.DataFrame, store_path: Path, cap: int) -> tuple[pd.DataFrame, dict[str, bytes]]:

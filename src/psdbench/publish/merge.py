@@ -15,7 +15,7 @@ was judged against (its ``reference_objective`` and gap columns are its source's
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,7 @@ from psdbench.publish.export import check_target, manifest_of, typed_table, writ
 from psdbench.publish.read import read_dataset, read_manifest
 from psdbench.publish.schema import TABLES
 
-__all__ = ["KEYS", "merge_datasets", "reconcile_references"]
+__all__ = ["KEYS", "Combined", "combine_datasets", "merge_datasets", "merged_manifest", "reconcile_references"]
 
 #: What makes two rows of a table the same row.
 KEYS: dict[str, tuple[str, ...]] = {"cells": ("cell_key", "run_id"), "runs": ("run_id",),
@@ -82,20 +82,29 @@ def _differing(df: pd.DataFrame, keys: list[str]) -> list[str]:
     return sorted(per_key[per_key > 1].index)
 
 
-def merge_datasets(sources: Iterable[str | Path], out: str | Path) -> dict[str, Any]:
-    """Merge the dataset folders ``sources`` into ``out`` (replaced whole).
+class Combined(NamedTuple):
+    """Datasets combined in memory: the merged tables, the points by their relative path, the
+    manifest's ``merge`` entry (rows in and out, duplicates, disagreements) and the sources' manifests."""
 
-    Returns
-    -------
-    dict
-        The merged manifest's ``merge`` entry: rows in and out per table, identical rows kept once,
-        and the references' disagreements.
+    tables: dict[str, pd.DataFrame]
+    points: dict[str, Path]
+    info: dict[str, Any]
+    manifests: list[dict[str, Any]]
+
+
+def combine_datasets(sources: Iterable[str | Path]) -> Combined:
+    """The dataset folders ``sources`` as one, in memory (what :func:`merge_datasets` writes and
+    ``psdbench site`` shows).
+
+    Raises
+    ------
+    PsdbenchError
+        No source; a source that is not a dataset, or of a newer schema (before anything is read).
     """
     paths = [Path(s) for s in sources]
     if len(paths) < 1:
         raise PsdbenchError("merge needs at least one dataset")
     manifests = [read_manifest(p) for p in paths]  # not a dataset, or too new: one line, before any work
-    check_target(out)
     tables = {name: [] for name in TABLES}
     for p in paths:
         for name, df in read_dataset(p).items():
@@ -123,10 +132,32 @@ def merge_datasets(sources: Iterable[str | Path], out: str | Path) -> dict[str, 
             "identical_rows_kept_once": {n: v for n, v in dropped.items() if n != "references"},
             "references_reconciled": dropped["references"], "reference_disagreements": conflicts,
             "same_key_different_content": {n: v for n, v in differing.items() if v}}
-    manifest = manifest_of(merged, {"merged": [{"path": str(p), "psdbench_version": m.get("psdbench_version"),
-                                                "created_at": m.get("created_at"), "schema_version": m.get("schema_version")}
-                                               for p, m in zip(paths, manifests)]})
-    manifest["points"] = {"count": len(points)}
-    manifest["merge"] = info
-    write_dataset(out, merged, manifest, points)
-    return info
+    return Combined(merged, points, info, manifests)
+
+
+def merged_manifest(combined: Combined, paths: Iterable[str | Path]) -> dict[str, Any]:
+    """The manifest of ``combined``: its sources (path, psdbench version, when, schema), points and merge counts."""
+    manifest = manifest_of(combined.tables, {"merged": [
+        {"path": str(p), "psdbench_version": m.get("psdbench_version"), "created_at": m.get("created_at"),
+         "schema_version": m.get("schema_version")} for p, m in zip(paths, combined.manifests)]})
+    manifest["points"] = {"count": len(combined.points)}
+    manifest["merge"] = combined.info
+    return manifest
+
+
+def merge_datasets(sources: Iterable[str | Path], out: str | Path) -> dict[str, Any]:
+    """Merge the dataset folders ``sources`` into ``out`` (replaced whole).
+
+    Returns
+    -------
+    dict
+        The merged manifest's ``merge`` entry: rows in and out per table, identical rows kept once,
+        and the references' disagreements.
+    """
+    paths = [Path(s) for s in sources]
+    for p in paths:
+        read_manifest(p)  # not a dataset, or too new: one line, before the target is looked at
+    check_target(out)
+    combined = combine_datasets(paths)
+    write_dataset(out, combined.tables, merged_manifest(combined, paths), combined.points)
+    return combined.info

@@ -74,10 +74,17 @@ CELLS: tuple[Column, ...] = (
     Column("floor", _F, "max(reference accuracy, verification tolerance, repair allowance): the report's floor"),
     Column("ranked_gap", _F, "the gap the report ranks by: 0 within the floor below the reference, empty beyond it"),
     Column("metrics", _S, "every metric the cell recorded, JSON (the `metric_<name>` columns hold the numbers)"),
+    Column("sense", _S, "min or max: whether the problem minimizes or maximizes its objective"),
+    Column("solver_settings", _S, "the solver parameters with its defaults filled in, JSON (its stopping tolerance among them)"),
+    Column("curve", _S, "the harness's convergence curve, JSON: [{t, objective, feasible}], the sampled iterates re-scored "
+                        "by the harness (the report's time to each target reads it)"),
     Column("created_at", _S, "when the row was stored (UTC, ISO 8601)"),
     Column("solution", _S, "the saved point's archive, relative to the store, where the run kept it"),
     Column("point", _S, "the returned point carried in the dataset (`points/<sha256>.npz`, under the export's cap), for `psdbench verify`"),
     Column("point_sha256", _S, "SHA-256 of that archive: the point is content-addressed, an edited one is found"),
+    Column("provenance", _S, "psdbench: a row the harness ran and checked itself (empty in a dataset exported before this "
+                             "column: psdbench's too); else the outside format it was read from (benchopt, asv): its "
+                             "quality is what that tool reported, nobody verified or certified it"),
 )
 
 #: One row per run: where and with what it ran.
