@@ -270,3 +270,38 @@ def test_what_a_worker_needs_is_read_from_that_worker_not_from_the_runner():
         held.close()
     assert out.outcome == "crashed" and 0 < out.start_vm_mb <= cap - limits.WORKER_HEADROOM_MB
     assert _failure(out, cap) == (Status.CRASHED, "worker process died (signal 6)")
+
+
+def _blas_probe(task, emit, *cache):
+    """The BLAS thread count a worker's numpy sees (threadpoolctl), and its thread variables."""
+    from threadpoolctl import threadpool_info
+
+    pools = [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
+    return {"pools": pools, "env": os.environ.get("OPENBLAS_NUM_THREADS")}
+
+
+@pytest.mark.parametrize("threads", [None, "2"])
+def test_a_worker_runs_with_the_blas_threads_it_is_asked_for(monkeypatch, threads):
+    """One BLAS thread per worker unless ``PSDBENCH_BLAS_THREADS`` (``psdbench run --blas-threads``)
+    says more: read by the worker itself, a fork-server worker and a spawned one alike, and recorded
+    in the run's row (``threads.worker_blas_threads``)."""
+    from psdbench.harness.runner import machine_info
+    from psdbench.harness.workers.process import CellWorker, run_isolated
+    from psdbench.harness.workers.spawned import SpawnContext
+
+    if threads is None:
+        monkeypatch.delenv("PSDBENCH_BLAS_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("PSDBENCH_BLAS_THREADS", threads)
+    want = int(threads or 1)
+    out = run_isolated(_blas_probe, {}, timeout=60, memory_mb=None)
+    assert out.outcome == "result", out.message
+    assert out.value["env"] == str(want) and out.value["pools"] and set(out.value["pools"]) == {want}
+    worker = CellWorker(memory_mb=None, context=SpawnContext(()))
+    try:
+        out = worker.run(_blas_probe, {}, timeout=120)
+    finally:
+        worker.close()
+    assert out.outcome == "result", out.message
+    assert out.value["env"] == str(want) and set(out.value["pools"]) == {want}
+    assert machine_info([])[2]["worker_blas_threads"] == want

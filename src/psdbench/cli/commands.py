@@ -55,6 +55,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         check_out_dir(args.ref_cache, "--ref-cache")
     preflight.check_backend(args)
+    preflight.check_blas_threads(args)
     check_scheduler(args.scheduler)
     prep = prepare(args.grid, suite=args.suite, solvers=args.solver, datasets=args.dataset, problems=args.problem,
                    db=args.db, save_solutions=args.save_solutions, yes=args.yes)

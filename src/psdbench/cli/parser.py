@@ -92,6 +92,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--report", dest="report_alias", default=None, help=argparse.SUPPRESS)  # the former name of --out
     run.add_argument("--quiet", action="store_true",
                      help="no progress bar or progress lines (the closing summary line is still printed)")
+    run.add_argument("--blas-threads", type=int, default=None, metavar="N",
+                     help="BLAS threads of each cell worker (default: $PSDBENCH_BLAS_THREADS, else 1); recorded in the "
+                          "run's row, so runs with different counts are told apart")
     run.add_argument("--save-solutions", action="store_true", default=None,
                      help="keep each cell's returned point (<db stem>.solutions/<run>/<cell>.npz, named in the row)")
     cache = run.add_mutually_exclusive_group()

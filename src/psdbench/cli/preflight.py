@@ -92,6 +92,26 @@ def check_backend(args: argparse.Namespace) -> None:
             raise PsdbenchError("--backend dask needs 'distributed': pip install 'psdbench[dask]'")
 
 
+def check_blas_threads(args: argparse.Namespace) -> None:
+    """``--blas-threads`` (else ``$PSDBENCH_BLAS_THREADS``) must be a positive integer; it is then set in
+    this process's environment, which every worker the run starts inherits."""
+    import os
+
+    from psdbench.harness.workers.child import BLAS_THREADS_VAR
+
+    given = args.blas_threads if args.blas_threads is not None else os.environ.get(BLAS_THREADS_VAR)
+    if given is None:
+        return
+    flag = "--blas-threads" if args.blas_threads is not None else f"${BLAS_THREADS_VAR}"
+    try:
+        n = int(given)
+    except ValueError:
+        n = 0
+    if n < 1 or n > 4096:
+        raise PsdbenchError(f"{flag} must be a positive integer number of threads, not {given!r}")
+    os.environ[BLAS_THREADS_VAR] = str(n)
+
+
 def plan_jobs(jobs: int | None, memory_mb: int | None, cells: int | None = None) -> int:
     """The workers the run uses (:func:`~psdbench.harness.limits.plan_workers`; at most ``cells``),
     notes on stderr."""

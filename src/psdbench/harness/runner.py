@@ -106,6 +106,7 @@ def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -
     from threadpoolctl import threadpool_info
 
     from psdbench.harness.fingerprint import blas_builds, machine_record
+    from psdbench.harness.workers.child import worker_blas_threads
 
     machine = machine_record()
     versions = {"psdbench": psdbench_version()}
@@ -119,7 +120,7 @@ def machine_info(libraries: list[str], reported: dict[str, str] | None = None) -
             versions[pkg] = version(pkg)
         except Exception:
             versions[pkg] = (reported or {}).get(pkg, "absent")
-    threads = {"worker_blas_threads": 1, "pools": blas_builds(threadpool_info())}
+    threads = {"worker_blas_threads": worker_blas_threads(), "pools": blas_builds(threadpool_info())}
     return machine, versions, threads
 
 

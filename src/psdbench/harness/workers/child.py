@@ -30,12 +30,33 @@ from typing import Any, Callable, Mapping
 from psdbench.harness.workers.lifetime import orphaned, own_group, quiet_signals, watch_parent
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+#: The environment variable that sets each worker's BLAS threads (default 1; ``psdbench run --blas-threads``).
+BLAS_THREADS_VAR = "PSDBENCH_BLAS_THREADS"
+
+
+def worker_blas_threads(env: Mapping[str, str] | None = None) -> int:
+    """The BLAS threads of each cell worker: :data:`BLAS_THREADS_VAR` of ``env`` (default: this
+    process's environment), else 1.  A value that is not a positive integer counts as 1 here; the
+    command line refuses it before a run starts (:func:`psdbench.cli.preflight.check_blas_threads`)."""
+    raw = (os.environ if env is None else env).get(BLAS_THREADS_VAR, "1")
+    try:
+        n = int(raw)
+    except ValueError:
+        return 1
+    return n if n >= 1 else 1
+
+
+def thread_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The thread variables (:data:`THREAD_VARS`) a worker runs with: :func:`worker_blas_threads` each."""
+    n = str(worker_blas_threads(env))
+    return {k: n for k in THREAD_VARS}
 #: Messages the outbox keeps while the runner does not read (older checkpoints are dropped first).
 MAX_QUEUED = 64
 
 
 def setup(memory_mb: int | None, path: list[str], parent: int, env: Mapping[str, str] | None = None) -> Any:
-    """Child-side setup: import path, environment, parent watch, one BLAS thread, memory cap, quiet output.
+    """Child-side setup: import path, environment, parent watch, BLAS threads (one unless
+    :data:`BLAS_THREADS_VAR` says), memory cap, quiet output.
 
     ``env`` is the dispatching process's environment when it started this worker: a process from
     the fork server otherwise has the server's, from whenever the server started (a
@@ -53,7 +74,7 @@ def setup(memory_mb: int | None, path: list[str], parent: int, env: Mapping[str,
     quiet_signals()
     own_group()
     watch_parent(parent)
-    os.environ.update({k: "1" for k in THREAD_VARS})
+    os.environ.update(thread_env())
     sys.stdout.flush()
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)  # file descriptor 1 itself: C libraries (HiGHS, SCS) print there
@@ -66,7 +87,7 @@ def setup(memory_mb: int | None, path: list[str], parent: int, env: Mapping[str,
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     from threadpoolctl import threadpool_limits
 
-    return threadpool_limits(limits=1)
+    return threadpool_limits(limits=worker_blas_threads())
 
 
 class HardDeadline:

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from psdbench.harness.workers.child import THREAD_VARS, HardDeadline, Outbox, run_task, setup
+from psdbench.harness.workers.child import THREAD_VARS, HardDeadline, Outbox, run_task, setup, thread_env
 from psdbench.harness.workers.lifetime import kill_group, orphaned, reap_descendants
 
 _CTX = None
@@ -67,7 +67,7 @@ def _context() -> mp.context.BaseContext:
             from multiprocessing import forkserver
 
             saved = {k: os.environ.get(k) for k in THREAD_VARS}
-            os.environ.update({k: "1" for k in THREAD_VARS})
+            os.environ.update(thread_env())
             try:
                 forkserver.ensure_running()
             finally:

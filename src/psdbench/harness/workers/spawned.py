@@ -70,7 +70,9 @@ class SpawnProcess:
         ready_r, ready_w = os.pipe()
         # the process's end: a pidfd (Linux >= 5.3), else EOF of a pipe the child holds open until it ends
         alive_r, alive_w = (None, None) if hasattr(os, "pidfd_open") else os.pipe()
-        env = dict(os.environ, **{k: "1" for k in THREAD_VARS})
+        from psdbench.harness.workers.child import thread_env
+
+        env = dict(os.environ, **thread_env())
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         keep = (r, ready_w, *fds) + ((alive_w,) if alive_w is not None else ())
         try:
