@@ -4,7 +4,8 @@ A store of ``--rows`` cells is made from a real one (default: a fresh run of the
 store): its rows copied under new cell keys and runs, so the dataset has the families' real columns
 and metrics.  Then, each timed ``--repeats`` times (median and range printed): ``export`` of the
 whole store, ``merge`` of that dataset with a second export of half of its runs (rows in = rows out
-minus the identical ones), and ``read`` of the merged dataset by pandas alone.
+minus the identical ones), ``read`` of the merged dataset by pandas alone, and ``site`` of the two
+datasets (``psdbench site``: every page, and the data under it).  The sizes on disk follow.
 
     PSDBENCH_CALIBRATION=off python benchmarks/scripts/publish/dataset_scale.py --db psdbench-results.sqlite [--rows 10000]
 """
@@ -71,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     from psdbench.publish.export import export_dataset
     from psdbench.publish.merge import merge_datasets
     from psdbench.publish.read import read_dataset
+    from psdbench.publish.site import build_site
     from psdbench.registry import discover
 
     reg = discover()
@@ -83,12 +85,18 @@ def main(argv: list[str] | None = None) -> int:
         rows = {}
         for name, fn in (("export", lambda: export_dataset(store, d / "all", registry=reg)),
                          ("merge", lambda: rows.update(merge_datasets([d / "all", d / "half"], d / "merged"))),
-                         ("read", lambda: [pd.read_parquet(d / "merged" / f) for f in ("cells.parquet", "runs.parquet")])):
+                         ("read", lambda: [pd.read_parquet(d / "merged" / f) for f in ("cells.parquet", "runs.parquet")]),
+                         ("site", lambda: build_site([d / "all", d / "half"], d / "site"))):
             med, lo, hi = timed(fn, args.repeats)
             print(f"{name:7s} {med:7.2f} s  (range {lo:.2f} to {hi:.2f} s, {args.repeats} repeats)")
         cells = read_dataset(d / "merged")["cells"]
         print(f"rows: {len(cells)} cells in the merged dataset; merge rows in {rows['rows_in']['cells']}, "
               f"out {rows['rows_out']['cells']}, identical kept once {rows['identical_rows_kept_once']['cells']}")
+        for name in ("big.sqlite", "all", "merged", "site"):
+            p = d / name
+            size = p.stat().st_size if p.is_file() else sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+            pages = len(list(p.rglob("*.html"))) if p.is_dir() else 0
+            print(f"on disk: {name:10s} {size / 2**20:7.1f} MiB" + (f" ({pages} pages)" if pages else ""))
     return 0
 
 
