@@ -53,6 +53,21 @@ class Alloc(_Base):
                         "pid": os.getpid()})
 
 
+def _touch_300mb(instance, x):
+    a = np.ones(300 * 2**20 // 8)  # touched: resident, after the solve (when the iterate is scored)
+    return np.asarray(x, dtype=float) + 0.0 * float(a[::4096].sum())
+
+
+class AllocAfter(_Base):
+    name = "alloc-after-300mb"
+
+    def solve(self, instance, budget, **params):
+        from psdbench.api import Deferred
+
+        x = np.asarray(instance.x_true, dtype=float).copy()
+        return Solution(variables={"x": x}, iterates=[(0.0, {"x": Deferred(_touch_300mb, (x * 0.5,))})])
+
+
 class Huge(_Base):
     name = "alloc-huge"
 
@@ -66,6 +81,7 @@ pid-b = workers_plugin:PidB
 writes-instance = workers_plugin:Writer
 alloc-300mb = workers_plugin:Alloc
 alloc-huge = workers_plugin:Huge
+alloc-after-300mb = workers_plugin:AllocAfter
 """
 
 
@@ -305,3 +321,16 @@ def test_a_worker_runs_with_the_blas_threads_it_is_asked_for(monkeypatch, thread
     assert out.outcome == "result", out.message
     assert out.value["env"] == str(want) and set(out.value["pools"]) == {want}
     assert machine_info([])[2]["worker_blas_threads"] == want
+
+
+
+@pytest.mark.skipif(not os.access("/proc/self/clear_refs", os.W_OK), reason="needs Linux clear_refs to reset the peak")
+def test_peak_memory_and_time_cover_the_whole_cell_evaluation_included(tmp_path, plugin_path):
+    """Memory used after the solve (a deferred iterate computed when the curve is re-scored; in a
+    family: its certificate) counts in the row's ``peak_rss_mb``; the solve's own peak, the
+    process's, and the seconds after the solve are metrics of their own."""
+    df = _run(tmp_path, plugin_path, ["alloc-after-300mb", "pid-a"])
+    r = df.set_index("solver").loc["alloc-after-300mb"]
+    assert r.status == "ok" and r.peak_rss_mb > 250
+    assert r.metric_solve_peak_rss_mb < 100 and r.metric_process_peak_rss_mb >= r.peak_rss_mb
+    assert r.metric_harness_evaluate_s > 0 and r.metric_harness_cpu_s > 0

@@ -43,6 +43,14 @@ def two(tmp_path_factory, request):
     return d, out
 
 
+@pytest.fixture(scope="module")
+def site(two):
+    """The site of the two datasets, built once for the tests that only read it."""
+    d, sources = two
+    info = build_site(sources, d / "site")
+    return d / "site", info
+
+
 class _Links(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
@@ -64,12 +72,11 @@ def _parse(path: Path) -> _Links:
     return p
 
 
-def test_the_winners_of_each_setup_are_the_reports_own(two, tmp_path):
+def test_the_winners_of_each_setup_are_the_reports_own(two, site, tmp_path):
     """Per setup, the site's winners tables are the report's of that setup's store, cell for cell
     (the dataset carries the curves and settings the report reads)."""
-    d, sources = two
-    build_site(sources, tmp_path / "site")
-    index = (tmp_path / "site" / "index.html").read_text()
+    d, _ = two
+    index = (site[0] / "index.html").read_text()
     for name in ("one", "two"):
         report = write_report(ReadOnlyStore(d / f"{name}.sqlite"), tmp_path / f"rep-{name}")
         per_set = pd.read_csv(report["winners_per_set"], keep_default_na=False)
@@ -79,14 +86,11 @@ def test_the_winners_of_each_setup_are_the_reports_own(two, tmp_path):
     assert index.count("Winners on setup") == 2
 
 
-def test_every_link_resolves_and_every_time_names_its_row(two, tmp_path):
-    _, sources = two
-    info = build_site(sources, tmp_path / "site")
-    root = tmp_path / "site"
+def _check_links(root: Path) -> dict[Path, _Links]:
+    """Every href and src of every page of the site ``root`` resolves to a file, and every anchor
+    into a page to an id on it; returns the parsed pages."""
     pages = sorted(root.rglob("*.html"))
-    assert len(pages) == info["pages"]
     parsed = {p.resolve(): _parse(p) for p in pages}
-    row_links = 0
     for page, links in parsed.items():
         for href in links.hrefs:
             assert not re.match(r"^[a-z]+://", href), (page, href)  # offline: no external URL
@@ -95,23 +99,51 @@ def test_every_link_resolves_and_every_time_names_its_row(two, tmp_path):
             assert file.exists(), (page, href)
             if anchor and "=" not in anchor and file.suffix == ".html":
                 assert anchor in parsed[file].ids, (page, href)
-                row_links += anchor.startswith("r-")
-    assert row_links > 0
     # every row of the dataset is an anchor on its solver's page
-    cells = read_dataset(root / "data")["cells"]
-    ids = set().union(*(p.ids for p in parsed.values()))
     from psdbench.publish.site.model import row_id
 
+    cells = read_dataset(root / "data")["cells"]
+    ids = set().union(*(p.ids for p in parsed.values()))
     assert {row_id(k, r) for k, r in zip(cells["cell_key"], cells["run_id"])} <= ids
+    return parsed
 
 
-def test_setups_are_never_ranked_together_and_their_calibration_is_shown(two, tmp_path, monkeypatch):
+def test_every_link_resolves_and_every_time_names_its_row(site):
+    root, info = site
+    parsed = _check_links(root)
+    assert len(parsed) == info["pages"]
+    set_pages = [links for page, links in parsed.items() if page.parent.name == "sets"]
+    assert set_pages and all(any(h.partition("#")[2].startswith("r-") for h in links.hrefs) for links in set_pages)
+
+
+def test_outside_rows_are_listed_labelled_and_never_ranked(two, tmp_path):
+    """benchopt's and asv's rows (psdbench import) beside psdbench's: on their sets' pages, labelled,
+    linked to their rows, in no winners table."""
+    from psdbench.publish.outside import import_results
+
+    from .test_publish_outside import asv_results, benchopt_frame
+
     _, sources = two
-    info = build_site(sources, tmp_path / "site")
-    assert info["setups"] == 2
+    bo = tmp_path / "bo.parquet"
+    benchopt_frame().to_parquet(bo)
+    import_results([bo], "benchopt", tmp_path / "bo")
+    import_results([asv_results(tmp_path / "asv")], "asv", tmp_path / "asvds")
+    build_site([sources[0], tmp_path / "bo", tmp_path / "asvds"], tmp_path / "site")
+    parsed = _check_links(tmp_path / "site")
     index = (tmp_path / "site" / "index.html").read_text()
+    assert "read from asv, benchopt" in index and "never ranked" in index
+    winners = index[index.index("Winners on setup"):index.index('id="solvers"')]
+    assert "benchopt/" not in winners and "asv/" not in winners
+    outside_pages = [p for p in parsed if p.parent.name == "sets" and "Rows read from outside formats" in p.read_text()]
+    assert outside_pages and all("reported" in p.read_text() for p in outside_pages)
+
+
+def test_setups_are_never_ranked_together_and_their_calibration_is_shown(site):
+    root, info = site
+    assert info["setups"] == 2
+    index = (root / "index.html").read_text()
     assert "BLAS 1 thread per worker" in index and "BLAS 2 threads per worker" in index
-    machines = sorted((tmp_path / "site" / "machines").glob("*.html"))
+    machines = sorted((root / "machines").glob("*.html"))
     assert len(machines) == 2
     page = machines[0].read_text()
     assert "machine class (fingerprint)" in page and "Calibration" in page
@@ -180,15 +212,13 @@ def test_bad_input_is_one_line_and_exit_2_and_writes_nothing(two, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_site_in_chromium(two, tmp_path):
+def test_the_site_in_chromium(site):
     """Every page at 1400 and 800 px: no console or page error, no request leaves the folder, no page
     wider than the window; a solver page's filter is kept in the address and read back from it."""
     if CHROMIUM is None:
         pytest.skip("chromium not installed (apt-get install -y chromium)")
     sync = pytest.importorskip("playwright.sync_api")
-    _, sources = two
-    build_site(sources, tmp_path / "site")
-    pages = sorted((tmp_path / "site").rglob("*.html"))
+    pages = sorted(site[0].rglob("*.html"))
     with sync.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         for width in (1400, 800):

@@ -57,7 +57,7 @@ CELLS: tuple[Column, ...] = (
     Column("iterations", _F, "the solver's reported iterations"),
     Column("wall_time_s", _F, "seconds of the solve, measured by the harness"),
     Column("cpu_time_s", _F, "CPU seconds of the solve, child processes included"),
-    Column("peak_rss_mb", _F, "resident memory the solve added, MiB"),
+    Column("peak_rss_mb", _F, "resident memory the whole cell added (solve, verification, evaluation and its certificates), MiB; the solve's own and the process's peak are metrics (solve_peak_rss_mb, process_peak_rss_mb)"),
     Column("time_limit_s", _F, "the cell's time limit, seconds"),
     Column("min_eig", _F, "the smallest eigenvalue of the point's PSD variable (where the family records one)"),
     Column("max_residual", _F, "the point's largest constraint residual (where the family records one)"),

@@ -250,14 +250,25 @@ def _rejected(out: CellResult, status: Status, solution: Solution, why: str, met
     return replace(out, status=status.value, message=message, feasible=0, metrics={**metrics, "verify_failed": why})
 
 
+def cell_costs(solve: CellMeter, whole: CellMeter, evaluate_s: float) -> dict[str, float]:
+    """What a cell cost beyond its solve, as metrics: ``harness_evaluate_s`` (seconds of verification,
+    evaluation and its certificates, and the curve's re-scoring, after the solve), ``harness_cpu_s``
+    (CPU seconds of the whole cell), ``solve_peak_rss_mb`` (the solve's own peak, what the row's
+    ``peak_rss_mb``, the whole cell's, was before) and ``process_peak_rss_mb`` (the worker's resident
+    set at its peak in the cell plus its children's: what the operating system reports for the process)."""
+    return {"harness_evaluate_s": float(evaluate_s), "harness_cpu_s": float(whole.cpu_time_s),
+            "solve_peak_rss_mb": float(solve.peak_rss_mb), "process_peak_rss_mb": float(whole.base_mb + whole.peak_rss_mb)}
+
+
 def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCache | None = None) -> CellResult:
     """Run one solver cell; always returns a :class:`CellResult` (exceptions become ``error``).
 
     Building the instance counts against the deadline of the cell that builds it (with a
     ``cache``, the first cell of the instance in this worker; the cells that reuse it do not pay
-    it); wall and CPU time are those of ``solve``, ``peak_rss_mb`` what ``solve`` added to the worker's
-    resident set plus its child processes' peak (:class:`~psdbench.harness.workers.meter.CellMeter`; CPU
-    time includes the children's too).  A ``MemoryError`` (the worker's memory cap) is
+    it); wall and CPU time are those of ``solve``; ``peak_rss_mb`` is what the whole cell (the solve,
+    then its verification, evaluation and certificates, and the curve's re-scoring) added to the
+    worker's resident set plus its child processes' peak (:class:`~psdbench.harness.workers.meter.CellMeter`;
+    CPU time includes the children's too), and :func:`cell_costs` records the rest apart.  A ``MemoryError`` (the worker's memory cap) is
     ``out_of_memory``.  Before a process's first timed solve of a
     solver, the solver warms up untimed (:func:`psdbench.api.warm_up`; its time counts against the
     deadline, like the build).  The curve is re-scored after the timed interval.
@@ -280,28 +291,33 @@ def run_cell(task: Mapping[str, Any], emit: Emit | None = None, cache: WorkerCac
                 cache.mark_warmed(out.solver)
             freeze(instance)
         budget = _budget(task, emit)
-        with CellMeter() as meter:  # CPU and memory of the worker and its child processes, from here
-            t0 = time.perf_counter()
-            try:
-                solution = solver.solve(instance, budget, **out.solver_params)
-            finally:
-                wall = time.perf_counter() - t0
-        log = solution.info.get("log") if isinstance(solution.info, dict) else None
-        if log is not None:  # kept beside the store (_keep_log), not in the row's metrics
-            solution = replace(solution, info={k: v for k, v in solution.info.items() if k != "log"})
-        solved_at = time.monotonic()
-        t_final = wall  # curve times are the solve's (TraceRecorder starts with the solver)
-        if emit is not None and solution.variables:
-            emit(("solved", t_final, solution.variables))
-        out = replace(out, wall_time_s=wall, cpu_time_s=meter.cpu_time_s, peak_rss_mb=meter.peak_rss_mb,
-                      iterations=int(solution.iterations), trace=jsonable(_thin(solution.trace)))
-        out = _measure(instance, solution, out, problem_sense(problem))
-        final = None
-        if out.objective is not None and math.isfinite(out.objective):
-            final = {"t": t_final, "objective": float(out.objective), "feasible": int(out.feasible or 0), "repaired": 0}
-        if solution.iterates or final is not None:
-            until = solved_at + 0.5 * float(task.get("post", math.inf))  # well before the runner's kill
-            out = replace(out, curve=rescore(instance, solution.iterates, final, solution.variables, until))
+        # the whole cell (solve, verification, evaluation with its certificates, the curve's re-scoring)
+        # and, inside it, the solve alone: CPU and memory of the worker and its child processes
+        with CellMeter() as whole:
+            with CellMeter() as meter:
+                t0 = time.perf_counter()
+                try:
+                    solution = solver.solve(instance, budget, **out.solver_params)
+                finally:
+                    wall = time.perf_counter() - t0
+            log = solution.info.get("log") if isinstance(solution.info, dict) else None
+            if log is not None:  # kept beside the store (_keep_log), not in the row's metrics
+                solution = replace(solution, info={k: v for k, v in solution.info.items() if k != "log"})
+            solved_at = time.monotonic()
+            t_final = wall  # curve times are the solve's (TraceRecorder starts with the solver)
+            if emit is not None and solution.variables:
+                emit(("solved", t_final, solution.variables))
+            out = replace(out, wall_time_s=wall, cpu_time_s=meter.cpu_time_s,
+                          iterations=int(solution.iterations), trace=jsonable(_thin(solution.trace)))
+            out = _measure(instance, solution, out, problem_sense(problem))
+            final = None
+            if out.objective is not None and math.isfinite(out.objective):
+                final = {"t": t_final, "objective": float(out.objective), "feasible": int(out.feasible or 0), "repaired": 0}
+            if solution.iterates or final is not None:
+                until = solved_at + 0.5 * float(task.get("post", math.inf))  # well before the runner's kill
+                out = replace(out, curve=rescore(instance, solution.iterates, final, solution.variables, until))
+            evaluate_s = time.monotonic() - solved_at
+        out = replace(out, peak_rss_mb=whole.peak_rss_mb, metrics={**out.metrics, **cell_costs(meter, whole, evaluate_s)})
         out = _keep(task, out, solution.variables)
         out = _keep_log(task, out, log)
     except MemoryError as exc:  # the cell's memory cap (RLIMIT_AS) reached: Mittelmann's "m", not a crash

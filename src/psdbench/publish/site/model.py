@@ -116,6 +116,11 @@ def site_frame(cells: pd.DataFrame, setups: pd.DataFrame) -> pd.DataFrame:
         f[c] = f[c].map(_dict)
     prov = f["provenance"].fillna(VERIFIED_PROVENANCE) if "provenance" in f.columns else VERIFIED_PROVENANCE
     f["provenance"] = prov
+    for c in ("solver", "solver_label"):  # asv times a commit, not a solver: its rows are the format's
+        f[c] = f[c].astype(object).where(f[c].notna() & (f[c].astype(str) != ""), f["provenance"])
+    for c in ("problem", "dataset", "family"):
+        f[c] = f[c].astype(object).where(f[c].notna(), "")
+    f["family"] = f["family"].where(f["family"] != "", f["problem"])
     obj = pd.to_numeric(f["objective"], errors="coerce")
     f["verified"] = (pd.to_numeric(f["feasible"], errors="coerce") == 1) & np.isfinite(obj) \
         & (f["provenance"] == VERIFIED_PROVENANCE)
