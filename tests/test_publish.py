@@ -304,3 +304,14 @@ def test_merge_reports_references_that_disagree_and_rows_that_differ_under_one_k
     assert code == 0 and "do not meet" in err and "differ between sources" in err
     code, out, err = cli(["merge", tmp_path / "a", tmp_path / "nothing", "--out", tmp_path / "m3"])
     assert code == 2 and not (tmp_path / "m3").exists()
+
+
+def test_a_run_recorded_before_fingerprints_gets_its_class_from_its_record():
+    """An older run's machine record (processor, CPUs, memory, platform; no fingerprint, system or
+    architecture) gets the class this machine's record has: its rows rank with this machine's."""
+    from psdbench.harness.fingerprint import machine_record, recorded_class
+
+    now = machine_record(distributions=False)
+    old = {k: now[k] for k in ("platform", "processor", "cpus", "memory_gb", "python")}
+    assert recorded_class(old) == now["fingerprint"] == recorded_class(now)
+    assert recorded_class({k: v for k, v in old.items() if k != "platform"}) is None

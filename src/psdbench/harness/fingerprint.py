@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["blas_builds", "cpu_model", "environment", "gpus", "machine_class", "machine_record"]
+__all__ = ["blas_builds", "cpu_model", "environment", "gpus", "machine_class", "machine_record", "recorded_class"]
 
 #: The machine's keys that define its class: the same CPU, cores, memory and OS architecture.
 CLASS_KEYS = ("processor", "cpus", "memory_gb", "system", "architecture")
@@ -62,6 +62,21 @@ def machine_class(machine: Mapping[str, Any]) -> str:
     of the same CPU model, cores, memory and architecture, whose times compare."""
     return hashlib.sha256(json.dumps({k: machine.get(k) for k in CLASS_KEYS}, sort_keys=True,
                                      default=str).encode()).hexdigest()[:16]
+
+
+def recorded_class(machine: Mapping[str, Any]) -> str | None:
+    """The class hash of a run's recorded machine: its ``fingerprint``, else (a run recorded before
+    fingerprints) :func:`machine_class` of its processor, CPUs and memory with the system and
+    architecture read back from its ``platform`` (``platform.platform()``: ``System-release-...-arch-with-libc``
+    on Linux); None where the record does not hold them all."""
+    if machine.get("fingerprint"):
+        return str(machine["fingerprint"])
+    plat = str(machine.get("platform") or "")
+    head = plat.split("-with-", 1)[0].split("-")
+    if not all(machine.get(k) is not None for k in ("processor", "cpus", "memory_gb")) or len(head) < 3 \
+            or "-with-" not in plat:
+        return None
+    return machine_class({**machine, "system": head[0], "architecture": head[-1]})
 
 
 def cpu_model() -> str:

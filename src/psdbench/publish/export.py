@@ -166,10 +166,12 @@ def dataset_tables(store: Any, runs: Iterable[str] | None = None, registry: Any 
         run_rows = run_rows[run_rows["run_id"].isin(set(cells["run_id"]))] if len(cells) else run_rows.iloc[:0]
     run_rows = run_rows.reset_index(drop=True)
     machines = run_rows["machine"].map(_json_dict) if len(run_rows) else pd.Series([], dtype=object)
-    run_rows["machine_fingerprint"] = machines.map(lambda m: m.get("fingerprint"))
+    from psdbench.harness.fingerprint import recorded_class
+
+    run_rows["machine_fingerprint"] = machines.map(recorded_class)  # recovered for runs recorded before it
     run_rows["environment_hash"] = machines.map(lambda m: (m.get("environment") or {}).get("hash"))
     ref_rows = refs[refs["instance_key"].isin(set(cells["instance_key"]))] if len(cells) and len(refs) else refs.iloc[:0]
-    calib = pd.DataFrame([{"run_id": r, "machine_fingerprint": m.get("fingerprint"), **k}
+    calib = pd.DataFrame([{"run_id": r, "machine_fingerprint": recorded_class(m), **k}
                           for r, m in zip(run_rows["run_id"], machines)
                           for k in (m.get("calibration") or []) if isinstance(k, dict)])
     cells["provenance"] = "psdbench"  # the harness ran and checked these rows (outside.py: imported ones)

@@ -93,7 +93,7 @@ RUNS: tuple[Column, ...] = (
     Column("started_at", _S, "when the run started (UTC)"),
     Column("finished_at", _S, "when the run finished (UTC)"),
     Column("command", _S, "the command line"),
-    Column("machine_fingerprint", _S, "hash of the machine's class (CPU model, cores, memory, OS, architecture): runs with the same one ran on machines of one class"),
+    Column("machine_fingerprint", _S, "hash of the machine's class (CPU model, cores, memory, OS, architecture): runs with the same one ran on machines of one class (a run recorded before fingerprints: recovered from its record)"),
     Column("environment_hash", _S, "hash of every installed distribution and its version (the list is in `machine`)"),
     Column("machine", _S, "the machine: OS, CPU model and count, memory, GPUs, the installed distributions, JSON (a Dask run: each worker's under `workers`)"),
     Column("versions", _S, "psdbench's and the libraries' versions, psdbench's commit where known, JSON"),

@@ -100,8 +100,8 @@ def build_site(sources: Iterable[str | Path], out: str | Path, options: Mapping[
         read_manifest(p)
     check_target(out, "-o", marker=MARKER, what="site")
     combined = combine_datasets(paths)
-    data = site_data(combined.tables, combined.info)
     opts = {**_options(), **dict(options or {})}
+    data = site_data(combined.tables, combined.info, [m.metric for m in opts["ranking_metrics"].values()])
     links = pages.Links()
     env = _environment()
     common = {"site_title": title, "version": psdbench_version(), "total_rows": len(data.frame),

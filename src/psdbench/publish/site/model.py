@@ -20,7 +20,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -91,7 +91,17 @@ def run_setups(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def site_frame(cells: pd.DataFrame, setups: pd.DataFrame) -> pd.DataFrame:
+#: The columns the pages and the report's rules read (plus ``s_*`` and the declared metrics').
+COLUMNS = ("row_id", "run_id", "cell_key", "cell_id", "instance_key", "problem", "family", "dataset", "instance_params",
+           "seed", "solver", "solver_label", "solver_params", "solver_code", "status", "outcome", "message", "feasible",
+           "objective", "iterations", "wall_time_s", "cpu_time_s", "peak_rss_mb", "time_limit_s", "reference_objective",
+           "reference_kind", "reference", "known_to", "reference_bound", "gap", "floor", "ranked_gap", "metrics",
+           "created_at", "point", "provenance", "sense", "curve", "verified", "reference_label", "reference_accuracy",
+           "reference_bounded", "setup", "setup_label", "psdbench_version", "commit", "build", "instance_text", "set",
+           "unit")
+
+
+def site_frame(cells: pd.DataFrame, setups: pd.DataFrame, metrics: Iterable[str] = ()) -> pd.DataFrame:
     """The dataset's rows with what the site and the report's rules read.
 
     Adds ``row_id``, the run's ``setup`` / ``setup_label`` / ``psdbench_version`` / ``commit``, ``build``
@@ -99,9 +109,14 @@ def site_frame(cells: pd.DataFrame, setups: pd.DataFrame) -> pd.DataFrame:
     ``instance_params`` / ``solver_params`` / ``metrics``, ``verified`` (a point the harness verified:
     ``feasible == 1`` on a psdbench row), ``reference_label`` / ``reference_accuracy`` (the dataset's
     ``reference`` and ``known_to``), an empty ``curve``, ``set`` (the report's comparable instance set)
-    and ``unit`` (the report's independent unit).
+    and ``unit`` (the report's independent unit).  Only the columns the site reads are kept
+    (:data:`COLUMNS`, ``s_*``, and ``metric_<name>`` of ``metrics``, the declared ranking metrics).
     """
-    f = cells.copy()
+    # text columns as Python objects: pages group and select thousands of times, and Arrow-backed
+    # strings (as Parquet reads them) pay a conversion at each
+    want = set(COLUMNS) | {f"metric_{m}" for m in metrics}
+    cells = cells[[c for c in cells.columns if c in want or c == "solver_settings"]]
+    f = cells.astype({c: object for c in cells.columns if pd.api.types.is_string_dtype(cells[c].dtype)})
     if f.empty:
         for c in ("row_id", "setup", "setup_label", "build", "set", "unit", "verified"):
             f[c] = pd.Series(dtype=object)
@@ -137,8 +152,9 @@ def site_frame(cells: pd.DataFrame, setups: pd.DataFrame) -> pd.DataFrame:
     f["sense"] = f["sense"].fillna("min") if "sense" in f.columns else "min"
     settings = (f["solver_settings"] if "solver_settings" in f.columns else f["solver_params"]).map(_dict)
     settings = [{**p, **s} for p, s in zip(f["solver_params"], settings)]
-    for k in sorted({k for d in settings for k in d}):
-        f[f"s_{k}"] = pd.Series([d.get(k) for d in settings], index=f.index, dtype=object)
+    names = sorted({k for d in settings for k in d})
+    f = pd.concat([f, pd.DataFrame({f"s_{k}": pd.Series([d.get(k) for d in settings], index=f.index, dtype=object)
+                                    for k in names}, index=f.index)], axis=1)
     f["set"] = instance_sets(f)
     f["unit"] = unit_keys(f, ("objective", "reference_objective"))
     code = f["solver_code"].fillna("").astype(str).str[:8]
@@ -209,8 +225,9 @@ class SiteData:
     merge: dict[str, Any]
 
 
-def site_data(tables: Mapping[str, pd.DataFrame], merge: Mapping[str, Any]) -> SiteData:
-    """The site's frames of a dataset's ``tables`` (:func:`psdbench.publish.merge.combine_datasets`)."""
+def site_data(tables: Mapping[str, pd.DataFrame], merge: Mapping[str, Any], metrics: Iterable[str] = ()) -> SiteData:
+    """The site's frames of a dataset's ``tables`` (:func:`psdbench.publish.merge.combine_datasets`);
+    ``metrics``: the families' declared ranking metrics (their columns are kept)."""
     setups = run_setups(tables["runs"])
-    frame = site_frame(tables["cells"], setups)
+    frame = site_frame(tables["cells"], setups, metrics)
     return SiteData(frame, setups, tables["references"], tables["calibration"], dict(merge))

@@ -144,32 +144,36 @@ def history_tables(frame: pd.DataFrame, tols: Iterable[float] = TOLERANCES,
     f = ranked(frame)
     if f.empty:
         return out
-    for (setup, s, lab), g in f.groupby(["setup", "set", "solver_label"], sort=True):
-        builds = sorted(g["build"].unique())
-        if len(builds) < 2:
+    for (setup, s), g in f.groupby(["setup", "set"], sort=True):
+        nb = g.groupby("solver_label")["build"].nunique()
+        labels = sorted(nb.index[nb > 1])
+        if not labels:
             continue
-        per = g.groupby("build")["unit"].agg(lambda u: set(u))
-        common = set.intersection(*per.tolist())
-        left = set.union(*per.tolist()) - common
-        h = g[g["unit"].isin(common)].assign(solver_label=lambda d: d["build"])
-        rows = []
-        if common:
-            units = an.reach_times(h, tols, allowance)
-            scores = {tol: an.set_scores(units, tol)[0] for tol in tols if not an.unresolved(units, tol)}
-        else:
-            scores = {}
-        for b in builds:
-            mine = g[g["build"] == b]
-            row = {"build": b, "rows": len(mine), "runs": mine["run_id"].nunique(),
-                   "first stored": str(mine["created_at"].min())[:19]}
-            for tol in tols:
-                sc = scores.get(tol)
-                row[f"gap ≤ {tol:g}: reached"] = (f"{int(sc.loc[b, 'reached'])}/{int(sc.loc[b, 'instances'])}"
-                                                  if sc is not None and b in sc.index else
-                                                  ("not resolved" if common else MISSING))
-                row[f"gap ≤ {tol:g}: SGM s (x best)"] = (f"{fmt_num(sc.loc[b, 'sgm'])} (x{fmt_ratio(sc.loc[b, 'scaled'])})"
-                                                        if sc is not None and b in sc.index else MISSING)
-            rows.append(row)
-        out.append({"setup": setup, "setup_label": g["setup_label"].iloc[0], "set": s, "configuration": lab,
-                    "common": len(common), "left_out": len(left), "table": pd.DataFrame(rows)})
+        h = g[g["solver_label"].isin(labels)]
+        # one reach-time table of the set (the report's), a configuration's builds as its columns
+        units = an.reach_times(h.assign(solver_label=h["solver_label"] + "\0" + h["build"]), tols, allowance)
+        for lab in labels:
+            mine = h[h["solver_label"] == lab]
+            builds = sorted(mine["build"].unique())
+            per = mine.groupby("build")["unit"].agg(lambda u: set(u))
+            common = set.intersection(*per.tolist())
+            left = set.union(*per.tolist()) - common
+            u = units[units["solver_label"].str.startswith(lab + "\0") & units["instance_key"].isin(common)]
+            u = u.assign(solver_label=u["solver_label"].str.split("\0", n=1).str[1])
+            scores = {tol: an.set_scores(u, tol)[0] for tol in tols if len(u) and not an.unresolved(u, tol)}
+            rows = []
+            for b in builds:
+                rows_b = mine[mine["build"] == b]
+                row = {"build": b, "rows": len(rows_b), "runs": rows_b["run_id"].nunique(),
+                       "first stored": str(rows_b["created_at"].min())[:19]}
+                for tol in tols:
+                    sc = scores.get(tol)
+                    row[f"gap ≤ {tol:g}: reached"] = (f"{int(sc.loc[b, 'reached'])}/{int(sc.loc[b, 'instances'])}"
+                                                      if sc is not None and b in sc.index else
+                                                      ("not resolved" if common else MISSING))
+                    row[f"gap ≤ {tol:g}: SGM s (x best)"] = (f"{fmt_num(sc.loc[b, 'sgm'])} (x{fmt_ratio(sc.loc[b, 'scaled'])})"
+                                                            if sc is not None and b in sc.index else MISSING)
+                rows.append(row)
+            out.append({"setup": setup, "setup_label": g["setup_label"].iloc[0], "set": s, "configuration": lab,
+                        "common": len(common), "left_out": len(left), "table": pd.DataFrame(rows)})
     return out

@@ -147,10 +147,18 @@ def unresolved(times: pd.DataFrame, tol: float) -> str:
     return "" if rules.resolves(tol, res) else rules.unresolved_text(res, by_ref)
 
 
+def _pivot(times: pd.DataFrame, column: str, how: str) -> pd.DataFrame:
+    """Instances x configurations of ``column`` aggregated by ``how`` (``pivot_table``'s result, by a
+    grouped reduction: several times faster, and the shifted geometric means call it per target)."""
+    g = times.groupby(["instance_key", "solver_label"], sort=True)[column]
+    t = (g.min() if how == "min" else g.max()).unstack("solver_label")
+    return t.dropna(axis=1, how="all").dropna(axis=0, how="all")
+
+
 def cost_table(times: pd.DataFrame, column: str, labels: Sequence[str] | None = None,
                instances: Sequence[str] | None = None) -> pd.DataFrame:
     """Instances x configurations of ``column`` (the smallest per pair; NaN where a pair has no cell)."""
-    t = times.pivot_table(index="instance_key", columns="solver_label", values=column, aggfunc="min")
+    t = _pivot(times, column, "min")
     t = t.reindex(columns=sorted(times["solver_label"].unique()) if labels is None else list(labels))
     if instances is not None:
         t = t.reindex(index=list(instances))
@@ -207,7 +215,7 @@ def set_scores(times: pd.DataFrame, tol: float) -> tuple[pd.DataFrame, float]:
     labels, inst, _ = compared(times)
     col = f"t_{tol:g}"
     cost = cost_table(times, col, labels, inst)
-    limit = times.pivot_table(index="instance_key", columns="solver_label", values="limit_s", aggfunc="max")
+    limit = _pivot(times, "limit_s", "max")
     limit = limit.reindex(index=inst, columns=labels)
     shift = rules.set_shift(cost.min(axis=1, skipna=True).replace(np.inf, np.nan))
     rows = {}
