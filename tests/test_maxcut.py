@@ -71,6 +71,91 @@ def test_bound_of_any_y_is_an_upper_bound():
         assert b.kind == "certified" and b.value >= p_star
 
 
+def _exact_bound(C: sp.csr_matrix, y: np.ndarray) -> tuple[float, float]:
+    """``U(y) = 1'y + n lambda_max(C - Diag y)`` by dense eigvalsh, and eigvalsh's error margin on it
+    (``n`` times ``n u ||S||_1``, a backward-stable eigensolver's bound with room to spare)."""
+    S = C.toarray() - np.diag(y)
+    n = y.size
+    margin = n * n * 2.0**-53 * float(np.abs(S).sum(axis=1).max())
+    return float(np.sum(y)) + n * float(np.linalg.eigvalsh(S)[-1]), margin
+
+
+OFFSETS = (10.0, -10.0, 1e3, -1e3)  # times the scale of C (its largest absolute row sum)
+
+
+@pytest.mark.parametrize("kind,n,density,seed", [("random", 30, 0.2, 5), ("torus", 36, 0, 3)])
+def test_bound_of_a_dual_plus_a_constant_is_the_bound_of_the_dual(kind, n, density, seed):
+    """Issue 49: ``U(y + c 1) = U(y)`` in exact arithmetic; the certified bounds agree within 1e-9
+    relative and stay above Clarabel's optimum (the search starts from an estimate of
+    ``lambda_max(C - Diag y)``, not from 0, so a dual far from ``lambda_max = 0`` is not left on
+    Gershgorin's bound)."""
+    inst = _instance(_graph(kind, n, density, seed), seed)
+    p_star = _clarabel_opt(inst.C)
+    y = MaxcutMixing().solve(inst, Budget(), tol=1e-13).variables["y"]
+    scale = float(abs(inst.C).sum(axis=1).max())
+    base = dual_bound(inst.C, y)
+    exact, _ = _exact_bound(inst.C, y)
+    assert base.kind == "certified" and base.value >= p_star - 1e-9 * abs(p_star)
+    assert (base.value - exact) / abs(exact) <= 1e-8  # close to the exact U(y), not only above it
+    for c in OFFSETS:
+        b = dual_bound(inst.C, y + c * scale)
+        assert b.kind == "certified", (c, b.reason)
+        assert "Gershgorin" not in b.reason
+        assert abs(b.value - base.value) <= 1e-9 * abs(base.value), (c, b.value, base.value)
+        assert b.value >= p_star - 1e-9 * abs(p_star)
+
+
+def test_bound_of_a_shifted_dual_on_the_lanczos_path():
+    """Over 400 nodes the estimate is the Lanczos recurrence's (not eigvalsh): a 24 x 24 torus's
+    mixing dual and its offsets certified within 1e-9 of each other and above the exact U (dense
+    eigvalsh, with its error margin)."""
+    inst = _instance(torus_graph(24, 24, 1), 1)
+    y = MaxcutMixing().solve(inst, Budget(), rank=8, tol=1e-12).variables["y"]
+    scale = float(abs(inst.C).sum(axis=1).max())
+    base = dual_bound(inst.C, y)
+    exact, margin = _exact_bound(inst.C, y)
+    assert base.kind == "certified" and base.value >= exact - margin
+    assert (base.value - exact) / abs(exact) <= 1e-8
+    for c in OFFSETS:
+        yc = y + c * scale
+        b = dual_bound(inst.C, yc)
+        exact_c, margin_c = _exact_bound(inst.C, yc)
+        assert b.kind == "certified" and "Gershgorin" not in b.reason, (c, b.reason)
+        assert b.value >= exact_c - margin_c
+        assert abs(b.value - base.value) <= 1e-9 * abs(base.value), (c, b.value, base.value)
+
+
+def test_bound_is_never_below_the_optimum_on_adversarial_duals():
+    """Soundness where the estimate is wrong or the matrix nearly singular: random ``y`` (with
+    offsets), ``y`` moved so ``lambda_max(C - Diag y)`` is 0 up to rounding or just either side of
+    it, one coordinate pushed far out; every certified bound is at least Clarabel's optimum and at
+    least the exact ``U(y)`` less eigvalsh's margin."""
+    W = random_graph(30, 0.2, 5)
+    inst = _instance(W)
+    C = inst.C
+    p_star = _clarabel_opt(C)
+    scale = float(abs(C).sum(axis=1).max())
+    rng = np.random.default_rng(49)
+    y_opt = MaxcutMixing().solve(inst, Budget(), tol=1e-13).variables["y"]
+    ys = []
+    for _ in range(4):
+        y0 = rng.standard_normal(30) * scale
+        ys += [y0, y0 + 1e3 * scale, y0 - 1e3 * scale]
+        lam = float(np.linalg.eigvalsh(C.toarray() - np.diag(y0))[-1])
+        ys += [y0 + lam, y0 + lam - 1e-12 * scale, y0 + lam + 1e-12 * scale]  # lambda_max(C - Diag y) ~ 0, -, +
+    for c in (0.0, 1e-12, -1e-12, 7.0, -7.0):
+        ys.append(y_opt + c * scale)
+    spike = y_opt.copy()
+    spike[3] += 1e4 * scale
+    ys.append(spike)
+    for y in ys:
+        b = dual_bound(C, y)
+        exact, margin = _exact_bound(C, y)
+        assert b.kind == "certified", b.reason
+        assert b.value >= p_star - 1e-9 * abs(p_star)
+        assert b.value >= exact - margin
+
+
 def test_mixing_is_deterministic_given_seed_and_respects_max_iter():
     inst = _instance(random_graph(50, 0.1, 7), seed=3)
     a = MaxcutMixing().solve(inst, Budget(max_iter=5))

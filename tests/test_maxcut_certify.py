@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from psdbench.linalg.certify import certify_psd, envelope_size, lambda_max_upper
+from psdbench.linalg.certify import certify_psd, envelope_size, lambda_max_upper, lanczos_estimate
 
 
 def _random_sym(n: int, density: float, seed: int) -> sp.csr_matrix:
@@ -93,6 +93,39 @@ def test_far_estimate_still_certified():
     lam = np.linalg.eigvalsh(S.toarray())[-1]
     b = lambda_max_upper(S, 0.0, slack=1e-9)
     assert b.certified and b.value >= lam
+
+
+def test_lanczos_estimate_moves_with_a_shift_and_errs_low():
+    """Over 400 rows the estimate is the plain Lanczos recurrence on the centred matrix: ``S - c I``
+    moves it by ``-c`` up to rounding, it matches eigvalsh here, and an unconverged one (few steps)
+    lies below ``lambda_max`` (a Ritz value)."""
+    for S in (_random_sym(600, 0.01, 3), _laplacian(600, 0.01, 4)):
+        lam = np.linalg.eigvalsh(S.toarray())[-1]
+        scale = float(abs(S).sum(axis=1).max())
+        est = lanczos_estimate(S)
+        assert abs(est - lam) <= 1e-9 * scale
+        for c in (1e3 * scale, -1e3 * scale, 0.5):
+            shifted = lanczos_estimate(sp.csr_matrix(S - c * sp.eye(600)))
+            assert abs((shifted + c) - est) <= 1e-9 * scale, c
+        assert lanczos_estimate(S, max_steps=20) <= lam + 1e-12 * scale
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_lambda_max_upper_is_as_tight_at_any_offset(dense):
+    """The search starts from the estimate: ``S - c I`` is certified at ``lambda_max - c`` within the
+    first shift margin for offsets far on either side of 0 (from 0 it ended on Gershgorin's bound),
+    and a fixed estimate far above or below ``lambda_max`` is still a valid (looser) bound."""
+    S = _laplacian(600, 0.01, 6)
+    lam = np.linalg.eigvalsh(S.toarray())[-1]
+    for c in (0.0, 50.0, -50.0, 1e4, -1e4):
+        Sc = sp.csr_matrix(S - c * sp.eye(600))
+        b = lambda_max_upper(Sc.toarray() if dense else Sc, slack=1e-9 * max(1.0, lam))
+        assert b.certified and "Gershgorin" not in b.reason, (c, b.reason)
+        assert b.value >= lam - c
+        assert b.value - (lam - c) <= 1e-8 * max(1.0, lam) + 1e-13 * abs(c), c
+    for guess in (lam + 10.0, lam - 10.0):
+        b = lambda_max_upper(S, guess)
+        assert b.certified and b.value >= lam
 
 
 def test_left_looking_residual_matches_sparse_product():
