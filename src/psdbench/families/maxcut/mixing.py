@@ -21,10 +21,12 @@ point satisfies ``C' V^T ... = -Diag(||g_i||)``): ``y_i = ||g_i|| + c_ii``, comp
 from the point returned (one sparse product).  ``Diag(y) - C`` then annihilates ``V`` up to the
 sweep's stationarity, and :mod:`.bound` turns any ``y`` into an upper bound.
 
-Sweeps run in a numba kernel over ``C``'s CSR rows (sequential: each update reads the rows updated
-before it).  Deterministic given the seed (the initial ``V`` is Gaussian rows normalized).  Stops when
-the objective's relative increase over a sweep falls below ``tol``, at ``max_iter`` sweeps, or at the
-budget's deadline (status ``timeout``, the point returned).
+Sweeps run in a numba kernel over ``C``'s CSR rows without the diagonal (int32 indices), on ``V``
+stored n x k in C order (each ``v_i`` contiguous: the paper's C code's layout), one compiled call per
+sweep (sequential: each update reads the rows updated before it).  Deterministic given the seed (the
+initial ``V`` is Gaussian rows normalized).  Stops when the objective's relative increase over a sweep
+falls below ``tol``, at ``max_iter`` sweeps, or at the budget's deadline (status ``timeout``, the point
+returned).
 """
 
 from __future__ import annotations
@@ -48,32 +50,96 @@ except ImportError:  # pragma: no cover - exercised only without numba
 
 
 def _sweep_py(indptr, indices, data, V):  # the kernel, in Python (compiled below)
+    """One sweep of Algorithm 1 over the rows of ``V`` (n x k, C order, each ``v_i`` contiguous), in
+    place; returns the sweep's gain ``sum_i 2 (||g_i|| - v_i' g_i)``.
+
+    ``indptr, indices, data``: the CSR rows of ``C`` without its diagonal (:func:`offdiagonal_rows`),
+    column indices ascending, so ``g_i = sum_{j != i} c_ij v_j`` is summed in the order of the columns
+    (as the kernel before issue 49 did, bit for bit).  ``||g_i||^2`` and ``v_i' g_i`` are summed in
+    four interleaved partial sums (lanes ``t mod 4``, added pairwise at the end): the same numbers,
+    rounded in a fixed order that does not depend on the machine, without one serial chain of ``k``
+    additions (no fastmath); ``v_i`` is ``g_i`` times ``1 / ||g_i||`` (one division a row, as the
+    paper's C code).
+    """
     n, k = V.shape
+    k4 = k - k % 4
     gain = 0.0
-    g = np.empty(k)
+    g = np.zeros(k)
     for i in range(n):
-        for t in range(k):
-            g[t] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            if j != i:
-                c = data[p]
-                for t in range(k):
-                    g[t] += c * V[j, t]
-        nrm = 0.0
-        dot = 0.0
-        for t in range(k):
-            nrm += g[t] * g[t]
-            dot += g[t] * V[i, t]
-        nrm = math.sqrt(nrm)
-        if nrm > 0.0:
-            gain += nrm - dot
+        p0 = indptr[i]
+        p1 = indptr[i + 1]
+        if p0 == p1:  # no neighbour: g_i = 0, v_i is left as it is
+            continue
+        # g_i = sum_{j != i} c_ij v_j (Algorithm 1's inner sum; the paper's -g_i with C' = -C), over
+        # the row's columns in order, two at a time: g <- (g + c_a v_a) + c_b v_b is the one-at-a-time
+        # sum rounded the same, with half the loads and stores of g
+        j = indices[p0]
+        c = data[p0]
+        if p0 + 1 < p1:
+            jb = indices[p0 + 1]
+            cb = data[p0 + 1]
             for t in range(k):
-                V[i, t] = g[t] / nrm
+                g[t] = c * V[j, t] + cb * V[jb, t]
+            p = p0 + 2
+        else:
+            for t in range(k):
+                g[t] = c * V[j, t]
+            p = p0 + 1
+        while p + 1 < p1:
+            ja = indices[p]
+            ca = data[p]
+            jb = indices[p + 1]
+            cb = data[p + 1]
+            for t in range(k):
+                g[t] = (g[t] + ca * V[ja, t]) + cb * V[jb, t]
+            p += 2
+        if p < p1:
+            j = indices[p]
+            c = data[p]
+            for t in range(k):
+                g[t] += c * V[j, t]
+        # ||g_i||^2 and v_i' g_i (the old v_i: the update's gain 2 (||g_i|| - v_i' g_i), Lemma 3.4)
+        s0 = s1 = s2 = s3 = 0.0
+        d0 = d1 = d2 = d3 = 0.0
+        for t in range(0, k4, 4):
+            g0 = g[t]
+            g1 = g[t + 1]
+            g2 = g[t + 2]
+            g3 = g[t + 3]
+            s0 += g0 * g0
+            s1 += g1 * g1
+            s2 += g2 * g2
+            s3 += g3 * g3
+            d0 += g0 * V[i, t]
+            d1 += g1 * V[i, t + 1]
+            d2 += g2 * V[i, t + 2]
+            d3 += g3 * V[i, t + 3]
+        for t in range(k4, k):
+            s0 += g[t] * g[t]
+            d0 += g[t] * V[i, t]
+        nrm = math.sqrt((s0 + s1) + (s2 + s3))
+        if nrm > 0.0:  # the paper assumes ||g_i|| > 0; a zero g_i leaves v_i as it is
+            gain += nrm - ((d0 + d1) + (d2 + d3))
+            inv = 1.0 / nrm
+            for t in range(k):  # v_i <- g_i / ||g_i|| (Algorithm 1: v_i <- normalize(-sum_j c'_ij v_j))
+                V[i, t] = g[t] * inv
     return 2.0 * gain
 
 
 _sweep = njit(cache=True, nogil=True)(_sweep_py) if njit is not None else None
+
+
+def offdiagonal_rows(C: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, indices, data)`` of ``C``'s CSR rows without the diagonal entries, in the order of
+    ``C``'s own (sorted) rows; indices in int32 when they fit (half the index traffic of int64)."""
+    n = C.shape[0]
+    counts = np.diff(C.indptr)
+    rows = np.repeat(np.arange(n, dtype=np.int64), counts)
+    keep = C.indices != rows
+    itype = np.int32 if max(n, int(keep.sum())) < 2**31 - 1 else np.int64
+    indptr = np.zeros(n + 1, dtype=itype)
+    np.cumsum(np.bincount(rows[keep], minlength=n), out=indptr[1:])
+    return indptr, np.ascontiguousarray(C.indices[keep], dtype=itype), np.ascontiguousarray(C.data[keep], dtype=float)
 
 
 def default_rank(n: int, max_rank: int) -> int:
@@ -106,7 +172,8 @@ def mixing(C: sp.csr_matrix, k: int, seed: int, *, tol: float = 1e-10, max_sweep
     if _sweep is None:
         raise RuntimeError("maxcut-mixing needs numba (pip install numba)")
     C = sp.csr_matrix(C)
-    C.sort_indices()
+    if not C.has_sorted_indices:
+        C = C.sorted_indices()  # a sorted copy: the caller's matrix is not changed
     n = C.shape[0]
     if V0 is None:
         V = initial_point(n, k, seed)
@@ -114,8 +181,8 @@ def mixing(C: sp.csr_matrix, k: int, seed: int, *, tol: float = 1e-10, max_sweep
         V = np.array(V0, dtype=float, order="C", copy=True)
         if V.shape != (n, k):
             raise ValueError(f"V0 has shape {V.shape}, expected {(n, k)}")
-    d = C.diagonal()
-    indptr, indices, data = C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data.astype(float)
+    indptr, indices, data = offdiagonal_rows(C)
+    diag_sum = float(C.diagonal().sum())  # the constant part of <C, X> (diag X = 1), summed once
     obj = float(np.sum(V * (C @ V)))
     why = "max_iter"
     sweeps = 0
@@ -124,7 +191,7 @@ def mixing(C: sp.csr_matrix, k: int, seed: int, *, tol: float = 1e-10, max_sweep
         obj += gain
         if trace is not None:
             trace.add(iter=sweeps, objective=obj, sweep_gain=gain)
-        if gain <= tol * max(1.0, abs(obj - float(d.sum()))):
+        if gain <= tol * max(1.0, abs(obj - diag_sum)):
             why = "converged"
             break
         if budget is not None and budget.expired():
