@@ -315,3 +315,23 @@ def test_a_run_recorded_before_fingerprints_gets_its_class_from_its_record():
     old = {k: now[k] for k in ("platform", "processor", "cpus", "memory_gb", "python")}
     assert recorded_class(old) == now["fingerprint"] == recorded_class(now)
     assert recorded_class({k: v for k, v in old.items() if k != "platform"}) is None
+
+
+def test_verify_evaluates_the_stored_point_again_and_finds_an_edited_metric(store, tmp_path):
+    """The family's evaluation (its certified bound, its task metric) is recomputed from the stored
+    point: every row reproduces, and one whose recorded metric was edited does not."""
+    from psdbench.publish.verify import verify_dataset
+
+    export_dataset(ReadOnlyStore(store), tmp_path / "ds")
+    checked, mismatches = verify_dataset(tmp_path / "ds")
+    assert checked == 4 and mismatches == []
+    cells = pd.read_parquet(tmp_path / "ds" / "cells.parquet")
+    i = cells.index[cells["point"].notna() & (cells["status"] == "ok")][0]
+    metrics = json.loads(cells.loc[i, "metrics"])
+    assert isinstance(metrics.get("error_rate"), float)  # graph classification's task metric
+    metrics["error_rate"] += 0.01
+    cells.loc[i, "metrics"] = json.dumps(metrics)
+    cells.to_parquet(tmp_path / "ds" / "cells.parquet", index=False)
+    checked, mismatches = verify_dataset(tmp_path / "ds")
+    assert [m.key for m in mismatches] == [cells.loc[i, "cell_key"]]
+    assert "metric error_rate" in mismatches[0].what

@@ -85,6 +85,35 @@ def _check_cell(row: dict[str, Any], folder: Path, registry: Any, cache: dict[st
         gap = (ref - got["objective"]) if problem_sense(problem) == "max" else (got["objective"] - ref)
         if not _close(stored_gap, gap):
             out.append(f"gap_abs: stored {stored_gap:.6g}, recomputed {gap:.6g}")
+    return out + _check_evaluation(instance, variables, row)
+
+
+def _check_evaluation(instance: Any, variables: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """The family's evaluation of the stored point again (its certified bound, its task metric):
+    every number it gives that the row recorded must agree to :data:`RTOL`, times (``*_s``: seconds a
+    family measured while evaluating, this machine's, not the row's) excepted."""
+    from psdbench.api import Solution
+
+    try:
+        stored = json.loads(row.get("metrics") or "{}")
+    except ValueError:
+        stored = {}
+    if not isinstance(stored, dict) or not hasattr(instance, "evaluate"):
+        return []
+    try:
+        again = instance.evaluate(Solution(variables=dict(variables)))
+    except Exception as exc:  # the row's metrics came from this evaluation: it must run here too
+        return [f"evaluation failed here: {type(exc).__name__}: {exc}".splitlines()[0]]
+    out = []
+    for k, v in sorted((again or {}).items()):
+        if k.endswith("_s"):
+            continue
+        old = stored.get(k)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or isinstance(old, bool) \
+                or not isinstance(old, (int, float)):
+            continue
+        if not (math.isnan(float(v)) and math.isnan(float(old))) and not _close(float(old), float(v)):
+            out.append(f"metric {k}: stored {float(old):.12g}, recomputed {float(v):.12g}")
     return out
 
 
