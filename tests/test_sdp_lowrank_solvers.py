@@ -1,5 +1,7 @@
-"""sdp-burer-monteiro and sdp-sketchycgal against the interior-point optimum (sdp-clarabel) on small
-generated theta, max-cut and graph-partitioning instances; their skips; the harness's contract."""
+"""sdp-burer-monteiro and sdp-sketchycgal against the interior-point optimum (sdp-clarabel, and cvxpy's
+Clarabel) on small generated theta, max-cut and graph-partitioning instances; SDPLR's rank rule, the
+low-rank storage and the face of gpp's <J, X> = 0; inner solves that pause, never end, at a slice;
+their skips; the harness's contract."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import pytest
 import scipy.sparse as sp
 
 from psdbench.api import Budget, Dataset
-from psdbench.families.sdp.lowrank.burer_monteiro import SdpBurerMonteiro, exact_step, rank_bound
+from psdbench.families.sdp.lowrank.bm_kernels import SplitData
+from psdbench.families.sdp.lowrank.burer_monteiro import SdpBurerMonteiro, exact_step, sdplr_rank
 from psdbench.families.sdp.data import from_blocks
 from psdbench.families.sdp.solvers.native import SdpClarabel
 from psdbench.families.sdp.problem import SdpStandard
@@ -46,32 +49,43 @@ def optima():
 
 @pytest.mark.slow
 def test_burer_monteiro_on_partitioning_against_sdpa():
-    """gpp (about 10 s): <J, X> = 0 with X psd forces X 1 = 0, so no X is strictly feasible and the
-    interior-point points are inaccurate too: Clarabel stops at DIMACS error 1.8e-5 with 7.107519,
-    1.5e-5 below SDPA's 7.107629 (error 8.6e-8), and below the certified bound 7.1076008 from
-    Burer-Monteiro's y.  So: SDPA is the reference, agreement to 1e-5; BM's largest DIMACS error is
-    held to 1e-5, not 1e-6: its multiplier of <J, X> = 0 grows to about -2000 (no Slater point) and
-    its stall stop ends at errors of 4e-7 to 1.0e-6 depending on rounding (numba against numpy sums)."""
+    """gpp: <J, X> = 0 with X psd forces X 1 = 0, so no X is strictly feasible and the interior-point
+    points are inaccurate too (Clarabel stops at DIMACS error 1.8e-5, 1.5e-5 below SDPA's value,
+    error 8.6e-8): SDPA is the reference, agreement to 1e-5.  Burer-Monteiro keeps R'1 = 0 (the face
+    of that constraint) and sets its multiplier for the bound: every DIMACS error <= 1e-6."""
     from psdbench.families.sdp.solvers.sdpa import SdpSdpa
 
     inst = gpp(12, 3)
     if SdpSdpa().skip_reason(inst):
         pytest.skip(SdpSdpa().skip_reason(inst))
     want = inst.objective(SdpSdpa().solve(inst, Budget()))
-    sol = SdpBurerMonteiro().solve(inst, Budget(), tol=1e-7)
+    sol = SdpBurerMonteiro().solve(inst, Budget())
     ev = inst.evaluate(sol)
-    assert ev["max_err"] <= 1e-5, ev
+    assert sol.info["status"] == "converged" and sol.info["faced_constraints"] == [12]
+    assert ev["max_err"] <= 1e-6, ev
     assert inst.objective(sol) == pytest.approx(want, rel=1e-5)
     assert ev["dual_bound_certified"] == 1.0 and ev["dual_bound"] <= want
+
+
+def test_partitioning_keeps_the_face_of_its_zero_constraint():
+    """gpp's <J, X> = 0 is stored as the rank-one V d V' (V = 1 / sqrt(n)) and faced: R'1 = 0 to
+    rounding, its residual 0, its multiplier negative (Z gains -y_J J, psd)."""
+    inst = gpp(10, 1)
+    split = SplitData.of(inst.data)
+    assert split.n_lowrank == 1 and list(split.faced) == [10]
+    assert np.allclose(np.abs(split.vals), 1 / np.sqrt(10)) and split.d[0] == pytest.approx(10.0)
+    sol = SdpBurerMonteiro().solve(inst, Budget())
+    R = sol.variables["R"]
+    assert np.abs(R.sum(axis=0)).max() <= 1e-12 * max(1.0, np.abs(R).max())
+    assert sol.variables["y"][10] < 0 and inst.verify(sol).ok
 
 
 @pytest.mark.parametrize("case", ["theta", "maxcut"])
 def test_burer_monteiro_matches_the_interior_point_optimum(case, optima):
     inst, want = optima[case]
     sol = SdpBurerMonteiro().solve(inst, Budget(), tol=1e-7)
-    assert sol.info["status"] in ("converged", "stalled")
-    assert "X" not in sol.variables and sol.variables["R"].shape == (inst.n, rank_bound(inst.data.m) if
-                                                                     rank_bound(inst.data.m) < inst.n else inst.n)
+    assert sol.info["status"] == "converged"
+    assert "X" not in sol.variables and sol.variables["R"].shape == (inst.n, sdplr_rank(inst.data.m, inst.n))
     ev = inst.evaluate(sol)
     assert inst.verify(sol).ok, ev  # every DIMACS error <= 1e-6, recomputed from R and y
     assert inst.objective(sol) == pytest.approx(want, rel=1e-6, abs=1e-6)
@@ -79,6 +93,48 @@ def test_burer_monteiro_matches_the_interior_point_optimum(case, optima):
     assert ev["dual_bound_certified"] == 1.0
     assert ev["dual_bound"] <= want + 1e-8 * (1 + abs(want))
     assert ev["dual_bound"] >= want - 1e-6 * (1 + abs(want))
+
+
+@pytest.mark.parametrize("gen, n, seed", [("theta", 24, 4), ("maxcut", 30, 7)])
+def test_burer_monteiro_against_cvxpy_clarabel(gen, n, seed):
+    """A generated theta and max-cut SDP: the objective matches cvxpy's Clarabel optimum (on the
+    instance's own cvxpy form) to 1e-6 relative as DIMACS err5 scales it, the factored point verifies (every DIMACS error <= the
+    problem's 1e-6), and the certified bound from the y it returns is valid (below the optimum) and
+    within the stated gap: (<C, X> - bound) / (1 + |<C, X>| + |bound|) <= the solver's tol (1e-6)."""
+    inst = _gen(gen, n, seed)
+    form = inst.reference_formulation()
+    form.problem.solve(solver="CLARABEL")
+    want = float(form.problem.value)
+    sol = SdpBurerMonteiro().solve(inst, Budget())
+    assert sol.info["status"] == "converged", sol.info
+    assert inst.verify(sol).ok
+    obj, ev = inst.objective(sol), inst.evaluate(sol)
+    # the DIMACS scale: a point feasible to 1e-6 may lie that far below the optimum
+    assert abs(obj - want) / (1 + abs(obj) + abs(want)) <= 1e-6
+    assert ev["dual_bound_certified"] == 1.0
+    assert ev["dual_bound"] <= want + 1e-7 * (1 + abs(want))  # valid, to Clarabel's own accuracy
+    assert (obj - ev["dual_bound"]) / (1 + abs(obj) + abs(ev["dual_bound"])) <= SdpBurerMonteiro.default_params["tol"]
+
+
+def test_sdplr_rank_rule_and_lowrank_storage():
+    """SDPLR's rank min(floor(sqrt(2 m)) + 1, n) (main.c:211); theta's C = -J goes to the low-rank
+    storage (rank one), its A_i (the trace and X_ij = 0) stay sparse."""
+    assert [sdplr_rank(m, 1000) for m in (1, 2, 104, 2401)] == [2, 3, 15, 70]
+    assert sdplr_rank(104, 10) == 10
+    inst = _gen("theta", 18, 1, 0.3)
+    split = SplitData.of(inst.data)
+    assert split.n_lowrank == 1 and split.own[0] == 0 and split.faced.size == 0
+    assert split.rows.size == (inst.data.m - 1) + 18  # the edges X_ij = 0 and the diagonal (the trace)
+
+
+def test_an_inner_solve_pauses_at_a_slice_and_goes_on():
+    """slice = 1 (the deadline checked after every line search) runs the same iterations as the
+    default: a slice is a pause of the inner solve, the L-BFGS pairs kept, never its end."""
+    inst = _gen("maxcut", 16, 3)
+    a = SdpBurerMonteiro().solve(inst, Budget())
+    b = SdpBurerMonteiro().solve(inst, Budget(), slice=1)
+    assert a.info["minor"] == b.info["minor"] and a.info["updates"] == b.info["updates"]
+    assert np.array_equal(a.variables["R"], b.variables["R"]) and np.array_equal(a.variables["y"], b.variables["y"])
 
 
 @pytest.mark.parametrize("case", ["theta", "maxcut"])
@@ -139,6 +195,13 @@ def test_exact_line_search_minimises_the_quartic():
     grid = np.linspace(0, 5, 200001)
     assert np.polyval(q[::-1], a) <= np.polyval(q[::-1], grid).min() + 1e-9
     assert exact_step(np.array([0.0, 1.0, 1.0, 0.0, 1.0])) == 0.0  # increasing: no step
+    # SDPLR's search is over (0, 1] (linesearch.c: max = 1): the end point when the minimiser lies past it
+    assert exact_step(q, 1.0) == 1.0 and a > 1.0
+    # three real critical points (0.013, 0.93, 2.06): the lower of the two minima, the far one
+    q2 = np.array([0.0, -0.1, 3.9, -4.0, 1.0])
+    grid = np.linspace(0, 10, 400001)
+    assert exact_step(q2) == pytest.approx(2.0586981, rel=1e-6)
+    assert np.polyval(q2[::-1], exact_step(q2)) <= np.polyval(q2[::-1], grid).min() + 1e-12
 
 
 def test_nystrom_sketch_recovers_a_low_rank_psd_matrix():

@@ -1,52 +1,90 @@
-"""``sdp-burer-monteiro``: the low-rank augmented Lagrangian method of SDPLR.
+"""``sdp-burer-monteiro``: SDPLR's low-rank augmented Lagrangian method, its rules as SDPLR 1.03 states them.
 
 S. Burer and R. D. C. Monteiro, "A nonlinear programming algorithm for solving semidefinite
-programs via low-rank factorization", Math. Program. Ser. B 95:329-357, 2003.  (The paper is not
-in /work/shared/papers; section references below are as I recall its structure.)
+programs via low-rank factorization", Math. Program. Ser. B 95:329-357, 2003 ([BM03]); "Local
+minima and convergence in low-rank semidefinite programming", Math. Program. Ser. A 103:427-444,
+2005 ([BM05]).  Neither paper is in /work/shared/papers, so every rule below is cited from the
+source of SDPLR 1.03-beta (sburer/sdplr @ 6866be4, its ``source/`` folder), file:line;
+the papers are cited by name only where the code or the rule is theirs (section numbers unchecked).
 
-(P) ``min <C, X> s.t. A(X) = b, X psd`` becomes, with ``X = R R'`` (``R`` n x r), the nonconvex
-``min <C, R R'> s.t. A(R R') = b``.  Rank: the smallest ``r`` with ``r (r + 1) / 2 >= m``
-(Barvinok and Pataki: some optimal ``X`` has rank ``r*`` with ``r* (r* + 1) / 2 <= m``; the
-paper's choice), at most the block's order.  The augmented Lagrangian (the paper's Section 4)::
+(P) ``min <C, X> s.t. A(X) = b, X psd`` with ``X = R R'`` per PSD block ([BM03]):
 
-    L(R, y, sigma) = <C, R R'> - y'(A(R R') - b) + sigma / 2 ||A(R R') - b||^2
-    grad_R L       = 2 S R,   S = C - A*(y - sigma (A(R R') - b))
+* **rank** per block ``r_k = min(floor(sqrt(2 m_k)) + 1, n_k)``, ``m_k`` the constraints that touch
+  the block (``main.c:211``, ``getstorage``): the Barvinok-Pataki bound ``r (r + 1) / 2 <= m`` on
+  the rank of some optimal ``X``, rounded up ([BM03], [BM05]); one ``R`` of
+  ``max r_k`` columns, a block's columns past its rank held at zero;
+* **start** ``R_0`` entries ``U(0,1) - U(0,1)`` (``main.c:135-138``, seeded by the instance's
+  seed), ``y_0 = 0``, ``sigma_0 = 1 / n`` with ``n`` the order of ``X`` (``main.c:145``);
+* **augmented Lagrangian** (``dataoper.c:11-20``, [BM03])::
 
-(with ``scale_constraints``, each ``A_i``, ``b_i`` divided by ``||A_i||_F`` first) is minimised over ``R`` for fixed ``(y, sigma)`` by limited-memory BFGS with the paper's EXACT
-line search: along a direction ``D``, ``L(R + a D)`` is a quartic polynomial in ``a`` (its
-coefficients from ``A(R D' + D R')`` and ``A(D D')``), minimised through the roots of its cubic
-derivative.  Then, as in the paper's algorithm: when the infeasibility ``||A(R R') - b||`` has
-dropped below ``eta`` times its best value so far, the multipliers are updated
-``y <- y - sigma (A(R R') - b)``; otherwise ``sigma <- gamma sigma`` (paper: ``gamma = 10``,
-``eta = 1/4``, as I recall them; both are parameters).  Ours: once the relative infeasibility is
-at most ``tol`` the multipliers are updated whatever the decrease, and ``sigma`` stays below
-:data:`SIGMA_MAX`.
+      L(R, y, sigma) = <C, R R'> - y'(A(R R') - b) + sigma / 2 ||A(R R') - b||^2
+      grad_R L = 2 S R,   S = C - A*(y - sigma (A(R R') - b))             (dataoper.c:265-283)
 
-The dual estimate returned is ``y - sigma (A(R R') - b)`` at the final ``R`` (its ``S`` is the
-dual slack ``Z = C - A*(y)``), moved along ``w`` with ``A*(w) = I`` where the data have one so
-that ``Z`` is in the cone (:func:`.lowrank_bound.shift_dual`; the bound it gives is unchanged).  Stopping (ours, not the paper's, which stops on feasibility
-``rho_f`` and a gradient test): where the data bound the trace (``tr X <= T``), when the
-relative feasibility ``||A(R R') - b|| / (1 + |b|_max) <= tol``, ``|y'(A(R R') - b)|`` relative
-to ``1 + |<C, X>| + |b'y|`` is at most ``tol`` (so ``<X, Z>`` is the gap) AND the relative gap between
-``<C, R R'>`` and the bound ``b'y + T min(0, lambda_min(Z))`` (:mod:`.lowrank_bound`, its
-eigenvalue as estimated) is ``<= tol``; without a trace bound, when feasibility and
-``lambda_min(Z) >= -tol (1 + |C|_max)`` hold.  It also stops ("stalled") after ``patience``
-feasible checks in which that gap did not fall by 10 % (the multipliers' accuracy, limited by
-``sigma`` times the rounding of ``A(R R') - b``, ends there).  The harness recomputes every error and the bound.
+* **inner solve** (the minor iterations, ``sdplrlib.c:189-252``): limited-memory BFGS with 4 pairs
+  (``lbfgs.c``, two-loop recursion from ``H_0 = I``; steepest descent when the direction is not
+  one of descent, ``sdplrlib.c:200``) and the EXACT line search: ``L(R + a D)`` is a quartic in
+  ``a``, minimised over ``(0, 1]`` through the roots of its cubic derivative (``linesearch.c``),
+  until ``||2 S R||_F / (1 + |C|_max) <= rho_c / sigma`` (``sdplrlib.c:189``; "centrality
+  tolerance" ``rho_c = 0.1``, ``params.c``);
+* **multipliers** after every inner solve ``y <- y - sigma (A(R R') - b)`` (``sdplrlib.c:261``);
+  the same ``sigma`` is kept, with further inner solves and updates, until an inner solve takes at
+  most 10 iterations (its "difficulty", ``sdplrlib.c:181, 274-278``; ``SIGMASTRATEGY 1``);
+* **penalty** then ``sigma <- 2 sigma`` ("penalty factor increase", ``params.c``), repeated while
+  the current ``R`` already meets the new, tighter inner test (``sdplrlib.c:317-321``), and the
+  L-BFGS pairs are cleared (``sdplrlib.c:330-333``);
+* **stop** (SDPLR's) at ``||A(R R') - b||_2 / (1 + |b|_max) <= rho_f`` ("feasibility tolerance",
+  1e-5 shipped), tested after every minor iteration, with a last multiplier update
+  (``sdplrlib.c:242-246, 306``);
+* **dual bound** ([BM03]; ``eigen.c:252-262``, commented out in 1.03 and its
+  ``checkbd`` parameter restricted to -1): ``b'y + T min(0, lambda_min(C - A*(y)))`` where the
+  data fix ``tr X <= T``.
 
-Dual refinement (ours): at each feasible check the least-squares multiplier of the stationarity
-condition, ``argmin_y ||(C - A*(y)) R||_F`` (LSQR from the current one), replaces it when its
-bound is better.
+The 2003 paper's own penalty rule (update ``y`` when ``||A(RR') - b||`` fell below ``eta = 1/4``
+of its best, else ``sigma <- 10 sigma``, as textbooks state it) is not what SDPLR 1.03 runs;
+measured here on theta1 it raised ``sigma`` to 2e4 within 11 inner solves and the next took
+28,000+ iterations, so it is not implemented.
 
-Saddle escape (ours, after the paper's observation that a rank-deficient local minimiser has
-``S`` psd): where the point is feasible to ``tol`` but ``lambda_min(S) < -tol (1 + |C|_max)``,
-``R`` is rotated to its principal columns and moved along the eigenvector of ``lambda_min(S)`` in
-its weakest column, by the same exact line search (a direction of negative curvature).
+**What is ours**, each to reach a point the harness verifies (every DIMACS error of the returned
+factored point at most ``tol``, with the bound from ``y``), which SDPLR's stop does not give (its
+dual is 1e-4 to 1e-3 infeasible on theta1-3 and gpp100: its err4 1.4e-3, 2.1e-4, 1.3e-4, 5.2e-4):
 
-Handles: PSD blocks only (any number, a common ``r``; each block's factor is its rows of ``R``).
-Skips data with LP (diagonal) blocks: ``R R'`` has no sign constraint to offer them (SDPLR's
-LP blocks, squared variables, are not implemented here).  Returns the factored point ``R``,
-``y`` (:mod:`.factored`).
+* **going on past SDPLR's stop.**  SDPLR's stop (``rho_f = tol``) ends only its phase: the method
+  goes on by the same rules, its inner solves ending only at the gradient test, and after every
+  multiplier update from then on the point is checked: an estimate of ``lambda_min(S)`` first
+  (``S = C - A*(y)`` of the updated ``y``, dense ``eigh`` up to order :data:`DENSE_EIG_MAX`, else
+  Lanczos) and where that passes, the family's certificate: :func:`.lowrank_bound.shift_dual`
+  (``y`` moved along ``A*(w) = I`` into the dual cone, the bound ``b'y + T min(0, lambda_min)``
+  unchanged) then :func:`.lowrank_bound.factored_errors`, the harness's own verification of a
+  factored point; "converged" when their largest error is at most ``tol``.  The ``y`` returned is
+  that shifted ``y``: the multipliers the method converged to.
+* **saddle escape** ([BM05]: a rank-deficient local minimiser has ``S`` psd, so where ``S`` has a
+  negative eigenvalue ``R`` is not one).  On theta1 ``R`` collapses to rank one while ``sigma`` is
+  small (its other columns fall to 1e-17) and the inner solves then regrow directions for 10,000+
+  iterations (SDPLR's too: 10,609 line searches in its 13th major iteration).  At a check that
+  ``lambda_min(S)`` fails, and before SDPLR's stop after every "hard" inner solve (more than
+  :data:`HARD` line searches, sdplrlib.c:277), ``R``'s block is rotated to its principal columns
+  (``R R'`` unchanged) and its weakest columns moved along the eigenvectors of ``S``'s eigenvalues
+  below the threshold, by the exact line search (up to :data:`ESCAPE_VECTORS`); the pairs cleared.
+* **facial reduction** (:mod:`.bm_kernels`): a constraint ``<A_i, X> = 0`` with ``A_i`` psd and low
+  rank (gpp's ``<J, X> = 0``, which no ``X`` satisfies strictly, so the augmented Lagrangian's
+  multiplier of it diverges and the infeasibility falls 2 % per update: 8,000 line searches to
+  1e-6 on gpp100) is kept exactly, ``V_i' R = 0``, by projecting the start and every gradient; its
+  multiplier, which no longer enters ``L``, is set for the bound: ``lambda_min(C - A*(y))`` rises
+  with ``-y_i`` to its value on the face, ``-y_i`` raised tenfold while it gains.
+* an inner solve also ends when the exact line search finds no decrease even along steepest
+  descent (the subproblem stationary at working precision: on gpp100 at ``sigma`` 2e4, before the
+  face, the gradient test sat 10 % above its threshold for 150,000 iterations); it runs in slices of
+  ``slice`` iterations between which the deadline is checked: a pause (the same iterations as
+  ``slice = 1``), never its end;
+* SDPLR's low-rank data type for dense low-rank ``A_i`` / ``C`` read from an SDPA file
+  (:mod:`.bm_kernels`), and the minor iterations compiled (numba, one thread), so an iteration
+  costs about what SDPLR's C does;
+* ``A(R R')`` from its pattern values each iteration, those refreshed from ``R`` every 50 line
+  searches (SDPLR updates ``A(R R')`` along the quartic for 10^7 iterations: sdplrlib.c:53, 209-218).
+
+Stops otherwise at the deadline ("budget"), at SDPLR's limit of 1e7 minor iterations, or when
+``sigma`` passes :data:`SIGMA_MAX` ("stalled").  Handles PSD blocks only (LP blocks, SDPLR's
+squared variables: skipped with the reason).  Returns the factored point ``R`` and ``y`` (:mod:`.factored`).
 """
 
 from __future__ import annotations
@@ -57,18 +95,26 @@ from importlib.metadata import version
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
 
 from psdbench.families.sdp import KIND
-from psdbench.families.sdp.lowrank.factored import Factored, FactoredSolver
-from psdbench.families.sdp.lowrank.lowrank_bound import shift_dual
+from psdbench.families.sdp.lowrank.bm_kernels import FEASIBLE, SLICE, Operators, SplitData, warm_kernels
+from psdbench.families.sdp.lowrank.factored import FactoredSolver
+from psdbench.families.sdp.lowrank.lowrank_bound import factored_errors, shift_dual
 
-
-#: the penalty is not raised past this (the quartic's coefficients overflow beyond ~1e150)
-SIGMA_MAX = 1e12
+#: the penalty is not raised past this ("stalled"): the quartic's coefficients lose every digit
+SIGMA_MAX = 1e14
+#: SDPLR's limit on minor iterations (sdplrlib.c:242)
+MAX_MINOR = 10_000_000
+#: blocks up to this order: the stopping test's eigenvalue estimate from a dense eigh, else Lanczos
+DENSE_EIG_MAX = 1200
+#: eigenvectors of S a saddle escape may use per block
+ESCAPE_VECTORS = 8
+#: SDPLR's 'hard' inner solve (more line searches than this, sdplrlib.c:277): before SDPLR's stop the
+#: saddle check runs after one
+HARD = 50
 
 
 def rank_bound(m: int) -> int:
@@ -76,130 +122,68 @@ def rank_bound(m: int) -> int:
     return int(math.ceil((math.sqrt(8 * m + 1) - 1) / 2))
 
 
-def _min_eigpair(Sj: Any) -> tuple[float, np.ndarray]:
-    """The smallest eigenvalue of a sparse symmetric block and its unit eigenvector (dense up to
-    :data:`.lowrank_bound.DENSE_MAX`, else Lanczos)."""
-    from scipy.sparse.linalg import eigsh
-
-    from psdbench.families.sdp.lowrank.lowrank_bound import DENSE_MAX
-
-    if Sj.shape[0] <= DENSE_MAX:
-        w, V = np.linalg.eigh(Sj.toarray())
-        return float(w[0]), V[:, 0]
-    w, V = eigsh(Sj.tocsr(), k=1, which="SA", tol=1e-10)
-    return float(w[0]), V[:, 0]
+def sdplr_rank(m_k: int, n_k: int) -> int:
+    """SDPLR's rank of a block: ``min(floor(sqrt(2 m_k)) + 1, n_k)`` (``main.c:211``)."""
+    return int(min(math.isqrt(2 * m_k) + 1, n_k))
 
 
-class _Lagrangian:
-    """``L(R, y, sigma)``, its gradient, and the quartic along a direction, on the patterns of :class:`.Factored`."""
+def exact_step(q: np.ndarray, amax: float = math.inf) -> float:
+    """The ``a`` in ``(0, amax]`` minimising the quartic ``sum_k q_k a^k`` (0 when none decreases it)."""
+    from psdbench.families.sdp.lowrank.bm_kernels import kernels
 
-    def __init__(self, F: Factored, b: np.ndarray, scale: np.ndarray) -> None:
-        # constraints scaled to unit Frobenius norm: A_i / scale_i, b_i / scale_i (multipliers y_i scale_i)
-        self.F, self.b = F, b / scale
-        self.Ms = [sp.csr_matrix(P.M.multiply(1.0 / scale[None, :])) for P in F.patterns]
-
-    def parts(self, R: np.ndarray) -> list[np.ndarray]:
-        """Per block: ``weight * (R R')`` on the pattern."""
-        return [P.weight * P.dots(Rj) for P, Rj in zip(self.F.patterns, self.F.blocks(R))]
-
-    def reduce(self, parts: list[np.ndarray]) -> tuple[np.ndarray, float]:
-        """``(A(.), <C, .>)`` of a pattern vector per block."""
-        Av = sum((M.T @ d for M, d in zip(self.Ms, parts)), np.zeros(self.b.size))
-        return Av, float(sum(P.c @ d for P, d in zip(self.F.patterns, parts)))
-
-    def grad(self, R: np.ndarray, ytil: np.ndarray) -> np.ndarray:
-        """``2 S R`` with ``S = C - A*(ytil)``."""
-        G = np.empty_like(R)
-        for P, M, sl in zip(self.F.patterns, self.Ms, self.F.row_slices):
-            G[sl] = 2.0 * (P.matrix(P.c - M @ ytil) @ R[sl])
-        return G
-
-    def lsq_dual(self, R: np.ndarray, y0: np.ndarray) -> np.ndarray:
-        """``argmin_y ||(C - A*(y)) R||_F`` by LSQR from ``y0`` (the stationarity condition ``S R = 0``
-        as least squares in ``y``; its adjoint from the pattern's symmetric row dots)."""
-        from scipy.sparse.linalg import LinearOperator, lsqr
-
-        shapes = [(sl, P, M) for P, M, sl in zip(self.F.patterns, self.Ms, self.F.row_slices)]
-        r = R.shape[1]
-
-        def mv(y: np.ndarray) -> np.ndarray:  # y -> A*(y) R
-            out = np.empty_like(R)
-            for sl, P, M in shapes:
-                out[sl] = P.matrix(M @ y) @ R[sl]
-            return out.ravel()
-
-        def rmv(w: np.ndarray) -> np.ndarray:  # W -> (<A_i, (W R' + R W') / 2>)_i
-            W = w.reshape(R.shape)
-            return sum((M.T @ (P.weight * P.sym_dots(W[sl], R[sl]) / 2) for sl, P, M in shapes), np.zeros(self.b.size))
-
-        op = LinearOperator((R.size, self.b.size), matvec=mv, rmatvec=rmv, dtype=float)
-        Cs = np.empty_like(R)
-        for sl, P, M in shapes:
-            Cs[sl] = P.matrix(P.c) @ R[sl]
-        rhs = Cs.ravel() - mv(y0)
-        dy = lsqr(op, rhs, atol=1e-14, btol=1e-14, iter_lim=max(100, min(2000, 4 * self.b.size)))[0]
-        del r
-        return y0 + dy
-
-    def quartic(self, R: np.ndarray, D: np.ndarray, v: np.ndarray, obj: float, y: np.ndarray,
-                sigma: float) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
-        """Coefficients ``q0..q4`` of ``L(R + a D)`` and the pattern parts of ``R D' + D R'``, ``D D'``."""
-        p1 = [P.weight * P.sym_dots(Rj, Dj) for P, Rj, Dj in zip(self.F.patterns, self.F.blocks(R), self.F.blocks(D))]
-        p2 = self.parts(D)
-        a1, c1 = self.reduce(p1)
-        a2, c2 = self.reduce(p2)
-        q = np.array([obj - y @ v + sigma / 2 * v @ v,
-                      c1 - y @ a1 + sigma * v @ a1,
-                      c2 - y @ a2 + sigma / 2 * (a1 @ a1 + 2 * v @ a2),
-                      sigma * a1 @ a2,
-                      sigma / 2 * a2 @ a2])
-        return q, p1, p2
+    return float(kernels()["step"](float(q[1]), float(q[2]), float(q[3]), float(q[4]), float(amax)))
 
 
-def exact_step(q: np.ndarray) -> float:
-    """The ``a > 0`` minimising the quartic ``sum_k q_k a^k`` (0 when none decreases it)."""
-    roots = np.roots([4 * q[4], 3 * q[3], 2 * q[2], q[1]]) if q[4] > 0 else np.roots([3 * q[3], 2 * q[2], q[1]])
-    cand = [float(r.real) for r in np.atleast_1d(roots) if abs(r.imag) <= 1e-10 * (1 + abs(r.real)) and r.real > 0]
-    if not cand:
-        return 0.0
-    val = [np.polyval(q[::-1], a) for a in cand]
-    best = cand[int(np.argmin(val))]
-    return best if np.polyval(q[::-1], best) < q[0] else 0.0
+def _eig_low(Z: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` smallest eigenvalues of the symmetric ``Z`` (ascending) and their eigenvectors: a dense
+    ``eigh`` of an array, Lanczos (``eigsh``) on an operator (what converged where it does not)."""
+    if isinstance(Z, np.ndarray):
+        from scipy.linalg import eigh
+
+        return eigh(Z, subset_by_index=[0, min(k, Z.shape[0]) - 1], check_finite=False)
+    from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
+    try:
+        w, V = eigsh(Z, k=min(k, Z.shape[0] - 1), which="SA", tol=1e-10, maxiter=20 * Z.shape[0])
+    except ArpackNoConvergence as e:
+        w, V = e.eigenvalues, e.eigenvectors
+        if w.size == 0:
+            w, V = eigsh(Z, k=1, which="SA", tol=1e-8, maxiter=100 * Z.shape[0])
+    o = np.argsort(w)
+    return w[o], V[:, o]
 
 
 class SdpBurerMonteiro(FactoredSolver):
-    """Burer-Monteiro with an augmented Lagrangian (SDPLR's method) on (P), PSD blocks only."""
+    """SDPLR's method (Burer-Monteiro with an augmented Lagrangian) on (P), PSD blocks only."""
 
     name = "sdp-burer-monteiro"
     kinds: tuple[str, ...] = (KIND,)
+    preload = ("scipy.linalg", "scipy.sparse.linalg")  # its stopping test's eigh and trace_upper's LSQR: not timed
     returns = ("R (n_psd, r): the PSD blocks' factors stacked by rows (X_j = R_j R_j'), a factored point verified "
-               "without forming X; y (m,): the dual estimate y - sigma (A(RR') - b), moved into the cone along A*(w) = I")
+               "without forming X; y (m,): the multipliers it converged to, moved into the dual cone along A*(w) = I")
     params: dict[str, api.Param] = {
         "rank": api.number(low=0, default=0, integer=True,
-                           doc="columns of R; 0: the smallest r with r(r+1)/2 >= m (at most the largest block)"),
-        "tol": api.number(low=0, default=1e-7, doc="stop at relative feasibility and relative gap to the bound <= tol"),
-        "sigma0": api.number(low=0, default=1.0, doc="initial penalty; 0: 1 / n (the order of X)"),
-        "gamma": api.number(low=1, default=10.0, doc="penalty increase factor (paper: 10)"),
-        "eta": api.number(low=0, high=1, default=0.25, doc="multiplier update when infeasibility < eta * best (paper: 1/4)"),
-        "memory": api.number(low=1, default=8, integer=True, doc="L-BFGS memory (pairs kept)"),
-        "inner_tol": api.number(low=0, default=1e-1,
-                                doc="an inner solve stops at ||grad L||_F / (1 + |C|_max) <= inner_tol / sigma "
-                                    "(or at 1e-3 of the relative infeasibility, whichever is larger; at most tol once feasible to tol)"),
-        "max_inner": api.number(low=1, default=2000, integer=True, doc="L-BFGS iterations per inner solve"),
-        "max_outer": api.number(low=1, default=500, integer=True, doc="augmented Lagrangian iterations"),
-        "scale_constraints": api.Param(default=False, types=(bool,),
-                                       doc="divide each A_i, b_i by ||A_i||_F (measured: slower on theta and gpp)"),
-        "refine_dual": api.Param(default=True, types=(bool,),
-                                 doc="at each feasible check also try the least-squares multiplier of S(y) R = 0"),
-        "patience": api.number(low=1, default=20, integer=True,
-                               doc="stop ('stalled') after this many feasible checks without the gap falling by 10 %"),
-        "check_every": api.number(low=1, default=1, integer=True,
-                                  doc="estimate lambda_min(Z) for the stopping test every this many outer iterations"),
+                           doc="columns of R; 0: SDPLR's min(floor(sqrt(2 m_k)) + 1, n_k) per block"),
+        "tol": api.number(low=0, default=1e-6,
+                          doc="SDPLR's feasibility tolerance rho_f, then stop when every DIMACS error of the "
+                              "point is <= tol"),
+        "rho_c": api.number(low=0, default=0.1,
+                            doc="SDPLR's centrality tolerance: inner test ||2SR|| / (1 + |C|_max) <= rho_c / sigma"),
+        "sigma_factor": api.number(low=1.01, default=2.0, doc="SDPLR's penalty factor increase"),
+        "sigma0": api.number(low=0, default=0.0, doc="initial penalty; 0: SDPLR's 1 / n"),
+        "memory": api.number(low=1, default=4, integer=True, doc="SDPLR's number of L-BFGS vectors"),
+        "step_max": api.number(low=0, default=1.0, doc="the exact line search's largest step (SDPLR: 1)"),
+        "escape": api.Param(default=True, types=(bool,),
+                            doc="at a failed check, move R's weakest columns along S's negative eigenvectors "
+                                "(a saddle escape)"),
+        "slice": api.number(low=1, default=200, integer=True,
+                            doc="minor iterations between two checks of the deadline (a pause of the inner "
+                                "solve, not its end)"),
     }
     default_params: dict[str, Any] = api.default_params(params)
 
     def library_versions(self) -> dict[str, str]:
-        return {"numpy": version("numpy"), "scipy": version("scipy")}
+        return {"numpy": version("numpy"), "scipy": version("scipy"), "numba": version("numba")}
 
     def skip_reason(self, instance: Any) -> str | None:
         """Skips data with LP (diagonal) blocks, and data without constraints or PSD blocks."""
@@ -210,163 +194,158 @@ class SdpBurerMonteiro(FactoredSolver):
             return "sdp-burer-monteiro needs at least one PSD block and one constraint"
         return None
 
+    def warm_up(self, instance: Any) -> None:
+        """Compile the kernels (untimed, once per worker; numba's disk cache after the first)."""
+        super().warm_up(instance)
+        warm_kernels()
+
     def solve(self, instance: Any, budget: Budget, **params: Any) -> Solution:
         from psdbench.families.sdp.reference import trace_upper
 
         p = {**self.default_params, **params}
         d = instance.data
-        F = Factored.of(d)
-        scale = np.ones(d.m)
-        if p["scale_constraints"]:
-            scale = np.sqrt(np.asarray(d.A.multiply(d.A).sum(axis=1)).ravel())
-            scale[scale == 0] = 1.0
-        Lg = _Lagrangian(F, np.asarray(d.b, dtype=float), scale)
-        b = Lg.b
-        n_max = max(d.block_sizes)
-        r = int(p["rank"]) or rank_bound(d.m)
-        r = max(1, min(r, n_max))
+        tol = float(p["tol"])
+        split = SplitData.of(d)
+        ranks = np.array([int(p["rank"]) and min(int(p["rank"]), int(n)) or sdplr_rank(int(mk), int(n))
+                          for mk, n in zip(split.constraints_per_block, split.sizes)])
+        b = np.asarray(d.b, dtype=float)
+        ops = Operators(split, b, ranks)
         T = trace_upper(d)
         nb, nc = 1.0 + d.norm_b_inf(), 1.0 + d.norm_C_inf()
         rng = np.random.default_rng(instance.seed)
-        R = rng.standard_normal((F.n_psd, r))
-        R *= math.sqrt((T if T else d.n) / float(np.sum(R * R)))  # tr(R R') = T (or n)
+        R = ops.project(rng.random((split.n_psd, ops.r)) - rng.random((split.n_psd, ops.r)))  # main.c:135-138
         y = np.zeros(d.m)
-        sigma = float(p["sigma0"]) or 1.0 / d.n
+        sigma = float(p["sigma0"]) or 1.0 / d.n  # main.c:145
+        rho_c, memory, amax, sl = float(p["rho_c"]), int(p["memory"]), float(p["step_max"]), int(p["slice"])
+        max_minor = int(budget.max_iter or MAX_MINOR)
         rec = TraceRecorder(budget)
-        parts = Lg.parts(R)
-        Av, obj = Lg.reduce(parts)
-        v = Av - b
-        best_v = float(np.linalg.norm(v))
-        total_inner, outer, status, bound_est, escapes = 0, 0, "max_outer", float("nan"), 0
-        best_gap, stall, refined = np.inf, 0, 0
-        max_inner = int(budget.max_iter or p["max_inner"])
+        st = ops.state(R, y, sigma)
+        minor, major, updates, checks, certs, escapes = 0, 0, 0, 0, 0, 0
+        escape = bool(p["escape"])
+        feasible, status, last, errs = False, "", None, None
         t0 = time.monotonic()
-        for outer in range(1, int(p["max_outer"]) + 1):
-            # ---- inner: L-BFGS with the exact line search on the quartic
-            S_hist: list[tuple[np.ndarray, np.ndarray, float]] = []
-            ytil = y - sigma * v
-            G = Lg.grad(R, ytil)
-            feas = float(np.linalg.norm(scale * v)) / nb
-            gtol = max(float(p["inner_tol"]) / sigma, 1e-3 * feas) * nc
-            gtol = min(gtol, 1e-1 * nc)
-            if feas <= float(p["tol"]):  # feasible: the dual bound's accuracy follows the gradient's
-                gtol = min(gtol, float(p["tol"]) * nc)
-            for _ in range(max_inner):
-                gnorm = float(np.linalg.norm(G))
-                if gnorm <= gtol or budget.expired():
-                    break
-                D = -G
-                if S_hist:  # two-loop recursion
-                    alphas = []
-                    for s_, g_, rho in reversed(S_hist):
-                        a = rho * float(np.vdot(s_, D))
-                        alphas.append(a)
-                        D = D - a * g_
-                    s_, g_, _ = S_hist[-1]
-                    D *= float(np.vdot(s_, g_)) / float(np.vdot(g_, g_))
-                    for (s_, g_, rho), a in zip(S_hist, reversed(alphas)):
-                        D += (a - rho * float(np.vdot(g_, D))) * s_
-                    if float(np.vdot(D, G)) >= 0:
-                        D, S_hist = -G, []
-                q, p1, p2 = Lg.quartic(R, D, v, obj, y, sigma)
-                a = exact_step(q)
-                total_inner += 1
-                if a == 0.0:
-                    if S_hist:
-                        S_hist = []
-                        continue
-                    break
-                R = R + a * D
-                parts = [x0 + a * x1 + a * a * x2 for x0, x1, x2 in zip(parts, p1, p2)]
-                Av, obj = Lg.reduce(parts)
-                v = Av - b
-                ytil = y - sigma * v
-                G_new = Lg.grad(R, ytil)
-                sv, gv = a * D, G_new - G
-                sg = float(np.vdot(sv, gv))
-                if sg > 1e-16 * float(np.linalg.norm(sv)) * float(np.linalg.norm(gv)):
-                    S_hist.append((sv, gv, 1.0 / sg))
-                    S_hist = S_hist[-int(p["memory"]):]
-                G = G_new
-            # recompute exactly (the quartic's update of the pattern products accumulates rounding)
-            parts = Lg.parts(R)
-            Av, obj = Lg.reduce(parts)
-            v = Av - b
-            vn = float(np.linalg.norm(v))
-            feas = float(np.linalg.norm(scale * v)) / nb
-            ytil = y - sigma * v
-            done = False
-            if feas <= float(p["tol"]) and outer % int(p["check_every"]) == 0:
-                pairs = [_min_eigpair(P.matrix(P.c - M @ ytil)) for P, M in zip(F.patterns, Lg.Ms)]
-                if p["refine_dual"]:
-                    # the least-squares multiplier of the stationarity S(y) R = 0, kept when its
-                    # bound b'y + T min(0, lambda_min) (or lambda_min alone) is the better one
-                    y_ls = Lg.lsq_dual(R, ytil)
-                    pairs_ls = [_min_eigpair(P.matrix(P.c - M @ y_ls)) for P, M in zip(F.patterns, Lg.Ms)]
-                    lam0, lam1 = min(q[0] for q in pairs), min(q[0] for q in pairs_ls)
-                    Tb = T if T is not None else 0.0
-                    if float(b @ y_ls) + Tb * min(0.0, lam1) > float(b @ ytil) + Tb * min(0.0, lam0) or (
-                            T is None and lam1 > lam0):
-                        ytil, pairs = y_ls, pairs_ls
-                        refined += 1
-                jmin = int(np.argmin([pr[0] for pr in pairs]))
-                lam = pairs[jmin][0]
-                dobj = float(b @ ytil)
-                denom = 1 + abs(obj) + abs(dobj)
-                # <X, Z> = <C, X> - b'y - y'(A(X) - b): the second term small too (err6 after the shift)
-                done = abs(float(ytil @ v)) / denom <= float(p["tol"])
-                if T is not None:
-                    bound_est = dobj + T * min(0.0, lam)
-                    gap = (obj - bound_est) / (1 + abs(obj) + abs(bound_est))
-                    done = done and gap <= float(p["tol"])
-                else:
-                    gap = -lam / nc
-                    done = done and gap <= float(p["tol"])
-                gap = max(gap, abs(float(ytil @ v)) / denom)
-                if gap < 0.9 * best_gap:
-                    best_gap, stall = gap, 0
-                else:
-                    stall += 1
-                if not done and stall >= int(p["patience"]):
-                    y, status = ytil, "stalled"
-                    break
-                if not done and lam < -float(p["tol"]) * nc:
-                    # a saddle: S has a negative direction u.  Rotate R_j to its principal columns (R R'
-                    # unchanged) and step along u in the weakest one, by the exact line search
-                    sl = F.row_slices[jmin]
-                    U, sv, _ = np.linalg.svd(R[sl], full_matrices=False)
-                    R[sl] = U * sv
-                    D = np.zeros_like(R)
-                    D[sl, int(np.argmin(sv))] = pairs[jmin][1]
-                    q, p1, p2 = Lg.quartic(R, D, v, obj, y, sigma)
-                    a = exact_step(q)
-                    if a > 0:
-                        R = R + a * D
-                        escapes += 1
-                        parts = Lg.parts(R)
-                        Av, obj = Lg.reduce(parts)
-                        v = Av - b
-                        vn = float(np.linalg.norm(v))
-            rec.add(objective=obj, err1=feas, sigma=sigma, iter=total_inner,
-                    **({"dual_objective": bound_est} if bound_est == bound_est else {}))
-            if done:
-                y, status = ytil, "converged"
-                break
-            if budget.expired():
-                y, status = ytil, "budget"
-                break
-            if vn <= float(p["eta"]) * best_v or feas <= float(p["tol"]):
-                # the multiplier update y <- y - sigma (A(RR') - b); once feasible to tol (ours: the
-                # paper raises sigma whenever the infeasibility stalls, which at rounding level
-                # only inflates sigma (v) and spoils y)
-                y, best_v = ytil, min(best_v, vn)
+
+        t_face = {int(i): nc / float(np.max(np.abs(split.d[split.own == i + 1]))) for i in split.faced}
+
+        def face_dual(y: np.ndarray, gain: float) -> np.ndarray:
+            """``y`` with the multiplier of each faced constraint (``<A_i, X> = 0``, ``A_i`` psd; ours, see
+            :mod:`.bm_kernels`) set: the ALM leaves it at 0 (its residual is 0), and ``lambda_min(C - A*(y))``
+            rises with ``-y_i`` (``A_i`` psd) towards its value on the face; ``-y_i`` is raised tenfold from
+            the last one found while ``lambda_min`` gains more than ``gain`` (a larger ``|y_i|`` costs the
+            certified bound its rounding, ``gamma_k |A_i| |y_i|`` entrywise)."""
+            if not t_face:
+                return y
+            y = y.copy()
+            for i, t in t_face.items():
+                sgn = 1.0 if split.d[split.own == i + 1][0] > 0 else -1.0
+                y[i] = -sgn * t / 10
+                best = min(_eig_low(Z, 1)[0][0] for Z in split.slack_matrices(y, dense_max=DENSE_EIG_MAX))
+                for _ in range(20):
+                    y[i] = -sgn * t
+                    lam = min(_eig_low(Z, 1)[0][0] for Z in split.slack_matrices(y, dense_max=DENSE_EIG_MAX))
+                    if lam <= best + gain:
+                        break
+                    best, t = lam, t * 10
+                t_face[i] = t / 10 if lam <= best else t
+                y[i] = -sgn * t_face[i]
+            return y
+
+        def check(stop: bool = True) -> bool:
+            """The stopping test after a multiplier update (module docstring, "What is ours"), and the
+            escape from a saddle where ``S`` has a negative eigenvalue that fails it."""
+            nonlocal checks, certs, last, errs, st, escapes
+            checks += 1
+            err1 = float(np.linalg.norm(st["v"])) / nb
+            pairs = [_eig_low(Z, ESCAPE_VECTORS) for Z in split.slack_matrices(y, faced=True, dense_max=DENSE_EIG_MAX)]
+            lam = min(float(w[0]) for w, _ in pairs)
+            pobj, tr = st["cval"], float(np.sum(st["R"] * st["R"]))
+            if T is not None:
+                dobj = float(b @ y) + T * min(0.0, lam)
+                scale = 1.0 + abs(pobj) + abs(dobj)
+                # <X, Z - min(0, lam) I> = <C, X> - y'A(X) - min(0, lam) tr X
+                e6 = (pobj - float(y @ (st["v"] + b)) - min(0.0, lam) * tr) / scale
+                est = max(err1, abs(pobj - dobj) / scale, abs(e6))
+                thr = tol * scale / T  # lambda_min below -thr alone fails the test
             else:
-                sigma = min(sigma * float(p["gamma"]), SIGMA_MAX)
-        else:
-            y = y - sigma * v
-        variables = {"R": R, "y": shift_dual(d, y / scale)}
-        info = {"status": status, "rank": r, "outer": outer, "inner": total_inner, "sigma": sigma, "escapes": escapes, "refined": refined,
-                "solve_s": time.monotonic() - t0, "budget_s": float(getattr(budget, "time_limit_s", None) or float("nan"))}
+                scale = 1.0 + abs(pobj) + abs(float(b @ y))
+                est = max(err1, max(0.0, -lam) / nc, abs(pobj - float(b @ y)) / scale)
+                thr = tol * nc
+            if stop and est <= tol:
+                certs += 1
+                ys = shift_dual(d, face_dual(y, 0.05 * thr))
+                e = factored_errors(d, st["R"], None, ys)
+                errs = e
+                if e.max_err <= tol:
+                    last = ys
+                    return True
+            if lam < -thr and escape:
+                R = st["R"]
+                D = np.zeros_like(R)
+                for (w, V), s0, n, rk in zip(pairs, split.starts, split.sizes, ranks):
+                    neg = np.flatnonzero(w < -thr)[:rk]
+                    if neg.size == 0:
+                        continue
+                    U, sv, _ = np.linalg.svd(R[s0:s0 + n, :rk], full_matrices=False)
+                    R[s0:s0 + n, :rk] = U * sv  # its principal columns: R R' unchanged
+                    weak = np.arange(rk - neg.size, rk)
+                    D[s0:s0 + n, weak] = V[:, neg] * np.sqrt(w[neg] / w[neg[0]])
+                ops.project(D)
+                st = ops.state(R, y, sigma)
+                a = ops.step(ops.quartic(st, D, y, sigma))
+                if a > 0:
+                    st["R"] += a * D
+                    st = ops.state(st["R"], y, sigma)
+                    ops.reset_memory()
+                    escapes += 1
+            return False
+
+        while status == "" and major < 100_000:
+            major += 1
+            easy = False
+            while not easy and status == "":  # the multiplier updates at one sigma (sdplrlib.c:181-280)
+                if st["gnorm"] / nc <= rho_c / sigma:
+                    break  # already meets the inner test (sdplrlib.c:187)
+                local = 0
+                while True:  # one inner solve, in slices between deadline checks
+                    code, its = ops.inner(st, y, sigma, gtol=rho_c / sigma * nc, ftol=-1.0 if feasible else tol * nb,
+                                          max_it=min(sl, max_minor - minor), memory=memory, amax=amax)
+                    local, minor = local + its, minor + its
+                    if code != SLICE or budget.expired() or minor >= max_minor:
+                        break
+                if code == FEASIBLE:
+                    feasible = True  # SDPLR stops here (sdplrlib.c:242); we go on (module docstring)
+                y = y - sigma * st["v"]  # sdplrlib.c:243, 261
+                updates += 1
+                st = ops.state(st["R"], y, sigma)  # essential_calcs (sdplrlib.c:271)
+                rec.add(objective=st["cval"], err1=float(np.linalg.norm(st["v"])) / nb, sigma=sigma, iter=minor)
+                if (feasible or (escape and local > HARD)) and check(stop=feasible):
+                    status = "converged"
+                elif budget.expired():
+                    status = "budget"
+                elif minor >= max_minor:
+                    status = "minor iterations"
+                easy = local <= 10  # sdplrlib.c:274-278
+            if status:
+                break
+            while True:  # sdplrlib.c:317-321
+                sigma *= float(p["sigma_factor"])
+                st["G"] = ops.gradient(st, y - sigma * st["v"])
+                st["gnorm"] = float(np.linalg.norm(st["G"]))
+                if st["gnorm"] / nc > rho_c / sigma or sigma > SIGMA_MAX:
+                    break
+            ops.reset_memory()
+            if sigma > SIGMA_MAX:
+                status = "stalled"
+        y_out = last if last is not None else shift_dual(d, face_dual(y, 0.05 * tol * nc))
+        info_face = {"faced_constraints": [int(i) for i in split.faced],
+                     "faced_multipliers": [float(y_out[i]) for i in split.faced]} if split.faced.size else {}
+        info = {**info_face, "status": status or "major iterations", "rank": int(ops.r),
+                "ranks": [int(k) for k in ranks], "major": major, "minor": minor, "updates": updates,
+                "checks": checks, "certificates": certs, "escapes": escapes,
+                "sigma": sigma, "lowrank_matrices": split.n_lowrank, "solve_s": time.monotonic() - t0}
+        if errs is not None:
+            info["last_max_err"] = float(errs.max_err)
+        variables = {"R": st["R"], "y": y_out}
         return Solution(variables=variables, status=Status.TIMEOUT if budget.expired() else Status.OK,
-                        iterations=total_inner, info=info, trace=rec.points, iterates=rec.finish(variables),
-                        message="" if status == "converged" else f"stopped: {status}")
+                        iterations=minor, info=info, trace=rec.points, iterates=rec.finish(variables),
+                        message="" if status == "converged" else f"stopped: {info['status']}")
