@@ -1,1 +1,1 @@
-"""Shared kernels: PSD checks, certified eigenvalue bounds (certify.py), GDPA scalars with warm-started LOBPCG, LP helpers."""
+"""Shared kernels: PSD checks, certified eigenvalue bounds (certify.py), Lanczos estimates (lanczos.py), GDPA scalars with warm-started LOBPCG, LP helpers."""

@@ -14,6 +14,8 @@ bound      the dual bound ``1'y + n lambda_max(C - Diag y)`` with its kind
 problem    the problem ``maxcut/sdp`` and its instance (verification, objective, reference)
 contract   the kind protocol ``maxcut``
 mixing     ``maxcut-mixing``: the mixing method (Wang, Chang and Kolter 2017), numba kernel
+rtr        ``maxcut-rtr``: Riemannian trust regions (Absil, Baker, Gallivan 2007) on the product of spheres
+           with rank adaptation (Journee, Bach, Absil, Sepulchre 2010); kernels in ``rtr_kernels``
 boxqp      ``maxcut/boxqp`` (``diag(X) <= 1``; SDPLIB qpG files read as graphs) and ``boxqp-mixing``
 rounding   Goemans-Williamson hyperplane rounding of a factor, best of k, one-flip local search
 datasets   ``maxcut-gen/<generator>``
