@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from psdbench.api import Budget
-from psdbench.families.maxcut import rtr_kernels as K
+from psdbench.families.maxcut.rtr import kernels as K
 from psdbench.families.maxcut.graph import random_graph, torus_graph
 from psdbench.families.maxcut.mixing import initial_point
 from psdbench.families.maxcut.rtr import MaxcutRtr, Rows, negative_directions, solve_rtr, start_rank, tcg

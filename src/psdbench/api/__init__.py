@@ -58,7 +58,7 @@ __all__ = [
     "ASV_SUITE_KEYS", "Budget", "Check", "DataError", "Dataset", "DatasetCollection", "Deferred", "Feasibility", "Formulation",
     "INACCURATE", "REJECTED", "SOLVER_INFEASIBLE", "install_command", "missing_extra",
     "Instance", "Param", "Problem", "PsdbenchError", "ReportSection", "Solution", "Solver", "Status",
-    "TraceRecorder", "certified_reference", "choice", "dataset_stamp", "default_params", "either", "expand_params",
+    "TraceRecorder", "certified_interval", "certified_reference", "choice", "dataset_stamp", "default_params", "either", "expand_params",
     "number", "pairs_with", "param_specs", "problem_contract", "problem_offers", "problem_description", "problem_family",
     "objective_allowance", "problem_sense", "repair", "resolve_iterate", "skip_reason", "solver_requires", "solver_returns",
     "validate_params", "warm_up", "variable_shapes", "point_mismatch",
@@ -190,6 +190,15 @@ class Instance(Protocol):
     ``certified_reference(time_limit_s, rtol) -> dict``
         ``{"value", "lower", "solver", "solver_version", "status", "message"}``: an objective of
         an exactly feasible point and a bound on the other side of the optimum.  Default: none.
+    ``certified_interval(solution) -> dict | None``
+        For a returned point that verified, the interval it certifies by itself: ``{"value",
+        "lower", "solver", "message"}`` as ``certified_reference`` gives them (``value`` the
+        objective of an exactly feasible point near it, ``lower`` a certified bound on the other
+        side of the optimum), or ``None`` where its bound is not certified.  The harness records it
+        in the cell's metrics (``certified_value``, ``certified_lower``) and, where the cells'
+        intervals are within the certification tolerance, makes the instance's reference of them
+        instead of calling ``certified_reference``; so the hook should reuse what ``evaluate``
+        computed for the same point.  Default: none.
     ``repair(solution) -> Solution | None``
         The problem's own map of a point to an exactly feasible one (to rounding), near it.  Used
         to draw traced iterates that do not verify, and on every verified point: the repaired
@@ -401,6 +410,7 @@ from psdbench.api.hooks import (  # noqa: E402,F401  (the hook accessors, re-exp
     validate_params,
     skip_reason,
     certified_reference,
+    certified_interval,
     repair,
     objective_allowance,
     warm_up,

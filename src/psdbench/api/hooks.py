@@ -17,7 +17,7 @@ from psdbench.system.errors import PsdbenchError
 from psdbench.api.params import Param
 
 
-__all__ = ["problem_sense", "problem_family", "problem_size_param", "problem_description", "solver_requires", "solver_returns", "pairs_with", "expand_params", "param_specs", "default_params", "validate_params", "skip_reason", "certified_reference", "repair", "objective_allowance", "warm_up", "variable_shapes", "unknown_variables", "shape_mismatch", "point_mismatch", "unreadable_point"]
+__all__ = ["problem_sense", "problem_family", "problem_size_param", "problem_description", "solver_requires", "solver_returns", "pairs_with", "expand_params", "param_specs", "default_params", "validate_params", "skip_reason", "certified_reference", "certified_interval", "repair", "objective_allowance", "warm_up", "variable_shapes", "unknown_variables", "shape_mismatch", "point_mismatch", "unreadable_point"]
 
 
 def problem_sense(problem: Any) -> str:
@@ -162,6 +162,34 @@ def certified_reference(instance: Any, time_limit_s: float | None, rtol: float) 
     """The instance's ``certified_reference`` hook, or ``None`` when it offers none."""
     hook = getattr(instance, "certified_reference", None)
     return None if hook is None else hook(time_limit_s=time_limit_s, rtol=rtol)
+
+
+def certified_interval(instance: Any, solution: Any) -> dict[str, Any] | None:
+    """The interval a verified point certifies by itself: the instance's ``certified_interval`` hook.
+
+    Parameters
+    ----------
+    instance : Instance
+        The instance that verified ``solution``.
+    solution : Solution
+        A returned point that verified.
+
+    Returns
+    -------
+    dict or None
+        ``{"value", "lower", "solver", "message"}`` with the meaning of :func:`certified_reference`'s
+        (``value`` the objective of an exactly feasible point near ``solution``, ``lower`` a certified
+        bound on the other side of the optimum); ``None`` without the hook, when it returns ``None``
+        (no certified bound for this point), or when either number is not finite.
+    """
+    hook = getattr(instance, "certified_interval", None)
+    out = None if hook is None else hook(solution)
+    if not isinstance(out, Mapping):
+        return None
+    value, lower = out.get("value"), out.get("lower")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (value, lower)):
+        return None
+    return {"solver": "", "message": "", **dict(out), "value": float(value), "lower": float(lower)}
 
 
 def repair(instance: Any, solution: Any) -> Any:

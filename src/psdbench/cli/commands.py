@@ -128,7 +128,8 @@ def _closing_line(run_id: str, mine: Any, grid: str, db: str, summary: dict[str,
 
 
 def _run_notes(summary: dict[str, Any]) -> str:
-    """The run summary's notes: cells re-run because code changed, references from the cache."""
+    """The run summary's notes: cells re-run because code changed, references from the cache or
+    from the cells' certified points, and the cells' solve time beside the process's wall time."""
     notes = []
     changed = summary.get("code_changed") or {}
     if changed:
@@ -138,6 +139,13 @@ def _run_notes(summary: dict[str, Any]) -> str:
         notes.append(f"{summary['refs_reused']} references reused from cache")
     if summary.get("refs_rejected"):
         notes.append(f"{summary['refs_rejected']} cached references rejected (corrupt or stale) and recomputed")
+    if summary.get("refs_from_cells"):
+        notes.append(f"{summary['refs_from_cells']} references taken from the cells' certified points")
+    timing = summary.get("timing") or {}
+    if timing.get("cells") or timing.get("references_solved"):
+        notes.append(f"{timing.get('solve_s', 0.0):.1f} s solving in {timing.get('cells', 0)} cells, "
+                     f"{timing.get('reference_s', 0.0):.1f} s in {timing.get('references_solved', 0)} "
+                     f"reference solves, {timing.get('process_s', float('nan')):.1f} s wall time of the process")
     return "".join(f"; {n}" for n in notes)
 
 

@@ -1,5 +1,9 @@
 """Which reference each instance gets, and the gaps of its cells: computed here and nowhere else.
 
+* Where an instance's cells certify their own points (the ``certified_interval`` hook, recorded
+  by the worker in their metrics) within :data:`CERTIFIED_RTOL`, its reference is made of the
+  best value and the best bound among them, and no reference is solved
+  (:func:`reference_from_cells`; the runner asks once the cells are stored).
 * A reference solve (the instance's ``certified_reference`` hook, run by the worker) is
   ``certified`` when its interval ``[lower, value]`` is narrower than :data:`CERTIFIED_RTOL`
   relative to ``max(1, |value|)``; with a wider interval it is an ``interval`` (an exactly feasible
@@ -45,6 +49,9 @@ from psdbench.harness.store.db import Store
 EXACT = 1e-2
 #: Cell statuses whose verified points may serve as the reference.
 REFERENCE_STATUSES = ("ok", "max_iter")
+#: How far (relative to ``max(1, |value|)``) cells' best value may lie beyond their best certified
+#: bound, by rounding, before the two are taken to contradict each other (:func:`reference_from_cells`).
+CROSSING = 1e-12
 
 
 @functools.lru_cache(maxsize=1)
@@ -74,7 +81,8 @@ def _dependency_versions() -> dict[str, str]:
 def reference_key(problem_code: str) -> str:
     """The key of the code that computes an instance's reference (:mod:`psdbench.harness.store.refcache`).
 
-    The reference is the instance's own ``certified_reference`` hook, so its code is the problem's
+    The reference is the instance's own ``certified_reference`` hook, or its ``certified_interval``
+    of its cells' points (:func:`reference_from_cells`), so its code is the problem's
     (``problem_code``, :func:`~psdbench.harness.store.keys.code_hash`, which follows the problem's imports
     of psdbench's shared solvers and kernels); the key adds the versions of psdbench's install
     requirements (the conic modelling and solver libraries references use among them),
@@ -102,7 +110,7 @@ def reference_record(instance_key: str, spec: Mapping[str, Any], res: Mapping[st
     spread = _finite(res.get("spread"))
     kind = "none"
     # ``lower`` is the certified bound on the other side of the optimum (an upper bound when maximizing)
-    if value is not None and lower is not None and abs(value - lower) <= CERTIFIED_RTOL * max(1.0, abs(value)):
+    if value is not None and lower is not None and certified(value, lower):
         kind = "certified"
     elif value is not None and lower is not None:
         kind = "interval"  # an exactly feasible point and a certified bound, the interval not tight
@@ -115,6 +123,74 @@ def reference_record(instance_key: str, spec: Mapping[str, Any], res: Mapping[st
             "gap": None if value is None or lower is None else value - lower, "kind": kind,
             "solver": res.get("solver"), "solver_version": res.get("solver_version"), "status": res.get("status"),
             "wall_time_s": res.get("wall_time_s"), "message": str(res.get("message", ""))[:4000]}
+
+
+def certified(value: float, lower: float) -> bool:
+    """Whether the interval between ``value`` and ``lower`` is narrower than :data:`CERTIFIED_RTOL`
+    relative to ``max(1, |value|)``: the width a ``certified`` reference has."""
+    return abs(value - lower) <= CERTIFIED_RTOL * max(1.0, abs(value))
+
+
+def reference_from_cells(instance_key: str, spec: Mapping[str, Any], rows: Iterable[Mapping[str, Any]],
+                         sense: str) -> dict[str, Any] | None:
+    """The ``refs`` row of one instance made of its cells' certified points, or ``None``.
+
+    Parameters
+    ----------
+    instance_key : str
+    spec : mapping
+        The instance's ``problem``, ``dataset``, ``instance_params`` and ``seed``.
+    rows : iterable of mapping
+        The latest row of each of its cells: those that verified and recorded the interval their
+        point certifies (``metrics["certified_value"]``, ``["certified_lower"]``, from the
+        ``certified_interval`` hook) count, whatever their status.
+    sense : str
+        ``"min"`` or ``"max"``.
+
+    Returns
+    -------
+    dict or None
+        The best value and the best bound among them (from one cell or two, each proven by its own
+        point), as :func:`reference_record` makes them, when :func:`certified`: ``solver`` the
+        cells' solvers, the message which cells, ``wall_time_s`` 0 (the certificates were timed in
+        the cells).  ``None`` otherwise, or when the value lies beyond the bound by more than
+        :data:`CROSSING` (a certificate is then wrong, and the reference is solved).
+    """
+    cands = []
+    for r in sorted(rows, key=lambda r: str(r.get("cell_key"))):
+        metrics = _metrics(r)
+        v, lo = _finite(metrics.get("certified_value")), _finite(metrics.get("certified_lower"))
+        if r.get("feasible") == 1 and v is not None and lo is not None:
+            cands.append((v, lo, r, str(metrics.get("certified_by") or "")))
+    if not cands:
+        return None
+    sign = 1.0 if sense == "max" else -1.0  # maximizing: the largest value, the smallest (upper) bound
+    best = max(cands, key=lambda c: sign * c[0])
+    tight = min(cands, key=lambda c: sign * c[1])
+    value, lower = best[0], tight[1]
+    if sign * (lower - value) < -CROSSING * max(1.0, abs(value)) or not certified(value, lower):
+        return None
+    cells = [best] if best is tight else [best, tight]
+    where = (f"value and bound from cell {best[2]['cell_key']} ({best[2]['solver']})" if best is tight else
+             f"value from cell {best[2]['cell_key']} ({best[2]['solver']}), bound from cell {tight[2]['cell_key']} "
+             f"({tight[2]['solver']})")
+    note = "; ".join(dict.fromkeys(c[3] for c in cells if c[3]))
+    res = {"value": value, "lower": lower, "solver": "+".join(dict.fromkeys(str(c[2]["solver"]) for c in cells)),
+           "solver_version": "", "status": "ok", "wall_time_s": 0.0,
+           "message": f"taken from the cells' certified points, no reference solve: {where}"
+                      + (f"; {note}" if note else "")}
+    return reference_record(instance_key, spec, res)
+
+
+def _metrics(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A row's ``metrics`` as a mapping (stored as JSON text; ``{}`` where it does not parse)."""
+    metrics = row.get("metrics")
+    if isinstance(metrics, str):
+        try:
+            metrics = json.loads(metrics)
+        except ValueError:
+            metrics = {}
+    return metrics if isinstance(metrics, Mapping) else {}
 
 
 def _finite(v: Any) -> float | None:
@@ -139,13 +215,7 @@ def _candidates(ref: Mapping[str, Any] | None, rows: Iterable[Mapping[str, Any]]
     for r in rows:
         if r["feasible"] != 1 or r["objective"] is None or r["status"] not in REFERENCE_STATUSES:
             continue
-        metrics = r.get("metrics")
-        if isinstance(metrics, str):
-            try:
-                metrics = json.loads(metrics)
-            except ValueError:
-                metrics = {}
-        metrics = metrics if isinstance(metrics, Mapping) else {}
+        metrics = _metrics(r)
         repaired = repair_allowance(metrics, float(r["objective"]))  # its point's own, where its family repairs
         allow.append(max(allowance(metrics.get("tolerances"), default), 0.0 if math.isnan(repaired) else repaired))
         res = r.get("max_residual")

@@ -27,11 +27,20 @@ in a long-lived worker that is replaced after any fault.
   stored nor counted, the run's claims are released, and ``KeyboardInterrupt`` goes on up.
 * Each finished cell is written to the store as a new history row, committed before it is
   counted done (cells that finish together share one transaction); cells already in the store
-  are skipped unless ``force``.  References are computed first (cached per instance), each in a
-  fresh process under the same deadline mechanism, and reference and gap columns are filled by
-  :func:`psdbench.harness.reference.finalize` once the cells are in.  A certified reference is
-  also kept in the reference cache shared by stores (:mod:`psdbench.harness.store.refcache`), and an
-  instance whose reference is there is not solved again.
+  are skipped unless ``force``.  References (one per instance, kept in the store) are decided
+  after the cells: an instance whose cells' certified points (the ``certified_interval`` hook)
+  prove an interval within the certification tolerance gets it as its reference, with no
+  reference solve (:func:`psdbench.harness.reference.reference_from_cells`); the others are solved
+  then, each in a fresh process under the same deadline mechanism (``reference_timeout`` is the
+  whole task's deadline, its certificate included: the hook is given what is left of it).
+  Reference and gap columns are filled by :func:`psdbench.harness.reference.finalize` once, at
+  the end.  A certified reference is also kept in the reference cache shared by stores
+  (:mod:`psdbench.harness.store.refcache`), and an instance whose reference is there is neither
+  solved nor taken from cells again.
+* Timing: the run's record (``runs.timing``) and summary hold the seconds of the cells' solves
+  (``solve_s``, their ``wall_time_s``), of the reference solves (``reference_s``), of the run
+  (``run_s``) and of the process that ran it (``process_s``): what the harness cost beside the
+  solves.
 * Code changes: a cell's key hashes its solver's and problem's code
   (:func:`psdbench.harness.store.keys.code_hash`), so an edited solver's cells are missing from the
   store and run again; the summary counts the cells whose stored row of the same description
@@ -40,6 +49,7 @@ in a long-lived worker that is replaced after any fault.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 import sqlite3
@@ -52,7 +62,7 @@ from typing import Any, Callable, Iterator
 from psdbench.harness import calibration
 from psdbench.harness.fingerprint import cpu_model  # noqa: F401 (re-exported: the report's run details)
 from psdbench.system.version import psdbench_version
-from psdbench.api import PsdbenchError, Status
+from psdbench.api import PsdbenchError
 from psdbench.harness.store import solutions
 from psdbench.harness.grid.expand import Grid
 from psdbench.harness.workers.local import run_local
@@ -61,7 +71,7 @@ from psdbench.harness.workers.process import (BASE_PRELOAD, MAX_CHECKPOINTS, THR
                       _context, grace_for, post_for, run_isolated)
 from psdbench.harness.workers.tasks import run_cell_isolated, run_reference_isolated  # noqa: F401 (re-exported)
 from psdbench.harness.store.refcache import ReferenceCache
-from .reference import finalize, reference_key, reference_record
+from .reference import finalize, reference_from_cells, reference_key, reference_record
 from psdbench.harness.store.results import CellResult, outcome
 from psdbench.harness.store.db import DATASETS_META, EXPANSIONS_META, Store, now
 
@@ -146,7 +156,11 @@ def run_grid(
     the store held or stored meanwhile), ``status`` (cells per status), ``code_changed``
     (``{"solver NAME" | "problem NAME": cells}``: cells run again because that code changed,
     :func:`code_changes`), ``refs_reused`` / ``refs_rejected`` (references taken from the
-    reference cache / cache entries not trusted) and ``harness_failed`` (the first message when
+    reference cache / cache entries not trusted), ``refs_from_cells`` (references made of the
+    cells' certified points, no reference solved), ``timing`` (as stored in the run's record:
+    ``solve_s`` the cells' solves, ``cells``, ``reference_s`` the reference solves,
+    ``references_solved``, ``references_from_cells``, ``run_s`` this call, ``process_s`` the
+    process, in seconds) and ``harness_failed`` (the first message when
     every cell run now failed for a harness reason, else "").  ``save_solutions`` (default: the grid's) keeps
     each cell's returned point beside the store (:mod:`psdbench.harness.store.solutions`).
     ``ref_cache``: the reference cache (:meth:`ReferenceCache.resolve
@@ -156,6 +170,7 @@ def run_grid(
     ``LocalCluster`` of ``jobs`` workers.  A lost scheduler, or workers that cannot run cells, raise
     :class:`~psdbench.harness.limits.MachineError`.
     """
+    started = time.monotonic()
     timeout = float(timeout or grid.timeout)
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     machine, versions, threads = machine_info(grid.libraries, grid.reported_versions)
@@ -192,11 +207,13 @@ def run_grid(
             store.write_many([], reused)
             refs = [k for k in refs if k not in {r["instance_key"] for r in reused}]
     # never more workers than work items (each instance's cells go to one worker in turn; each
-    # reference is one item), so that the memory is split between the workers that start
-    work = len(refs) + len({c.instance_key for c in todo}) if backend == "local" else len(refs) + len(todo)
+    # reference is one item, solved after the cells), so that the memory is split between the workers that start
+    work = max(len(refs), len({c.instance_key for c in todo}) if backend == "local" else len(todo))
     jobs, memory_mb, _ = plan_workers(jobs, grid.memory_mb, work=work)  # the caller shows the notes
     prog = Progress(len(todo), len(refs), enabled=progress)
     harness: list[str] = []  # messages of the cells the harness failed
+    senses = {k: grid.senses.get(spec["problem"], "min") for k, spec in grid.instances.items()}
+    timing = {"solve_s": 0.0, "cells": 0, "reference_s": 0.0, "references_solved": 0, "references_from_cells": 0}
 
     def claim(what: str, obj: Any) -> str:
         return claim_all([(what, obj)])[0]
@@ -213,11 +230,32 @@ def run_grid(
             return [f"claim failed ({exc})"] * len(keys)
         return [refused.get(k, "") for k in keys]
 
+    def after_cells() -> list[str]:
+        """Once this run's cells are stored: the references their certified points make (stored now),
+        and the instances whose reference is still to be solved."""
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for r in store.latest_rows(refs) if refs else []:
+            rows.setdefault(r["instance_key"], []).append(r)
+        made = [rec for k in refs if (rec := reference_from_cells(k, grid.instances[k], rows.get(k, ()), senses[k]))]
+        whys = claim_all([("ref", rec["instance_key"]) for rec in made]) if made else []
+        for rec, why in zip(made, whys):
+            if why:  # another run holds this instance's reference
+                prog.skip(why, "ref")
+        kept = [rec for rec, why in zip(made, whys) if not why]
+        store.write_many([], kept, release=run_id)  # committed before they count as done
+        for rec in kept:
+            if cache is not None:  # certified, as every reference made of cells is
+                cache.put(rec["instance_key"], ref_keys[rec["instance_key"]], rec)
+            prog.reference()
+        timing["references_from_cells"] = len(kept)
+        return [k for k in refs if k not in {rec["instance_key"] for rec in made}]
+
     try:
         if backend not in ("local", "dask"):
             raise PsdbenchError(f"unknown backend {backend!r} (local | dask)")
-        finished = (_run_local(grid, run_id, todo, refs, jobs, timeout, memory_mb, claim, extra) if backend == "local"
-                    else _run_dask(grid, run_id, todo, refs, jobs, timeout, scheduler, claim_all, extra))
+        finished = (_run_local(grid, run_id, todo, after_cells, jobs, timeout, memory_mb, claim, extra)
+                    if backend == "local" else
+                    _run_dask(grid, run_id, todo, refs, after_cells, jobs, timeout, scheduler, claim_all, extra))
         try:
             for batch in finished:
                 cells = [replace(res, created_at=now()) for what, _, res in batch if what == "cell"]
@@ -227,6 +265,7 @@ def run_grid(
                 if cache is not None:
                     for rec in refs_done:  # only certified ones are kept
                         cache.put(rec["instance_key"], ref_keys[rec["instance_key"]], rec)
+                _count(timing, batch)
                 for what, obj, res in batch:
                     if what == "workers":  # a Dask run: each worker's machine, beside the client's
                         store.add_run_machine(run_id, {"workers": res})
@@ -243,14 +282,43 @@ def run_grid(
     finally:
         prog.close()
         store.release_run(run_id)
-        finalize(store, {k: grid.senses.get(spec["problem"], "min") for k, spec in grid.instances.items()})
-        store.finish_run(run_id)
+        finalize(store, senses)
+        timing.update(run_s=time.monotonic() - started, process_s=process_seconds())
+        store.finish_run(run_id, timing)
         if summary is not None:
             ran = prog.summary()["ran"]
             summary.update(prog.summary(), code_changed=changed, refs_reused=len(reused),
+                           refs_from_cells=timing["references_from_cells"], timing=dict(timing),
                            refs_rejected=cache.rejected if cache is not None else 0,
                            harness_failed=harness[0] if ran and len(harness) == ran else "")
     return run_id
+
+
+def _count(timing: dict[str, Any], batch: list[tuple[str, Any, Any]]) -> None:
+    """Add a batch's cells' solve seconds (``wall_time_s``) and reference solves' seconds to ``timing``."""
+    for what, _, res in batch:
+        secs = res.wall_time_s if what == "cell" else res.get("wall_time_s") if what == "ref" else None
+        if what in ("cell", "ref"):
+            timing["cells" if what == "cell" else "references_solved"] += 1
+        if isinstance(secs, (int, float)) and math.isfinite(secs):
+            timing["solve_s" if what == "cell" else "reference_s"] += float(secs)
+
+
+def process_seconds() -> float:
+    """Seconds since this process started (its interpreter's start-up, imports and grid included):
+    on Linux from its start in clock ticks since boot (``/proc/self/stat``), else from psutil's
+    start time (whose boot time is rounded to a second)."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = float(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        import psutil
+
+        try:
+            return max(0.0, time.time() - psutil.Process().create_time())
+        except psutil.Error:
+            return math.nan
 
 
 def code_changes(cells: list[Any], store: Store) -> dict[str, int]:
@@ -273,34 +341,43 @@ def code_changes(cells: list[Any], store: Store) -> dict[str, int]:
     return out
 
 
-def _run_local(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
-               memory_mb: int | None, claim: Callable[[str, Any], str],
+def _run_local(grid: Grid, run_id: str, todo: list[Any], after_cells: Callable[[], list[str]], jobs: int,
+               timeout: float, memory_mb: int | None, claim: Callable[[str, Any], str],
                extra: dict[str, Any]) -> Iterator[list[tuple[str, Any, Any]]]:
-    """The local backend (:func:`~psdbench.harness.workers.local.run_local`): references first, then the
-    cells grouped by instance, in grid order; each claimed just before it is dispatched."""
+    """The local backend (:func:`~psdbench.harness.workers.local.run_local`): the cells grouped by
+    instance, in grid order, then the references ``after_cells()`` (called once the cells' batches
+    are stored) leaves to solve; each claimed just before it is dispatched."""
     groups: dict[str, list[CellResult]] = {}
     for cell in todo:
         groups.setdefault(cell.instance_key, []).append(CellResult.for_cell(cell, run_id, timeout))
-    items: list[tuple] = [("ref", key, dict(grid.instances[key])) for key in refs]
-    items += [("cells", bases) for bases in groups.values()]
-    return run_local(items, jobs, lambda base, w: run_cell_isolated({"result": base, **extra}, timeout, memory_mb, w),
-                     lambda task, stop: run_reference_isolated(task, grid.reference_timeout, memory_mb, stop),
-                     memory_mb, claim, preload=grid.preload)
+
+    def run(items: list[tuple]) -> Iterator[list[tuple[str, Any, Any]]]:
+        return run_local(items, jobs,
+                         lambda base, w: run_cell_isolated({"result": base, **extra}, timeout, memory_mb, w),
+                         lambda task, stop: run_reference_isolated(task, grid.reference_timeout, memory_mb, stop),
+                         memory_mb, claim, preload=grid.preload)
+
+    yield from run([("cells", bases) for bases in groups.values()])
+    yield from run([("ref", key, dict(grid.instances[key])) for key in after_cells()])
 
 
-def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: int, timeout: float,
-              scheduler: Any, claim: Callable[[list[tuple[str, Any]]], list[str]],
+def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], after_cells: Callable[[], list[str]],
+              jobs: int, timeout: float, scheduler: Any, claim: Callable[[list[tuple[str, Any]]], list[str]],
               extra: dict[str, Any]) -> Iterator[list[tuple[str, Any, Any]]]:
-    """The Dask backend (:mod:`psdbench.harness.workers.cluster`): every reference and cell a task of its
-    own, run in the cell workers the Dask workers keep, claimed when it is submitted."""
+    """The Dask backend (:mod:`psdbench.harness.workers.cluster`): every cell, then every reference
+    ``after_cells()`` (called once the cells' batches are stored) leaves to solve, a task of its
+    own, run in the cell workers the Dask workers keep, claimed when it is submitted.  ``refs``:
+    the references that may be solved (their problems' plugins are preloaded)."""
     try:
-        from psdbench.harness.workers.cluster import Cluster, is_worker_lost, plugin_modules
+        from psdbench.harness.workers.cluster import Cluster, plugin_modules
     except ImportError:
         raise PsdbenchError("the dask backend needs 'distributed': pip install 'psdbench[dask]'") from None
-    from distributed import as_completed
 
-    if not todo and not refs:  # a fully resumed run starts no cluster
-        return
+    solve: list[str] | None = None
+    if not todo:  # decided before a cluster starts: a fully resumed run starts none
+        solve = after_cells()
+        if not solve:
+            return
     cluster = None
     interrupted = True
     try:
@@ -310,36 +387,10 @@ def _run_dask(grid: Grid, run_id: str, todo: list[Any], refs: list[str], jobs: i
         cluster.preflight()  # before any work: workers that cannot run cells, and why
         yield [("workers", None, cluster.fingerprints())]
         cluster.ship(sorted({spec["dataset"] for spec in grid.instances.values()}), _loader())
-        futures: dict[Any, tuple[str, Any]] = {}
-        items = [("ref", key) for key in refs] + [("cell", CellResult.for_cell(cell, run_id, timeout)) for cell in todo]
-        whys = claim(items)  # all at once: they are all dispatched now
-        skipped = [("skipped", obj, why) for (_, obj), why in zip(items, whys) if why]
-        if skipped:
-            yield skipped
-        for (what, obj), why in zip(items, whys):
-            if why:
-                continue
-            if what == "ref":
-                spec = dict(grid.instances[obj])
-                futures[cluster.submit("ref", spec, grid.reference_timeout, spec["dataset"])] = ("ref", obj)
-            else:
-                futures[cluster.submit("cell", {"result": obj, **extra}, timeout, obj.dataset)] = ("cell", obj)
-        for finished in as_completed(list(futures)).batches():  # what finished together: one commit
-            batch = []
-            for fut in finished:
-                what, obj = futures[fut]
-                try:
-                    res = fut.result()
-                except Exception as exc:  # the task did not return: its worker was lost, or the scheduler
-                    if cluster.lost(exc):
-                        raise MachineError(f"the Dask scheduler went away ({scheduler or 'local cluster'}): "
-                                           "finished cells are stored, re-run to complete the rest") from None
-                    why = ("worker lost: " if is_worker_lost(exc) else "executor: ") + f"{type(exc).__name__}: {exc}"
-                    res = {"status": Status.CRASHED.value, "message": harness_failure(why)}
-                    if what == "cell":
-                        res = replace(obj, **res)
-                batch.append((what, obj, res))
-            yield batch
+        cells = [("cell", CellResult.for_cell(c, run_id, timeout)) for c in todo]
+        yield from cluster.wave(cells, grid.instances, grid.reference_timeout, timeout, claim, extra)
+        refs_left = [("ref", key) for key in (after_cells() if solve is None else solve)]
+        yield from cluster.wave(refs_left, grid.instances, grid.reference_timeout, timeout, claim, extra)
         interrupted = False
     except OSError as exc:  # the scheduler did not answer the client
         raise MachineError(f"the Dask scheduler {scheduler} cannot be reached: {exc}") from None

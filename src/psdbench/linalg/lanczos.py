@@ -37,7 +37,7 @@ def lanczos_lambda_max(S, *, tol: float = 1e-8, seed: int = 0, maxiter: int = 30
 
 
 def lanczos_estimate(S, *, tol: float = 1e-10, max_steps: int = 3000, check: int = 25, seed: int = 0,
-                     above: float | None = None) -> float:
+                     above: float | None = None, counts: dict | None = None) -> float:
     """An estimate of ``lambda_max(S)`` (not a bound) at a bounded cost that moves by ``-c`` when ``S``
     moves to ``S - c I`` (up to rounding): where :func:`lambda_max_upper` starts its search.
 
@@ -61,6 +61,7 @@ def lanczos_estimate(S, *, tol: float = 1e-10, max_steps: int = 3000, check: int
     ``above``: when given, the recurrence also stops as soon as the largest Ritz value exceeds it (a
     caller that only needs to know whether ``lambda_max > above``: the Ritz value only grows with
     the steps, so the answer is then known; the value returned is that Ritz value).
+    ``counts``: when given, ``counts["steps"]`` is set to the products with ``S`` made.
     """
     from scipy.linalg import eigh_tridiagonal
 
@@ -69,7 +70,10 @@ def lanczos_estimate(S, *, tol: float = 1e-10, max_steps: int = 3000, check: int
         return -math.inf
     if n <= 400:
         Sd = S.toarray() if _is_sparse(S) else np.asarray(S, dtype=float)
+        if counts is not None:
+            counts["steps"] = n
         return float(np.linalg.eigvalsh(Sd)[-1])
+    m = 0
     mu = float(np.mean(S.diagonal() if _is_sparse(S) else np.diag(S)))
     q = np.random.default_rng(seed).standard_normal(n)
     q /= np.linalg.norm(q)
@@ -99,4 +103,6 @@ def lanczos_estimate(S, *, tol: float = 1e-10, max_steps: int = 3000, check: int
                 break
         w /= b
         q_prev, q = q, w
+    if counts is not None:
+        counts["steps"] = m
     return theta + mu

@@ -15,7 +15,7 @@ problem    the problem ``maxcut/sdp`` and its instance (verification, objective,
 contract   the kind protocol ``maxcut``
 mixing     ``maxcut-mixing``: the mixing method (Wang, Chang and Kolter 2017), numba kernel
 rtr        ``maxcut-rtr``: Riemannian trust regions (Absil, Baker, Gallivan 2007) on the product of spheres
-           with rank adaptation (Journee, Bach, Absil, Sepulchre 2010); kernels in ``rtr_kernels``
+           with rank adaptation (Journee, Bach, Absil, Sepulchre 2010); a folder: ``solver``, ``kernels``
 boxqp      ``maxcut/boxqp`` (``diag(X) <= 1``; SDPLIB qpG files read as graphs) and ``boxqp-mixing``
 rounding   Goemans-Williamson hyperplane rounding of a factor, best of k, one-flip local search
 datasets   ``maxcut-gen/<generator>``

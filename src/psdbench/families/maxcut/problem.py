@@ -18,6 +18,10 @@ cell's ``bound_reason``), ``bound_gap_rel = (dual_bound - objective) / max(1, |d
 Goemans-Williamson cut of the point (best of ``hyperplanes``, one-flip local search) ``cut`` and
 ``cut_over_bound``, and ``published`` (SDPLIB's value, beside, never the reference).
 
+Hooks: ``certified_interval`` (a verified point's normalised objective and the certified bound of its
+``y``, the certificate ``evaluate`` computed: the harness takes the reference from the cells where
+these are tight) and ``certified_reference`` (the mixing method, then the certificate, within its time).
+
 Datasets: ``payload["graph"]`` a scipy.sparse symmetric weighted adjacency (zero diagonal), or
 ``payload["sdp"]`` a max-cut SDP read from an SDPA file (SDPLIB ``maxG*``: ``C`` is the file's
 ``F_0``), or ``payload["generator"]`` (:mod:`.graph`, drawn with ``n``, ``density`` and the seed).
@@ -114,14 +118,52 @@ class MaxcutInstance:
         return dual_from_point(self.C, R)
 
     def bound(self, y: np.ndarray):
-        """The dual bound of ``y`` (:func:`.bound.dual_bound`), memoised on its bytes."""
+        """The dual bound of ``y`` (:func:`.bound.dual_bound`), memoised on its bytes (the last ``y``
+        only): ``evaluate`` and ``certified_interval`` of one point share one certificate."""
         from .bound import dual_bound
 
-        key = hash(np.asarray(y, dtype=float).tobytes())
+        key = np.asarray(y, dtype=float).tobytes()
         if self._memo.get("bound_key") != key:
             self._memo["bound"] = dual_bound(self.C, y)
             self._memo["bound_key"] = key
         return self._memo["bound"]
+
+    def _bound_within(self, y: np.ndarray, seconds: float) -> tuple[Any, str]:
+        """``(bound, "")`` of ``y`` computed in a child process killed after ``seconds``, memoised as
+        :meth:`bound`'s; ``(None, why)`` when it did not finish.  (The factorization holds the GIL:
+        a thread could not be stopped at a deadline, a process can.)"""
+        import json
+        import os
+        import subprocess
+        import sys
+        import tempfile
+        from pathlib import Path
+
+        from psdbench.linalg.certify import EigBound
+
+        from .bound import DualBound
+
+        key = np.asarray(y, dtype=float).tobytes()
+        if self._memo.get("bound_key") == key:
+            return self._memo["bound"], ""
+        C = sp.csr_matrix(self.C)
+        with tempfile.TemporaryDirectory(prefix="psdbench-maxcut-bound-") as tmp:
+            src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.json"
+            np.savez(src, data=C.data, indices=C.indices, indptr=C.indptr, shape=np.array(C.shape),
+                     y=np.asarray(y, dtype=float))
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # what this process imports
+            try:
+                proc = subprocess.run([sys.executable, "-c", _BOUND_CHILD, str(src), str(dst)], env=env, text=True,
+                                      timeout=max(seconds, 0.0), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            except subprocess.TimeoutExpired:  # killed by subprocess.run
+                return None, f"did not finish in the {seconds:.3g} s left and was stopped"
+            if proc.returncode != 0 or not dst.is_file():
+                last = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+                return None, f"failed in its process: {last[0]}"
+            out = json.loads(dst.read_text())
+        b = DualBound(out["value"], out["kind"], out["reason"], out["sum_y"], EigBound(*out["eig"]))
+        self._memo["bound"], self._memo["bound_key"] = b, key
+        return b, ""
 
     def evaluate(self, solution: Solution) -> dict[str, float]:
         """The dual bound and its kind, the gap to it, the rounded cut and its ratio, the published value."""
@@ -168,11 +210,41 @@ class MaxcutInstance:
 
         return Formulation(problem=prob, extract=extract)
 
+    def certified_interval(self, solution: Solution) -> dict[str, Any] | None:
+        """The interval a verified point certifies: ``value`` the objective of its rows normalised
+        (exactly feasible up to rounding), ``lower`` the certified dual bound of its ``y``
+        (:meth:`dual_of`) from :meth:`bound`, memoised, so the certificate ``evaluate`` computed for the
+        point is reused; ``None`` when that bound is not certified (or a row is zero)."""
+        y = self.dual_of(solution)
+        value = self._exact_value(solution)
+        if value is None or y is None or y.size != self.n or not np.all(np.isfinite(y)):
+            return None
+        b = self.bound(y)
+        if b.kind != "certified" or not math.isfinite(b.value):
+            return None
+        return {"value": value, "lower": b.value, "solver": "maxcut dual bound",
+                "message": f"dual bound ({b.kind}): {b.reason}"}
+
+    def _exact_value(self, solution: Solution) -> float | None:
+        """The objective of the point's rows normalised (``None`` for a zero or non-finite row)."""
+        R = self._R(solution)
+        if R is None or R.shape[0] != self.n or not np.all(np.isfinite(R)):
+            return None
+        norms = np.linalg.norm(R, axis=1)
+        if not np.all(norms > 0):
+            return None
+        Rn = R / norms[:, None]
+        return float(np.sum(Rn * (self.C @ Rn)))
+
     def certified_reference(self, time_limit_s: float | None = None, rtol: float = 1e-5) -> dict[str, Any]:
         """The mixing method to a tight tolerance, then the certified dual bound of its ``y``.
 
-        ``value`` is the objective of the (normalized, verified) point, ``lower`` the certified upper
-        bound; an estimated bound is never given as ``lower`` (the message says so).
+        With ``time_limit_s`` the whole of it ends within that time: the mixing method gets 60 % of
+        it, the certificate what is left, in a child process stopped at the end (the point's value
+        is then given without a bound, status ``timeout``, and the message says so).  ``value`` is
+        the objective of the point's rows normalised, ``lower`` the certified upper bound
+        (:meth:`certified_interval`); an estimated bound is never given as ``lower`` (the message
+        says so).
         """
         import time
 
@@ -183,14 +255,36 @@ class MaxcutInstance:
         t0 = time.monotonic()
         budget = Budget.seconds(0.6 * time_limit_s if time_limit_s else 600.0)
         sol = MaxcutMixing().solve(self, budget, tol=1e-13)
-        value = self.objective(sol)
-        b = self.bound(sol.variables["y"])
-        certified = b.kind == "certified" and math.isfinite(b.value)
-        return {"value": value, "lower": b.value if certified else None, "solver": "maxcut-mixing",
-                "solver_version": MaxcutMixing().library_versions().get("numba", ""),
-                "status": sol.status.value if hasattr(sol.status, "value") else str(sol.status),
-                "wall_time_s": time.monotonic() - t0,
-                "message": f"dual bound ({b.kind}): {b.reason}"}
+        mixing_s = time.monotonic() - t0
+        out = {"value": self._exact_value(sol), "lower": None, "solver": "maxcut-mixing",
+               "solver_version": MaxcutMixing().library_versions().get("numba", ""),
+               "status": sol.status.value if hasattr(sol.status, "value") else str(sol.status)}
+        b, why = (self._bound_within(sol.variables["y"], time_limit_s - mixing_s) if time_limit_s
+                  else (self.bound(sol.variables["y"]), ""))
+        if b is None:
+            return {**out, "status": "timeout", "wall_time_s": time.monotonic() - t0,
+                    "message": f"dual bound not computed ({time_limit_s:.3g} s budget, the mixing method took "
+                               f"{mixing_s:.3g} s): the certificate {why}"}
+        iv = self.certified_interval(sol)  # the bound just computed, memoised
+        if iv is not None:
+            out.update(value=iv["value"], lower=iv["lower"])
+        return {**out, "wall_time_s": time.monotonic() - t0, "message": f"dual bound ({b.kind}): {b.reason}"}
+
+
+#: The child process of :meth:`MaxcutInstance._bound_within`: ``dual_bound`` of the arrays in
+#: ``argv[1]`` (a ``.npz``), written to ``argv[2]`` as JSON (floats round-trip exactly).
+_BOUND_CHILD = """
+import json, sys
+import numpy as np, scipy.sparse as sp
+from psdbench.families.maxcut.bound import dual_bound
+with np.load(sys.argv[1]) as z:
+    C = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(int(v) for v in z["shape"]))
+    b = dual_bound(C, z["y"])
+e = b.eig
+with open(sys.argv[2], "w") as f:
+    json.dump({"value": b.value, "kind": b.kind, "reason": b.reason, "sum_y": b.sum_y,
+               "eig": [e.value, e.kind, e.reason, e.shift, e.residual]}, f)
+"""
 
 
 DESCRIPTION = """\

@@ -343,10 +343,12 @@ class Store:
             machine = _json_dict(row[0]) if row else {}
             con.execute("UPDATE runs SET machine=? WHERE run_id=?", (json.dumps({**machine, **dict(entries)}), run_id))
 
-    def finish_run(self, run_id: str) -> None:
-        """Stamp the end of a run."""
+    def finish_run(self, run_id: str, timing: Mapping[str, Any] | None = None) -> None:
+        """Stamp the end of a run, with its ``timing`` (seconds by name: the cells' solves, the run's
+        and its process's wall time, :func:`psdbench.harness.runner.run_grid`) where given."""
         with self._conn() as con:
-            con.execute("UPDATE runs SET finished_at=? WHERE run_id=?", (now(), run_id))
+            con.execute("UPDATE runs SET finished_at=?, timing=COALESCE(?, timing) WHERE run_id=?",
+                        (now(), None if timing is None else json.dumps(dict(timing), default=str), run_id))
 
     # ---- frames
     def results_frame(self, flatten_metrics: bool = True, view: str = "results", traces: bool = True) -> pd.DataFrame:

@@ -18,7 +18,10 @@ Schema version 6 (names are stable; other tools read them):
                 library versions computed it: the row a report and ``psdbench results`` show.
                 A cell computed again after its code changed has a new ``cell_key`` but the
                 same ``cell_id``; the older row stays in ``history`` (``results --all``).
-``runs``        machine, library versions and thread settings, once per run.
+``runs``        machine, library versions and thread settings, once per run, and its ``timing``
+                (JSON, written when it ends: the seconds of its cells' solves, of its reference
+                solves, of the run and of its process; a column added within version 6, created
+                in an older store when it is opened for writing, NULL in the runs before it).
 ``refs``        the reference optimum per instance (``instance_key``), with its certificate: ``lower``
                 (a certified bound on the other side of ``value``, two-sided with an exactly
                 feasible ``value``), ``bound`` (a certified one-sided bound where ``value`` is not
@@ -76,7 +79,7 @@ CREATE VIEW IF NOT EXISTS current AS
     SELECT {COLS} FROM history WHERE seq IN (SELECT MAX(seq) FROM history GROUP BY COALESCE(NULLIF(cell_id, ''), cell_key));
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, started_at TEXT, finished_at TEXT, command TEXT,
-    machine TEXT, versions TEXT, threads TEXT
+    machine TEXT, versions TEXT, threads TEXT, timing TEXT
 );
 CREATE TABLE IF NOT EXISTS refs (
     instance_key TEXT PRIMARY KEY, problem TEXT, dataset TEXT, instance_params TEXT, seed INTEGER,
@@ -128,6 +131,8 @@ def create(path: Path) -> None:
                     con.execute(stmt)
             if refs_have and set(REF_ADDED) - refs_have:
                 migrate_refs(con, refs_have)
+            if "timing" not in {r[1] for r in con.execute("PRAGMA table_info(runs)")}:  # a runs table before it
+                con.execute("ALTER TABLE runs ADD COLUMN timing TEXT")
             if legacy:
                 have = {r[1] for r in con.execute("PRAGMA table_info(results_v1)")}
                 cols = [c for c in RESULT_COLUMNS if c in have]

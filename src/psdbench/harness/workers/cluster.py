@@ -34,7 +34,7 @@ import logging
 import os
 import signal
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Mapping
 
 from distributed import WorkerPlugin, get_worker
 
@@ -184,6 +184,7 @@ class Cluster:
         from distributed import Client, LocalCluster
 
         quiet_logs()
+        self.address = str(scheduler or "local cluster")  # as the run's messages name it
         self.own: Any = None
         self.own_client = True
         if scheduler is None:
@@ -253,6 +254,51 @@ class Cluster:
         fut = self.client.submit(fn, task, timeout, self.datasets.get(dataset), pure=False)
         self.submitted.append(fut)
         return fut
+
+    def wave(self, items: list[tuple[str, Any]], specs: Mapping[str, Mapping[str, Any]], reference_timeout: float,
+             timeout: float, claim: Callable[[list[tuple[str, Any]]], list[str]],
+             extra: Mapping[str, Any]) -> Iterator[list[tuple[str, Any, Any]]]:
+        """Claim ``items`` (``("cell", base CellResult)`` or ``("ref", instance key)``, ``specs`` the
+        instances by key) at once, submit them, and yield what finishes together as one batch of
+        ``(what, obj, result)``; a task that did not return is ``crashed`` (``harness: worker lost``)."""
+        from dataclasses import replace
+
+        from distributed import as_completed
+
+        from psdbench.api import Status
+        from psdbench.harness.limits import harness_failure
+
+        if not items:
+            return
+        futures: dict[Any, tuple[str, Any]] = {}
+        whys = claim(items)  # all at once: they are all dispatched now
+        skipped = [("skipped", obj, why) for (_, obj), why in zip(items, whys) if why]
+        if skipped:
+            yield skipped
+        for (what, obj), why in zip(items, whys):
+            if why:
+                continue
+            if what == "ref":
+                spec = dict(specs[obj])
+                futures[self.submit("ref", spec, reference_timeout, spec["dataset"])] = ("ref", obj)
+            else:
+                futures[self.submit("cell", {"result": obj, **extra}, timeout, obj.dataset)] = ("cell", obj)
+        for finished in as_completed(list(futures)).batches():  # what finished together: one commit
+            batch = []
+            for fut in finished:
+                what, obj = futures[fut]
+                try:
+                    res = fut.result()
+                except Exception as exc:  # the task did not return: its worker was lost, or the scheduler
+                    if self.lost(exc):
+                        raise MachineError(f"the Dask scheduler went away ({self.address}): finished cells are "
+                                           "stored, re-run to complete the rest") from None
+                    why = ("worker lost: " if is_worker_lost(exc) else "executor: ") + f"{type(exc).__name__}: {exc}"
+                    res = {"status": Status.CRASHED.value, "message": harness_failure(why)}
+                    if what == "cell":
+                        res = replace(obj, **res)
+                batch.append((what, obj, res))
+            yield batch
 
     def lost(self, exc: BaseException | None = None) -> bool:
         """Whether the client has lost its scheduler (``exc``: what a future raised)."""

@@ -39,9 +39,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from psdbench.api import (REJECTED, SOLVER_INFEASIBLE, Budget, PsdbenchError, Solution, Status, certified_reference,
-                   objective_allowance, point_mismatch, problem_sense, repair, resolve_iterate, skip_reason, unreadable_point,
-                   warm_up)
+from psdbench.api import (REJECTED, SOLVER_INFEASIBLE, Budget, PsdbenchError, Solution, Status, certified_interval,
+                   certified_reference, objective_allowance, point_mismatch, problem_sense, repair, resolve_iterate,
+                   skip_reason, unreadable_point, warm_up)
 from psdbench.api.tracing import thin
 from psdbench.harness.floor import CERTIFIED_RTOL
 from psdbench.harness.workers.meter import CellMeter
@@ -216,7 +216,7 @@ def _measure(instance: Any, solution: Solution, out: CellResult, sense: str = "m
         metrics["verify_failed"] = feas.reason()
         status, message = _reject(status, solution, feas.reason())
     else:
-        metrics.update(_allowance(instance, solution, value, sense))
+        metrics.update(_allowance(instance, solution, value, sense), **interval_metrics(instance, solution))
     return replace(out, status=status.value, message=message, objective=value,
                    feasible=int(feas.ok), min_eig=feas.min_eig, max_residual=feas.max_residual,
                    metrics={**metrics, **{f"verify_{k}": v for k, v in feas.details.items()},
@@ -232,6 +232,21 @@ def _allowance(instance: Any, solution: Solution, value: float, sense: str) -> d
     except Exception as exc:  # the point verified; its repair is the family's, and may not read it
         return {"objective_allowance_failed": f"{type(exc).__name__}: {exc}"}
     return {} if a is None else {"objective_allowance": a}
+
+
+def interval_metrics(instance: Any, solution: Solution) -> dict[str, Any]:
+    """The interval a verified point certifies (:func:`psdbench.api.certified_interval`) as metrics:
+    ``certified_value``, ``certified_lower`` and ``certified_by`` (the hook's solver and message),
+    read by :func:`psdbench.harness.reference.reference_from_cells`; ``{}`` without one, and a hook
+    that raises is recorded (``certified_interval_failed``), never the cell's failure."""
+    try:
+        iv = certified_interval(instance, solution)
+    except Exception as exc:  # the point verified; its certificate is the family's
+        return {"certified_interval_failed": f"{type(exc).__name__}: {exc}"[:300]}
+    if iv is None:
+        return {}
+    by = ": ".join(str(iv.get(k) or "") for k in ("solver", "message")).strip(": ")
+    return {"certified_value": iv["value"], "certified_lower": iv["lower"], "certified_by": by[:500]}
 
 
 def _reject(status: Status, solution: Solution, why: str) -> tuple[Status, str]:
@@ -361,8 +376,9 @@ def verify_checkpoints(task: Mapping[str, Any], emit: Emit | None = None,
             cs = cs if cs["feasible"] else (score(instance, cv) or cs)
             curve.append({"t": ct, "objective": cs["objective"], "feasible": cs["feasible"], "repaired": cs["repaired"]})
         out = _keep(task, out, v)
-        failed = _allowance(instance, Solution(variables=dict(v)), s["objective"], "max" if maximize else "min") \
-            if ok else {"verify_failed": feas.reason()}
+        point = Solution(variables=dict(v))
+        failed = {**_allowance(instance, point, s["objective"], "max" if maximize else "min"),
+                  **interval_metrics(instance, point)} if ok else {"verify_failed": feas.reason()}
         return replace(out, objective=s["objective"], feasible=s["feasible"], min_eig=feas.min_eig,
                        max_residual=feas.max_residual, curve=curve,
                        metrics={**metrics, **{f"verify_{k}": val for k, val in feas.details.items()},

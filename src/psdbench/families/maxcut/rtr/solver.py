@@ -11,7 +11,7 @@ The method, and where each piece is from:
   cone of positive semidefinite matrices", SIAM J. Optim. 20(5):2327-2351, 2010, [JBAS10]; N.
   Boumal, V. Voroninski, A. S. Bandeira, "The non-convex Burer-Monteiro approach works on smooth
   semidefinite programs", NeurIPS 2016, [BVB16]).  Gradient, Hessian and retraction:
-  :mod:`.rtr_kernels`.
+  :mod:`.kernels`.
 * **Riemannian trust regions** (P.-A. Absil, C. G. Baker, K. A. Gallivan, "Trust-region methods on
   Riemannian manifolds", Found. Comput. Math. 7:303-330, 2007, [ABG07]; the same algorithm is
   Algorithm 10 of Absil, Mahony and Sepulchre, *Optimization Algorithms on Matrix Manifolds*, 2008,
@@ -45,9 +45,9 @@ The method, and where each piece is from:
   * otherwise the gradient threshold is divided by 100 and the trust regions go on.
 
 The bound the harness certifies from the returned ``y`` is ``U(y) = 1'y + n lambda_max(C - Diag y)``
-(:mod:`.bound`) with ``1'y = <C, V V'>``, so the bound gap is ``n lambda_max(C - Diag y)``: the
+(:mod:`..bound`) with ``1'y = <C, V V'>``, so the bound gap is ``n lambda_max(C - Diag y)``: the
 solver's stop is an estimate of the very number that is certified.  Deterministic given the seed
-(the start: Gaussian rows normalised, :func:`.mixing.initial_point`).
+(the start: Gaussian rows normalised, :func:`..mixing.initial_point`).
 """
 
 from __future__ import annotations
@@ -63,16 +63,20 @@ import scipy.sparse as sp
 from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
 
-from . import KIND
-from . import rtr_kernels as K
-from .mixing import initial_point
+from .. import KIND
+from ..mixing import initial_point
+from . import kernels as K
 
 #: Absil, Mahony and Sepulchre's acceptance threshold and radius factors (Algorithm 10)
 RHO_ACCEPT, RHO_SHRINK, RHO_GROW = 0.1, 0.25, 0.75
 #: tCG's linear factor ([ABG07]'s kappa; its ``theta`` is the solver's parameter)
 KAPPA = 0.1
-#: the gradient falls by this factor between two estimates of the gap
+#: the gradient falls by this factor between two estimates of the gap, or
 CHECK_FACTOR = 10.0
+#: the trust regions do this many times the last estimate's steps (in tCG steps) before the next
+CHECK_WORK = 4.0
+#: most sweeps of the mixing method's warm start
+WARM_SWEEPS = 200
 
 
 @dataclass
@@ -112,7 +116,7 @@ class Rows:
 def tcg(rows: Rows, pt: Point, delta: float, *, kappa: float = 0.1, theta: float = 1.0,
         max_inner: int = 1000) -> tuple[np.ndarray, np.ndarray, bool, int]:
     """Truncated conjugate gradients ([AMS08] Algorithm 11, Steihaug-Toint) on the trust-region model
-    (:func:`.rtr_kernels.tcg`, one compiled call).
+    (:func:`.kernels.tcg`, one compiled call).
 
     Returns ``(eta, Hess[eta], at_boundary, iterations)``; ``eta`` minimises ``<G, eta> + <eta,
     Hess[eta]> / 2`` approximately in ``||eta|| <= delta`` (identity preconditioner).
@@ -136,11 +140,14 @@ class TrState:
 
 
 def trust_regions(rows: Rows, pt: Point, st: TrState, gtol: float, *, max_outer: int, budget: Budget | None,
-                  trace: TraceRecorder | None, rank: int) -> tuple[Point, str]:
-    """[AMS08] Algorithm 10 from ``pt`` until ``||grad||_F <= gtol``; returns the point and why it stopped
-    (``"gradient"``, ``"max_iter"``, ``"timeout"``, ``"stalled"``: the radius fell below rounding)."""
+                  trace: TraceRecorder | None, rank: int, max_inner: float = math.inf) -> tuple[Point, str]:
+    """[AMS08] Algorithm 10 from ``pt`` until ``||grad||_F <= gtol`` or ``st.inner >= max_inner``; returns
+    the point and why it stopped (``"gradient"``, ``"work"``, ``"max_iter"``, ``"timeout"``,
+    ``"stalled"``: the radius fell below rounding)."""
     eps = np.finfo(float).eps
     while pt.gnorm > gtol:
+        if st.inner >= max_inner:
+            return pt, "work"
         if st.outer >= max_outer:
             return pt, "max_iter"
         if budget is not None and budget.expired():
@@ -233,7 +240,7 @@ def start_rank(n: int) -> int:
 
 
 def solve_rtr(C: sp.csr_matrix, seed: int, *, rank: int, max_rank: int, rank_step: int, gap_tol: float,
-              max_iter: int, theta: float = 0.5, budget: Budget | None = None,
+              max_iter: int, theta: float = 0.5, warm_tol: float = 1e-4, budget: Budget | None = None,
               trace: TraceRecorder | None = None) -> tuple[Point, dict[str, Any]]:
     """Trust regions with rank adaptation (the module's method); returns the point and its counts."""
     from psdbench.linalg.lanczos import lanczos_estimate
@@ -243,16 +250,24 @@ def solve_rtr(C: sp.csr_matrix, seed: int, *, rank: int, max_rank: int, rank_ste
     rows = Rows(sp.csr_matrix(C))
     n = rows.n
     p = int(max(1, min(rank or start_rank(n), n, max_rank)))
-    pt = rows.point(initial_point(n, p, seed))
+    V = initial_point(n, p, seed)
+    sweeps = 0
+    if warm_tol > 0:  # the mixing method's cheap first phase, until a sweep gains less than warm_tol
+        from ..mixing import mixing
+
+        V, sweeps, _ = mixing(rows.C, p, seed, tol=warm_tol, max_sweeps=WARM_SWEEPS, budget=budget, V0=V)
+    pt = rows.point(V)
     bar = math.pi * math.sqrt(n)
     st = TrState(delta=bar / 8.0, delta_bar=bar, theta=float(theta))
     gtol = 1e-2 * pt.gnorm
     checks, escapes, why = 0, 0, "max_iter"
+    check_cost = math.inf  # no estimate yet: the first check waits for the gradient
     log: list[dict[str, float]] = []  # one entry per estimate of the gap (the solver's own account)
     t0 = time.perf_counter()
     lam = math.nan
     while True:
-        pt, why = trust_regions(rows, pt, st, gtol, max_outer=max_iter, budget=budget, trace=trace, rank=p)
+        pt, why = trust_regions(rows, pt, st, gtol, max_outer=max_iter, budget=budget, trace=trace, rank=p,
+                                max_inner=st.inner + CHECK_WORK * check_cost)
         if why in ("timeout", "max_iter"):
             break
         checks += 1
@@ -263,7 +278,12 @@ def solve_rtr(C: sp.csr_matrix, seed: int, *, rank: int, max_rank: int, rank_ste
         M = (rows.C - sp.diags(pt.y)).tocsr()
         # the test is relative to the spread of the Ritz values (at most 2 ||M||): an error 5 % of the threshold
         spread = 2.0 * float(np.max(np.asarray(abs(M).sum(axis=1))))
-        lam = lanczos_estimate(M, tol=max(1e-12, 0.05 * threshold / spread), above=max(threshold, residual))
+        counts: dict[str, int] = {}
+        lam = lanczos_estimate(M, tol=max(1e-12, 0.05 * threshold / spread), above=max(threshold, residual),
+                               counts=counts)
+        # its Lanczos steps, each counted as one tCG step (a product with C is 1 / p of a Hessian product,
+        # but at small n the per-step overheads are alike): the next check waits for CHECK_WORK times as many
+        check_cost = float(counts.get("steps", n))
         bound = pt.f + n * max(lam, 0.0)
         log.append({"t": time.perf_counter() - t0, "rank": p, "outer": st.outer, "inner": st.inner,
                     "grad_norm": pt.gnorm, "lambda_max": lam, "gap_estimate": n * max(lam, 0.0) / max(1.0, abs(bound))})
@@ -284,7 +304,7 @@ def solve_rtr(C: sp.csr_matrix, seed: int, *, rank: int, max_rank: int, rank_ste
             break
         gtol = pt.gnorm / CHECK_FACTOR
     return pt, {"status": why, "rank": p, "outer": st.outer, "inner": st.inner, "checks": checks,
-                "escapes": escapes, "lambda_max_estimate": lam, "checks_log": log}
+                "escapes": escapes, "warm_sweeps": sweeps, "lambda_max_estimate": lam, "checks_log": log}
 
 
 class MaxcutRtr:
@@ -301,6 +321,9 @@ class MaxcutRtr:
         "gap_tol": api.number(low=0.0, default=1e-6,
                               doc="stop when the estimated bound gap n lambda_max(C - Diag y) / max(1, |<C, X>|) <= 0.9 gap_tol"),
         "max_iter": api.number(low=1, default=100_000, integer=True, doc="trust-region iterations at most"),
+        "warm_tol": api.number(low=0.0, default=1e-4,
+                               doc="mixing-method sweeps first (at most 200), until one gains less than warm_tol "
+                                   "times the objective; 0: none"),
         "theta": api.number(low=0.0, high=1.0, default=0.5,
                             doc="tCG stops at ||r|| <= ||r0|| min(||r0||^theta, 0.1): local order 1 + theta"),
     }
@@ -329,7 +352,7 @@ class MaxcutRtr:
         pt, info = solve_rtr(instance.C, int(getattr(instance, "seed", 0)), rank=int(p["rank"]),
                              max_rank=int(p["max_rank"]), rank_step=int(p["rank_step"]),
                              gap_tol=float(p["gap_tol"]), max_iter=int(budget.max_iter or p["max_iter"]),
-                             theta=float(p["theta"]),
+                             theta=float(p["theta"]), warm_tol=float(p["warm_tol"]),
                              budget=budget, trace=rec)
         # "stalled" (the radius fell to rounding before the gap estimate was met) is an inaccurate exit
         status = {"converged": Status.OK, "timeout": Status.TIMEOUT}.get(info["status"], Status.MAX_ITER)

@@ -1,4 +1,4 @@
-"""Compiled row kernels of ``maxcut-rtr`` (:mod:`.rtr`): the cost, gradient and Hessian on the
+"""Compiled row kernels of ``maxcut-rtr`` (:mod:`.solver`): the cost, gradient and Hessian on the
 product of spheres ``M_p = {V in R^{n x p} : ||v_i|| = 1}``, one pass over ``C``'s CSR rows each.
 
 With ``F(V) = -<C, V V'>`` (the minimization :mod:`.rtr` runs), ``H = C V`` and the multipliers
