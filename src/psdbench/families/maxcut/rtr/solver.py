@@ -64,7 +64,7 @@ from psdbench import api
 from psdbench.api import Budget, Solution, Status, TraceRecorder
 
 from .. import KIND
-from ..mixing import initial_point
+from ..mixing import MaxcutMixing, initial_point
 from . import kernels as K
 
 #: Absil, Mahony and Sepulchre's acceptance threshold and radius factors (Algorithm 10)
@@ -329,13 +329,9 @@ class MaxcutRtr:
     }
     default_params: dict[str, Any] = api.default_params(params)
 
-    def supports(self, instance: Any) -> bool:
-        return getattr(instance, "C", None) is not None
-
-    def library_versions(self) -> dict[str, str]:
-        import numba
-
-        return {"numba": numba.__version__, "numpy": np.__version__, "scipy": __import__("scipy").__version__}
+    # the same requirement (a cost C) and the same libraries as the mixing method's solver
+    supports = MaxcutMixing.supports
+    library_versions = MaxcutMixing.library_versions
 
     def warm_up(self, instance: Any) -> None:
         """Compile the kernels (untimed; numba caches them on disk): a solve of a 5-cycle."""
