@@ -10,7 +10,7 @@ from psdbench.api import Budget
 from psdbench.families.maxcut.rtr import kernels as K
 from psdbench.families.maxcut.graph import random_graph, torus_graph
 from psdbench.families.maxcut.mixing import initial_point
-from psdbench.families.maxcut.rtr import MaxcutRtr, Rows, negative_directions, solve_rtr, start_rank, tcg
+from psdbench.families.maxcut.rtr.solver import MaxcutRtr, Rows, negative_directions, solve_rtr, start_rank, tcg
 
 from .test_maxcut import _clarabel_opt, _graph, _instance  # the family's test helpers
 

@@ -46,7 +46,7 @@ import numpy as np  # noqa: E402
 from psdbench.api import Budget, Solution  # noqa: E402
 from psdbench.families.maxcut.mixing import MaxcutMixing  # noqa: E402
 from psdbench.families.maxcut.problem import MaxcutSdp  # noqa: E402
-from psdbench.families.maxcut.rtr import MaxcutRtr  # noqa: E402
+from psdbench.families.maxcut.rtr.solver import MaxcutRtr  # noqa: E402
 from psdbench.families.sdp import sdpa_io  # noqa: E402
 from psdbench.families.sdp.solvers.lowrank_peers import read_lorads_solution  # noqa: E402
 from psdbench.registry import discover  # noqa: E402

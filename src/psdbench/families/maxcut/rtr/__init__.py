@@ -2,6 +2,6 @@
 
 solver   the method and the solver class (paper citations and equations at the lines)
 kernels  the compiled row kernels: gradient, Hessian, retraction, truncated CG
-"""
 
-from .solver import MaxcutRtr, Point, Rows, negative_directions, solve_rtr, start_rank, tcg  # noqa: F401
+Nothing is imported here: ``psdbench list`` imports a plugin's parent packages, never its modules.
+"""
